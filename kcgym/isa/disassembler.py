@@ -1,0 +1,26 @@
+"""Words back to assembly text. ``assemble(disassemble(p))`` reproduces ``p.words``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kcgym.isa.spec import ISA, Imm, Reg
+
+
+def disassemble(isa: ISA, words: np.ndarray) -> str:
+    by_opcode = list(isa.instructions)
+    lines = []
+    for row in np.asarray(words, dtype=np.int32):
+        spec = by_opcode[int(row[0])]
+        ops = []
+        for i, op in enumerate(spec.operands):
+            v = int(row[3 + i])
+            if isinstance(op.kind, Reg):
+                ops.append(f"{isa.files[op.kind.file].prefix}{v}")
+            elif isinstance(op.kind, Imm) and op.kind.is_float:
+                f = float(np.array(v, dtype=np.int32).view(np.float32))
+                ops.append(repr(f))
+            else:
+                ops.append(str(v))
+        lines.append(f"{spec.mnemonic} {', '.join(ops)}".rstrip())
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,261 @@
+"""Assembler preprocessing: comments, ``.equ``/``.set``, ``.macro``, ``.rept`` and ``.irp``.
+
+GNU ``as`` semantics where they exist (``\\arg`` substitution, ``\\@`` counter). Every
+emitted line keeps its original line number and a note of the expansion it came from, so
+errors and runtime faults point at the line the author wrote.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from kcgym.isa.diagnostics import Diagnostic
+from kcgym.isa.expr import ExprError, evaluate
+
+MAX_EXPANDED_LINES = 200_000
+MAX_DEPTH = 32
+DIRECTIVES = (".equ", ".set", ".macro", ".endm", ".rept", ".irp", ".endr")
+
+
+@dataclass
+class SourceLine:
+    text: str  # code without comment
+    line: int  # 1-based line in the original source
+    display: str  # text shown under the caret (expanded text for expansions)
+    origin: str | None = None
+    symbols: dict[str, int | float] = field(default_factory=dict)  # snapshot at this line
+
+
+@dataclass
+class Macro:
+    name: str
+    params: list[tuple[str, str | None]]  # (name, default)
+    body: list[SourceLine]
+    line: int
+
+
+def strip_comment(text: str, prefixes: tuple[str, ...]) -> str:
+    cut = len(text)
+    for p in prefixes:
+        i = text.find(p)
+        if i != -1:
+            cut = min(cut, i)
+    return text[:cut]
+
+
+class Preprocessor:
+    def __init__(self, comment_prefixes: tuple[str, ...], base_symbols: dict[str, int | float],
+                 reserved: set[str]):
+        self.prefixes = comment_prefixes
+        self.base = dict(base_symbols)
+        self.symbols: dict[str, int | float] = dict(base_symbols)
+        self.reserved = reserved  # register names and mnemonics: not symbol names
+        self.macros: dict[str, Macro] = {}
+        self.diags: list[Diagnostic] = []
+        self.out: list[SourceLine] = []
+        self.counter = 0
+
+    def err(self, sl: SourceLine, code: str, msg: str, col: int = 1, length: int = 1,
+            hint: str | None = None) -> None:
+        self.diags.append(Diagnostic.error(code, msg, line=sl.line, col=col, length=length,
+                                           source_line=sl.display, hint=hint, origin=sl.origin))
+
+    def run(self, source: str) -> list[SourceLine]:
+        lines = [SourceLine(strip_comment(t, self.prefixes), i + 1, t) for i, t in enumerate(source.splitlines())]
+        self.expand(lines, 0)
+        return self.out
+
+    # -- helpers --------------------------------------------------------------------
+    @staticmethod
+    def _split_head(text: str) -> tuple[str, str, int]:
+        s = text.strip()
+        if not s:
+            return "", "", 0
+        col = len(text) - len(text.lstrip())
+        m = re.match(r"(\S+)\s*(.*)$", s)
+        assert m
+        return m.group(1), m.group(2), col
+
+    @staticmethod
+    def split_args(rest: str) -> list[str]:
+        parts, depth, cur = [], 0, ""
+        for ch in rest:
+            if ch in "([":
+                depth += 1
+            elif ch in ")]":
+                depth -= 1
+            if ch == "," and depth == 0:
+                parts.append(cur.strip())
+                cur = ""
+            else:
+                cur += ch
+        if cur.strip() or parts:
+            parts.append(cur.strip())
+        return parts
+
+    def _collect_block(self, lines: list[SourceLine], start: int, opener: tuple[str, ...], closer: str
+                       ) -> tuple[list[SourceLine], int] | None:
+        depth, i = 1, start + 1
+        while i < len(lines):
+            head = self._split_head(lines[i].text)[0].lower()
+            if head in opener:
+                depth += 1
+            elif head == closer:
+                depth -= 1
+                if depth == 0:
+                    return lines[start + 1 : i], i
+            i += 1
+        return None
+
+    def _emit(self, sl: SourceLine) -> None:
+        if len(self.out) >= MAX_EXPANDED_LINES:
+            if len(self.out) == MAX_EXPANDED_LINES:
+                self.err(sl, "E013", f"expansion exceeds {MAX_EXPANDED_LINES} lines",
+                         hint="reduce .rept counts or use hardware loops")
+                self.out.append(sl)
+            return
+        sl.symbols = self.symbols
+        self.out.append(sl)
+
+    # -- expansion ------------------------------------------------------------------
+    def expand(self, lines: list[SourceLine], depth: int) -> None:
+        if depth > MAX_DEPTH:
+            if lines:
+                self.err(lines[0], "E012", f"macro/repeat nesting deeper than {MAX_DEPTH}",
+                         hint="a macro probably invokes itself")
+            return
+        i = 0
+        while i < len(lines):
+            sl = lines[i]
+            head, rest, col = self._split_head(sl.text)
+            low = head.lower()
+            if not head:
+                i += 1
+                continue
+            if low in (".equ", ".set"):
+                self._define(sl, rest, col + len(head) + 1)
+            elif low == ".macro":
+                block = self._collect_block(lines, i, (".macro",), ".endm")
+                if block is None:
+                    self.err(sl, "E012", "'.macro' without a matching '.endm'", col + 1, len(head))
+                    return
+                body, end = block
+                self._define_macro(sl, rest, body, col)
+                i = end
+            elif low in (".rept", ".irp"):
+                block = self._collect_block(lines, i, (".rept", ".irp"), ".endr")
+                if block is None:
+                    self.err(sl, "E013", f"'{low}' without a matching '.endr'", col + 1, len(head))
+                    return
+                body, end = block
+                if low == ".rept":
+                    self._rept(sl, rest, body, depth, col + len(head) + 1)
+                else:
+                    self._irp(sl, rest, body, depth, col)
+                i = end
+            elif low in (".endm", ".endr"):
+                self.err(sl, "E013", f"'{low}' without an opening directive", col + 1, len(head))
+            elif low.startswith(".") and low not in self.reserved:
+                close = difflib.get_close_matches(low, DIRECTIVES, n=1)
+                self.err(sl, "E011", f"unknown directive '{head}'", col + 1, len(head),
+                         hint=f"did you mean '{close[0]}'?" if close else
+                         "supported directives: " + " ".join(DIRECTIVES))
+            elif head in self.macros or low in self.macros:
+                self._invoke(self.macros.get(head) or self.macros[low], sl, rest, depth)
+            else:
+                self._emit(sl)
+            i += 1
+
+    def _define(self, sl: SourceLine, rest: str, col: int) -> None:
+        args = self.split_args(rest)
+        if len(args) != 2 or not args[0]:
+            self.err(sl, "E011", "expected '.equ NAME, expression'", col)
+            return
+        name = args[0]
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
+            self.err(sl, "E011", f"invalid symbol name {name!r}", col)
+            return
+        if name in self.base:
+            self.err(sl, "E011", f"'{name}' is a predefined hardware constant and cannot be redefined", col,
+                     len(name))
+            return
+        if name.lower() in self.reserved:
+            self.err(sl, "E011", f"'{name}' is a register or mnemonic and cannot be a symbol", col, len(name))
+            return
+        ecol = sl.text.find(args[1], col - 1) + 1 if args[1] else col
+        try:
+            value = evaluate(args[1], self.symbols, allow_float=True)
+        except ExprError as e:
+            self.err(sl, "E007", e.message, ecol + e.offset, e.length, e.hint)
+            return
+        self.symbols = {**self.symbols, name: value}
+
+    def _define_macro(self, sl: SourceLine, rest: str, body: list[SourceLine], col: int) -> None:
+        parts = rest.replace(",", " ").split()
+        if not parts:
+            self.err(sl, "E012", "'.macro' needs a name", col + 1, 6)
+            return
+        name, params = parts[0], []
+        for p in parts[1:]:
+            pname, _, default = p.partition("=")
+            params.append((pname, default if _ else None))
+        if name.lower() in self.reserved:
+            self.err(sl, "E012", f"macro name '{name}' clashes with a mnemonic or register", col + 1)
+            return
+        self.macros[name] = Macro(name, params, body, sl.line)
+
+    def _substitute(self, body: list[SourceLine], subst: dict[str, str], origin: str) -> list[SourceLine]:
+        out = []
+        for b in body:
+            text = b.text
+            for k in sorted(subst, key=len, reverse=True):
+                text = text.replace("\\" + k, subst[k])
+            display = b.display if text == b.text else text
+            note = origin if b.origin is None else f"{origin}; {b.origin}"
+            out.append(SourceLine(text, b.line, display, note))
+        return out
+
+    def _invoke(self, m: Macro, sl: SourceLine, rest: str, depth: int) -> None:
+        args = self.split_args(rest) if rest.strip() else []
+        if len(args) > len(m.params):
+            self.err(sl, "E012", f"macro '{m.name}' takes {len(m.params)} argument(s), got {len(args)}")
+            return
+        subst = {}
+        for idx, (pname, default) in enumerate(m.params):
+            val = args[idx] if idx < len(args) and args[idx] != "" else default
+            if val is None:
+                self.err(sl, "E012", f"macro '{m.name}': missing value for argument '{pname}'",
+                         hint=f"usage: {m.name} " + ", ".join(p for p, _ in m.params))
+                return
+            subst[pname] = val
+        self.counter += 1
+        subst["@"] = str(self.counter)
+        origin = f"in expansion of macro '{m.name}' called at line {sl.line}"
+        self.expand(self._substitute(m.body, subst, origin), depth + 1)
+
+    def _rept(self, sl: SourceLine, rest: str, body: list[SourceLine], depth: int, col: int) -> None:
+        try:
+            n = evaluate(rest, self.symbols)
+        except ExprError as e:
+            self.err(sl, "E007", e.message, col + e.offset, e.length, e.hint)
+            return
+        if not 0 <= n <= MAX_EXPANDED_LINES:
+            self.err(sl, "E013", f".rept count {n} out of range 0..{MAX_EXPANDED_LINES}", col)
+            return
+        for k in range(int(n)):
+            if len(self.out) > MAX_EXPANDED_LINES:
+                break
+            origin = f"in repetition {k + 1}/{n} of .rept at line {sl.line}"
+            self.expand(self._substitute(body, {}, origin), depth + 1)
+
+    def _irp(self, sl: SourceLine, rest: str, body: list[SourceLine], depth: int, col: int) -> None:
+        args = self.split_args(rest)
+        if not args or not args[0]:
+            self.err(sl, "E013", "expected '.irp symbol, value1, value2, ...'", col + 1)
+            return
+        sym, values = args[0], args[1:]
+        for v in values:
+            origin = f"in .irp {sym}={v} at line {sl.line}"
+            self.expand(self._substitute(body, {sym: v}, origin), depth + 1)

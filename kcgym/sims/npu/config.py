@@ -1,0 +1,68 @@
+"""The NPU hardware configuration (PLENA-like defaults). A changed config is a new machine."""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class NPUConfig(BaseModel):
+    """Geometry, memory sizes and timing constants of the NPU. Frozen; override via ``gym.make(hw=...)``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    MLEN: int = Field(64, description="matrix tile dimension (MSRAM row length, systolic depth)")
+    VLEN: int = Field(64, description="vector length in elements (VSRAM row length)")
+    BLEN: int = Field(4, description="block size: M_MM computes a BLEN x BLEN output block")
+    HLEN: int = Field(16, description="head dimension of the paper's prompt (for per-head ops)")
+    vsram_rows: int = Field(1024, description="VSRAM capacity in rows of VLEN elements")
+    msram_tiles: int = Field(16, description="MSRAM capacity in MLEN x MLEN tiles")
+    fpsram_size: int = Field(512, description="FP SRAM words (fp32)")
+    intsram_size: int = Field(512, description="INT SRAM words (int32)")
+    v_prefetch_rows: int = Field(4, description="rows moved by one H_PREFETCH_V / H_STORE_V")
+    hbm_latency: int = Field(100, description="cycles from DMA start to the first data")
+    hbm_bytes_per_cycle: int = Field(64, description="HBM bandwidth (512-bit bus)")
+    mm_occupancy: int = Field(8, description="cycles the matrix unit is busy per M_MM")
+    imem_size: int = Field(16384, description="instruction memory, in instructions")
+
+    @model_validator(mode="after")
+    def _check(self) -> NPUConfig:
+        if self.MLEN != self.VLEN:
+            raise ValueError("MLEN must equal VLEN (matrix tiles are built from vector rows)")
+        for name in ("MLEN", "BLEN", "v_prefetch_rows"):
+            v = getattr(self, name)
+            if v <= 0 or v & (v - 1):
+                raise ValueError(f"{name} must be a positive power of two, got {v}")
+        if self.BLEN > self.MLEN or self.v_prefetch_rows > self.vsram_rows:
+            raise ValueError("BLEN must not exceed MLEN; v_prefetch_rows must fit in VSRAM")
+        for name in ("vsram_rows", "msram_tiles", "fpsram_size", "intsram_size", "hbm_latency",
+                     "hbm_bytes_per_cycle", "mm_occupancy", "imem_size"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
+        return self
+
+    # derived quantities -------------------------------------------------------------
+    @property
+    def msram_rows(self) -> int:
+        return self.msram_tiles * self.MLEN
+
+    @property
+    def vsram_size(self) -> int:
+        return self.vsram_rows * self.VLEN
+
+    @property
+    def msram_size(self) -> int:
+        return self.msram_rows * self.MLEN
+
+    @property
+    def peak_macs_per_cycle(self) -> float:
+        return self.BLEN * self.MLEN * self.BLEN / self.mm_occupancy
+
+    @property
+    def mv_occupancy(self) -> int:
+        return math.ceil(self.MLEN * self.MLEN / self.peak_macs_per_cycle)
+
+    def dma_cycles(self, elements: int) -> int:
+        """Occupancy of one DMA moving ``elements`` bf16 values."""
+        return math.ceil(2 * elements / self.hbm_bytes_per_cycle)

@@ -1,0 +1,109 @@
+"""Output checking: tolerance match, match rate and per-row error statistics.
+
+Correct means every element of every output matches (finite, within tolerance): one
+wrong element fails the kernel, as in the paper's match_rate == 100% target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kcgym.tasks.base import Tolerance
+
+
+@dataclass
+class OutputComparison:
+    name: str
+    shape: tuple[int, ...]
+    n_elements: int
+    n_match: int
+    n_nonfinite: int
+    max_abs_error: float
+    mean_abs_error: float
+    first_mismatch: tuple[int, ...] | None  # index of the first mismatching element
+
+    @property
+    def match_rate(self) -> float:
+        return self.n_match / self.n_elements if self.n_elements else 1.0
+
+    @property
+    def correct(self) -> bool:
+        return self.n_match == self.n_elements
+
+
+def match_mask(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> np.ndarray:
+    a = np.asarray(actual, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        ok = np.abs(a - e) <= tol.atol + tol.rtol * np.abs(e)
+    return ok & np.isfinite(a)
+
+
+def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> OutputComparison:
+    actual = np.asarray(actual).reshape(expected.shape)
+    ok = match_mask(actual, expected, tol)
+    finite = np.isfinite(actual)
+    with np.errstate(invalid="ignore"):
+        err = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    err_f = err[finite]
+    bad = np.argwhere(~ok)
+    return OutputComparison(
+        name=name,
+        shape=tuple(expected.shape),
+        n_elements=int(expected.size),
+        n_match=int(ok.sum()),
+        n_nonfinite=int((~finite).sum()),
+        max_abs_error=float(err_f.max()) if err_f.size else float("inf"),
+        mean_abs_error=float(err_f.mean()) if err_f.size else float("inf"),
+        first_mismatch=tuple(int(i) for i in bad[0]) if len(bad) else None,
+    )
+
+
+def compare_outputs(
+    actual: dict[str, np.ndarray], expected: dict[str, np.ndarray], tol: Tolerance
+) -> list[OutputComparison]:
+    return [compare_output(k, actual[k], v, tol) for k, v in expected.items()]
+
+
+@dataclass
+class RowStats:
+    """One row of the memory-level diff shown by ``view_output``."""
+
+    row: int
+    n_match: int
+    n: int
+    max_abs_error: float
+    actual_min: float
+    actual_max: float
+    expected_min: float
+    expected_max: float
+    n_nonfinite: int
+
+
+def row_stats(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> list[RowStats]:
+    """Per-row statistics of a 2-D view (last axis = columns) of one output."""
+    e2 = expected.reshape(-1, expected.shape[-1]) if expected.ndim > 1 else expected.reshape(1, -1)
+    a2 = np.asarray(actual).reshape(e2.shape)
+    ok = match_mask(a2, e2, tol)
+    rows = []
+    for i in range(e2.shape[0]):
+        a, e = a2[i], e2[i]
+        fin = np.isfinite(a)
+        with np.errstate(invalid="ignore"):
+            err = np.abs(a.astype(np.float64) - e)[fin]
+        rows.append(
+            RowStats(
+                row=i,
+                n_match=int(ok[i].sum()),
+                n=int(e.size),
+                max_abs_error=float(err.max()) if err.size else float("inf"),
+                actual_min=float(a[fin].min()) if fin.any() else float("nan"),
+                actual_max=float(a[fin].max()) if fin.any() else float("nan"),
+                expected_min=float(e.min()),
+                expected_max=float(e.max()),
+                n_nonfinite=int((~fin).sum()),
+            )
+        )
+    return rows
