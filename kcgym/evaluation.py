@@ -19,7 +19,7 @@ from kcgym.sims.base import Accelerator, FaultInfo, RunResult
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import OutputComparison, compare_outputs
 
-MAX_SOURCE_CHARS = 200_000
+MAX_SOURCE_CHARS = 1_000_000  # ~ a full instruction memory of commented code
 
 
 @dataclass
@@ -83,7 +83,7 @@ class Evaluator:
         """``count`` input sets drawn from ``seed`` (visible: seed; hidden: derived seeds)."""
         out = []
         for i in range(count):
-            rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, i, self.cfg.index])
+            rng = np.random.default_rng([abs(int(seed)), int(int(seed) < 0), i, self.cfg.index])
             out.append(self.task.generate_inputs(self.cfg, rng))
         return out
 

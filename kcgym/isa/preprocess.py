@@ -134,8 +134,9 @@ class Preprocessor:
             if not head:
                 i += 1
                 continue
+            rest_col = (sl.text.find(rest, col + len(head)) + 1) if rest else col + len(head) + 2
             if low in (".equ", ".set"):
-                self._define(sl, rest, col + len(head) + 1)
+                self._define(sl, rest, rest_col)
             elif low == ".macro":
                 block = self._collect_block(lines, i, (".macro",), ".endm")
                 if block is None:
@@ -151,7 +152,7 @@ class Preprocessor:
                     return
                 body, end = block
                 if low == ".rept":
-                    self._rept(sl, rest, body, depth, col + len(head) + 1)
+                    self._rept(sl, rest, body, depth, rest_col)
                 else:
                     self._irp(sl, rest, body, depth, col)
                 i = end

@@ -1,0 +1,394 @@
+"""``KernelCraftEnv``: one episode = an agent writing one kernel with tools, then submitting it.
+
+Action = one tool call (see :mod:`kcgym.envs.actions`); observation = the tool's text output
+(printable ASCII, bounded); everything structured goes into ``info``. Scoring goes through
+:class:`kcgym.evaluation.Evaluator`, the single scoring path, so the env, the CLI and batch
+scoring can never disagree about a kernel.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pydantic import BaseModel
+
+from kcgym.envs import reports
+from kcgym.envs.actions import InvalidAction, parse_action
+from kcgym.envs.prompts import build_prompt
+from kcgym.envs.rewards import RewardSpec
+from kcgym.envs.text import CHARSET, to_observation, truncate_middle
+from kcgym.envs.tools import TOOLS, ToolResult, openai_tools
+from kcgym.evaluation import MAX_SOURCE_CHARS, Evaluator, KernelReport
+from kcgym.registry import ACCELERATORS, env_id, unknown_name_message
+from kcgym.sims.base import Accelerator, DocSection
+from kcgym.tasks.base import Task
+
+OBS_MAX_CHARS = 500_000
+# A JSON tool call carrying the largest accepted source (newlines escaped as two chars each).
+ACTION_MAX_CHARS = MAX_SOURCE_CHARS + MAX_SOURCE_CHARS // 5
+TOOL_OUTPUT_MAX_CHARS = 64_000  # a whole docs section fits; runaway output does not
+DEFAULT_MAX_TURNS = {1: 15, 2: 20, 3: 25}  # the paper's budgets per task level
+_HIDDEN_SALT = 0x4B43_4849  # "KCHI": separates the hidden-input stream from the visible one
+_REPORT_CACHE = 8  # visible-input reports kept per episode, keyed by kernel source
+
+
+def episode_seeds(seed: int) -> tuple[int, int]:
+    """``(visible, hidden)`` input seeds of an episode reset with ``seed``; never equal.
+
+    The visible seed is ``seed`` itself (32 bits), so ``kcgym check --seed S`` sees the same
+    inputs as ``reset(seed=S)``; the hidden seed is derived so agents cannot tune to it.
+    """
+    visible = int(seed) & 0xFFFFFFFF
+    hidden = int(np.random.SeedSequence([int(seed), _HIDDEN_SALT]).generate_state(1, dtype=np.uint32)[0])
+    return visible, hidden if hidden != visible else hidden ^ 1
+
+
+@dataclass
+class _Episode:
+    seed: int
+    visible_seed: int
+    hidden_seed: int
+    kernel: str | None = None
+    turn: int = 0
+    done: bool = False
+    phi: float = 0.0  # potential for dense rewards: best verified score so far
+    first_correct_turn: int | None = None
+    tool_counts: Counter[str] = field(default_factory=Counter)
+    reports: dict[str, KernelReport] = field(default_factory=dict)  # visible runs by source
+    last_run: tuple[str, KernelReport] | None = None
+    visible_sets: list[dict[str, np.ndarray]] | None = None
+
+
+def _resolve_accelerator(accelerator: str | Accelerator) -> Accelerator:
+    if isinstance(accelerator, Accelerator):
+        return accelerator
+    try:
+        return ACCELERATORS[accelerator]
+    except KeyError as e:
+        raise ValueError(e.args[0]) from None
+
+
+def _resolve_task(task: str | Task | type[Task]) -> Task:
+    if isinstance(task, type) and issubclass(task, Task):
+        return task()
+    if isinstance(task, Task):
+        return task
+    from kcgym.tasks import TASKS
+
+    if task not in TASKS:
+        raise ValueError(unknown_name_message("task", task, list(TASKS)))
+    return TASKS[task]
+
+
+class KernelCraftEnv(gymnasium.Env[str, Any]):
+    """Write, assemble, simulate, profile and submit one kernel for one (accelerator, task, config).
+
+    Args:
+        accelerator: registered name (``"NPU"``) or an :class:`Accelerator` instance.
+        task: task name (``"matmul"``) or a :class:`Task`.
+        config: shape configuration 1..5 (C1..C5).
+        hw: hardware-config overrides (a changed config is a new machine with its own baseline).
+        max_turns: tool calls per episode; default by task level (L1 15, L2 20, L3 25).
+        reward: a :class:`RewardSpec` or its dict; default terminal reward.
+        docs_in_prompt: include the full ISA docs in the reset prompt (the paper's setting).
+        visible_inputs: input sets ``simulate`` runs on.
+        hidden_inputs: fresh input sets ``submit`` is evaluated on.
+        render_mode: ``None`` or ``"ansi"`` (``render()`` returns the last observation).
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        accelerator: str | Accelerator,
+        task: str | Task,
+        config: int = 1,
+        hw: dict[str, Any] | BaseModel | None = None,
+        max_turns: int | None = None,
+        reward: RewardSpec | dict[str, Any] | None = None,
+        docs_in_prompt: bool = True,
+        visible_inputs: int = 1,
+        hidden_inputs: int = 3,
+        render_mode: str | None = None,
+    ):
+        self.accelerator = _resolve_accelerator(accelerator)
+        self.task = _resolve_task(task)
+        if not self.accelerator.supports(self.task):
+            raise ValueError(
+                f"accelerator {self.accelerator.name!r} does not support task {self.task.name!r}"
+            )
+        try:
+            self.cfg = self.task.config(self.accelerator.name, int(config))
+        except KeyError as e:
+            raise ValueError(e.args[0]) from None
+        self.hw = self.accelerator.make_hw(hw)
+        self.max_turns = (
+            int(max_turns) if max_turns is not None else DEFAULT_MAX_TURNS.get(self.task.level, 25)
+        )
+        if self.max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1, got {max_turns}")
+        if int(visible_inputs) < 1 or int(hidden_inputs) < 1:
+            raise ValueError(
+                f"visible_inputs and hidden_inputs must be >= 1, got {visible_inputs}, {hidden_inputs}"
+            )
+        self.visible_inputs = int(visible_inputs)
+        self.hidden_inputs = int(hidden_inputs)
+        self.reward_spec = RewardSpec.of(reward)
+        self.docs_in_prompt = bool(docs_in_prompt)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self.evaluator = Evaluator(self.accelerator, self.task, self.cfg, self.hw)
+        self.observation_space = spaces.Text(max_length=OBS_MAX_CHARS, min_length=1, charset=CHARSET)
+        self.action_space = spaces.Text(max_length=ACTION_MAX_CHARS, min_length=1, charset=CHARSET)
+        self._docs: list[DocSection] | None = None
+        self._prompt: str | None = None
+        self._ep: _Episode | None = None
+        self._last_obs: str | None = None
+
+    # -- public views ------------------------------------------------------------------
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The OpenAI ``tools=`` list for this env (fresh copy)."""
+        return openai_tools()
+
+    @property
+    def kernel(self) -> str | None:
+        """The current kernel source, or None before the first ``write_kernel``."""
+        return self._ep.kernel if self._ep is not None else None
+
+    @property
+    def env_id(self) -> str:
+        return self.spec.id if self.spec is not None else env_id(self.accelerator.name, self.task.name)
+
+    @property
+    def docs(self) -> list[DocSection]:
+        if self._docs is None:
+            self._docs = list(self.accelerator.docs(self.hw))
+        return self._docs
+
+    @property
+    def prompt(self) -> str:
+        """The reset observation (the same for every episode of this env)."""
+        if self._prompt is None:
+            text = build_prompt(
+                accelerator=self.accelerator,
+                task=self.task,
+                cfg=self.cfg,
+                hw=self.hw,
+                max_turns=self.max_turns,
+                reward=self.reward_spec,
+                tools=list(TOOLS.values()),
+                docs=self.docs if self.docs_in_prompt else None,
+            )
+            self._prompt = to_observation(text, OBS_MAX_CHARS)
+        return self._prompt
+
+    @property
+    def max_source_chars(self) -> int:
+        return MAX_SOURCE_CHARS
+
+    # -- state used by the tool handlers -------------------------------------------------
+    def set_kernel(self, source: str) -> None:
+        self._episode().kernel = source
+
+    @property
+    def last_run(self) -> tuple[str, KernelReport] | None:
+        """``(source, report)`` of the most recent visible-input run (simulate or profile)."""
+        return self._episode().last_run
+
+    def score_of(self, report: KernelReport) -> float:
+        """The reward-spec score; a kernel below the roofline bound is treated as incorrect."""
+        if report.below_roofline:
+            return 0.0
+        return self.reward_spec.score(report.correct, report.speedup)
+
+    def evaluate_visible(self) -> KernelReport:
+        """Run the current kernel on the visible inputs (cached per source); updates the potential."""
+        ep = self._episode()
+        source = ep.kernel or ""
+        report = ep.reports.get(source)
+        if report is None:
+            if ep.visible_sets is None:
+                ep.visible_sets = self.evaluator.input_sets(ep.visible_seed, self.visible_inputs)
+            report = self.evaluator.evaluate(source, ep.visible_sets)
+            if len(ep.reports) >= _REPORT_CACHE:
+                ep.reports.pop(next(iter(ep.reports)))
+            ep.reports[source] = report
+        ep.last_run = (source, report)
+        score = self.score_of(report)
+        if score > 0 and ep.first_correct_turn is None:
+            ep.first_correct_turn = ep.turn
+        ep.phi = max(ep.phi, score)
+        return report
+
+    def evaluate_hidden(self) -> KernelReport:
+        """Evaluate the current kernel on freshly drawn hidden input sets (what submit scores)."""
+        ep = self._episode()
+        inputs = self.evaluator.input_sets(ep.hidden_seed, self.hidden_inputs)
+        return self.evaluator.evaluate(ep.kernel or "", inputs)
+
+    def _episode(self) -> _Episode:
+        if self._ep is None:
+            raise gymnasium.error.ResetNeeded("Cannot call the env before reset(); call env.reset() first.")
+        return self._ep
+
+    # -- Gymnasium API ---------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        if options:
+            raise ValueError(f"reset() takes no options yet, got {sorted(options)}")
+        episode_seed = int(seed) if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
+        visible, hidden = episode_seeds(episode_seed)
+        self._ep = _Episode(seed=episode_seed, visible_seed=visible, hidden_seed=hidden)
+        obs = self.prompt
+        self._last_obs = obs
+        info = {
+            "env_id": self.env_id,
+            "suite_version": _suite_version(),
+            "accelerator": self.accelerator.name,
+            "task": self.task.name,
+            "config": self.cfg.label,
+            "config_index": self.cfg.index,
+            "level": self.task.level,
+            "max_turns": self.max_turns,
+            "seed": episode_seed,
+            "hw": self.hw.model_dump(mode="json"),
+            "reward": self.reward_spec.model_dump(mode="json"),
+            "tools": openai_tools(),
+        }
+        return obs, info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        ep = self._episode()
+        if ep.done:
+            message = "the episode has ended; call reset() to start a new one"
+            obs = to_observation(f"Error: {message}.", OBS_MAX_CHARS)
+            info = {"tool": None, "tool_call_id": None, "turn": ep.turn, "turns_left": 0, "error": message}
+            return obs, 0.0, True, False, info
+        ep.turn += 1
+        phi_before = ep.phi
+        result, name, call_id, valid = self._dispatch(action)
+        ep.tool_counts[name if valid and name else "invalid"] += 1
+        text = truncate_middle(result.text, TOOL_OUTPUT_MAX_CHARS)
+        terminated = result.ends_episode
+        truncated = not terminated and ep.turn >= self.max_turns
+        info: dict[str, Any] = {
+            "tool": name,
+            "tool_call_id": call_id,
+            "turn": ep.turn,
+            "turns_left": self.max_turns - ep.turn,
+            "error": result.error,
+        }
+        info.update(result.info)
+        if terminated or truncated:
+            final_text, final_info, final_score = self._finish(submitted=terminated)
+            text += "\n\n" + final_text
+            info.update(final_info)
+            ep.done = True
+            phi_after = final_score
+            text += f"\n\n[turn {ep.turn}/{self.max_turns}: the episode is over]"
+        else:
+            phi_after = ep.phi
+            text += f"\n\n[turn {ep.turn}/{self.max_turns}, {self.max_turns - ep.turn} left]"
+        # dense: potential difference; terminal: the final score, once
+        reward = (
+            phi_after - phi_before if self.reward_spec.mode == "dense" else (phi_after if ep.done else 0.0)
+        )
+        obs = to_observation(text, OBS_MAX_CHARS)
+        self._last_obs = obs
+        return obs, float(reward), bool(terminated), bool(truncated), info
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self._last_obs or ""
+        return None
+
+    def close(self) -> None:
+        self._ep = None
+
+    # -- internals ---------------------------------------------------------------------------
+    def _dispatch(self, action: Any) -> tuple[ToolResult, str | None, str | None, bool]:
+        """``(result, tool name, call id, whether the call was well-formed)``."""
+        try:
+            call = parse_action(action, TOOLS)
+        except InvalidAction as e:
+            return ToolResult.failure(f"invalid tool call: {e.message}"), e.tool, e.call_id, False
+        tool = TOOLS[call.name]
+        if tool.needs_kernel and self._episode().kernel is None:
+            result = ToolResult.failure(
+                f"no kernel has been written yet; call write_kernel(source) before {tool.name}"
+            )
+        else:
+            result = tool.handler(self, call.arguments)
+        return result, call.name, call.call_id, True
+
+    def _finish(self, submitted: bool) -> tuple[str, dict[str, Any], float]:
+        """Evaluate the current kernel on hidden inputs; the text, info and score that end an episode."""
+        ep = self._episode()
+        lead = (
+            "" if submitted else "Turn budget exhausted: your current kernel is evaluated as if submitted.\n"
+        )
+        episode: dict[str, Any] = {
+            "success": False,
+            "score": 0.0,
+            "correct": False,
+            "below_roofline": False,
+            "match_rate": 0.0,
+            "speedup": None,
+            "cycles": None,
+            "baseline_cycles": None,
+            "roofline_cycles": None,
+            "error_class": "tool_use",
+            "submitted": submitted,
+            "turns": ep.turn,
+            "first_correct_turn": ep.first_correct_turn,
+            "tool_counts": dict(sorted(ep.tool_counts.items())),
+            "seed": ep.seed,
+            "hidden_inputs": self.hidden_inputs,
+        }
+        info: dict[str, Any] = {}
+        if ep.kernel is None:
+            return lead + "No kernel was ever written: score 0.", {"episode": episode}, 0.0
+        report = self.evaluate_hidden()
+        score = self.score_of(report)
+        n = self.hidden_inputs
+        what = f"Final evaluation on {n} hidden input set{'s' if n != 1 else ''} (fresh values)"
+        text = lead + reports.render_run(report, ep.kernel, self.task.tolerance, what)
+        text += f"\nFinal score: {score:.3f}"
+        final = reports.report_info(report)
+        if submitted:
+            info.update(final)  # submit's own result is the final evaluation
+        success = score > 0
+        error_class = report.error_class
+        if report.below_roofline:
+            error_class = "below_roofline"
+        episode.update(
+            success=success,
+            score=score,
+            correct=report.correct,
+            below_roofline=report.below_roofline,
+            match_rate=final["match_rate"],
+            speedup=final["speedup"] if success else None,
+            cycles=report.cycles,
+            baseline_cycles=report.baseline_cycles,
+            roofline_cycles=report.roofline_cycles,
+            error_class=error_class,
+        )
+        info["episode"] = episode
+        return text, info, score
+
+
+def _suite_version() -> str:
+    from kcgym import __version__
+
+    return __version__

@@ -1,0 +1,122 @@
+"""The reset prompt: everything an agent needs to write a kernel for a machine it has never seen.
+
+Modelled on the KernelCraft system prompt (paper App. H): role, a two-phase workflow
+(correctness first, then speed), the tools and their typical flow, the hardware config, the
+memory layout, the task, and (by default, as in the paper) the full ISA documentation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from kcgym.envs.reports import tolerance_text
+from kcgym.envs.rewards import RewardSpec
+from kcgym.envs.tools import Tool
+from kcgym.sims.base import Accelerator, DocSection
+from kcgym.tasks.base import Task, TaskConfig
+
+WORKFLOW = """\
+## Workflow
+
+Phase 1 - correctness (target: match rate 100% on every output element):
+  1. Study the task, the memory layout and the ISA; plan the data movement, tiling and loops.
+  2. Write the COMPLETE kernel with write_kernel (never a fragment or a diff).
+  3. simulate it (assemble first if you are unsure of the syntax).
+  4. If the match rate is below 100%, call view_output to see which rows are wrong, fix the
+     kernel and simulate again.
+
+Phase 2 - performance (only once the kernel is correct):
+  1. Note the baseline cycles (this accelerator's template compiler) and your speedup.
+  2. Use profile to find the bottleneck (instruction mix, unit utilisation, roofline bound).
+  3. Optimise (e.g. overlap memory transfers with compute, reduce instruction count, reuse
+     loaded data), then write_kernel and simulate again: stay correct, compare cycles.
+
+Finally call submit. Typical flow:
+  write_kernel -> assemble -> simulate -> view_output -> (fix) -> simulate -> profile ->
+  write_kernel -> simulate -> submit"""
+
+
+def _tools_section(tools: Sequence[Tool]) -> str:
+    lines = ["## Tools", "", "Call exactly one tool per turn."]
+    for t in tools:
+        lines.append(f"- {t.signature()}: {t.description}")
+    return "\n".join(lines)
+
+
+def _task_section(task: Task, cfg: TaskConfig) -> str:
+    lines = [
+        f"## Task: {task.title} (`{task.name}`, level {task.level}, {task.category})",
+        "",
+        f"Formula: {task.formula}",
+        "",
+        task.description.strip(),
+        "",
+        f"Configuration: {cfg.label}",
+        "",
+        "Tensors (row-major):",
+    ]
+    for t in task.tensors(cfg):
+        shape = "x".join(str(s) for s in t.shape)
+        desc = f" - {t.description}" if t.description else ""
+        lines.append(f"- {t.name} ({t.role}): shape [{shape}]{desc}")
+    consts = task.constants(cfg)
+    if consts:
+        lines.append("")
+        lines.append("Constants (placed in memory for you, see the layout):")
+        lines.extend(f"- {k} = {v!r}" for k, v in consts.items())
+    lines.append("")
+    lines.append(f"Correctness: every output element must satisfy {tolerance_text(task.tolerance)}.")
+    return "\n".join(lines)
+
+
+def build_prompt(
+    *,
+    accelerator: Accelerator,
+    task: Task,
+    cfg: TaskConfig,
+    hw: BaseModel,
+    max_turns: int,
+    reward: RewardSpec,
+    tools: Sequence[Tool],
+    docs: Sequence[DocSection] | None,
+) -> str:
+    """The first observation of an episode. ``docs=None`` leaves the ISA docs to ``read_docs``."""
+    role = (
+        "You are an expert assembly programmer for custom AI accelerators. Your job: write a correct and "
+        f"fast kernel for the {accelerator.name} accelerator, in its own assembly language. The machine: "
+        f"{accelerator.summary.strip()} It is modelled on {accelerator.modelled_on}. You have not seen it "
+        "before: everything you need is below and in the documentation. There is no human in the loop "
+        "after this message; work with the tools until you submit."
+    )
+    budget = (
+        "## Turn budget and scoring\n\n"
+        f"You have {max_turns} tool calls in total; every call counts, including malformed ones. When "
+        "they run out, your current kernel is evaluated as if you had submitted it. submit evaluates the "
+        "kernel on fresh hidden inputs (same shapes, new values), so do not special-case the visible "
+        "inputs. " + reward.describe()
+    )
+    layout = accelerator.layout(task, cfg, hw).describe()
+    parts = [
+        role,
+        WORKFLOW,
+        _tools_section(tools),
+        budget,
+        "## Hardware configuration\n\n" + accelerator.hardware_summary(hw).strip(),
+        _task_section(task, cfg),
+        "## Memory layout\n\n" + layout,
+    ]
+    if docs is None:
+        parts.append(
+            "## Documentation\n\nThe ISA documentation is not included here: call read_docs() for the list "
+            "of sections, read_docs(section=...) to read one, read_docs(query=...) to search."
+        )
+    else:
+        body = "\n\n".join(f"### [{d.id}] {d.title}\n\n{d.text.strip()}" for d in docs)
+        parts.append(
+            "## Documentation\n\nThe complete ISA documentation follows (read_docs can also search it).\n\n"
+            + body
+        )
+    parts.append(f"Begin. Remember: one tool call per turn, {max_turns} turns in total.")
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,128 @@
+"""The one (accelerator x task) table, and its registration with Gymnasium.
+
+Adding a task means writing its module under ``kcgym/tasks/`` and adding its name to a
+row of :data:`SUPPORTED`; adding an accelerator means writing its package under
+``kcgym/sims/`` and adding one entry to :data:`_ACCELERATOR_PATHS` and one row to
+:data:`SUPPORTED`. Nothing else changes.
+
+Registration only records strings (ids and entry points), so ``import kcgym`` stays cheap
+and never imports JAX or a simulator; :data:`ACCELERATORS` imports a machine the first
+time it is looked up.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
+
+import gymnasium
+
+if TYPE_CHECKING:
+    from kcgym.sims.base import Accelerator
+
+ENV_PREFIX = "KernelCraft"
+ENTRY_POINT = "kcgym.envs.kernel_env:KernelCraftEnv"
+
+# accelerator name -> "module:attribute" of its Accelerator instance
+_ACCELERATOR_PATHS: dict[str, str] = {
+    "NPU": "kcgym.sims.npu:ACCELERATOR",
+}
+
+# accelerator name -> the tasks it runs (env-id names, see kcgym.tasks.TASKS)
+SUPPORTED: dict[str, tuple[str, ...]] = {
+    "NPU": (
+        "silu",
+        "relu",
+        "gelu",
+        "softmax",
+        "layernorm",
+        "rmsnorm",
+        "gemv",
+        "matmul",
+        "batch_matmul",
+        "linear",
+    ),
+}
+
+
+class _LazyAccelerators(Mapping[str, "Accelerator"]):
+    """``name -> Accelerator``, importing each simulator package on first lookup."""
+
+    def __init__(self, paths: dict[str, str]):
+        self._paths = paths
+        self._loaded: dict[str, Accelerator] = {}
+
+    def __getitem__(self, name: str) -> Accelerator:
+        if name not in self._paths:
+            raise KeyError(unknown_name_message("accelerator", name, list(self._paths)))
+        if name not in self._loaded:
+            module, _, attr = self._paths[name].partition(":")
+            self._loaded[name] = getattr(importlib.import_module(module), attr)
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __repr__(self) -> str:
+        return f"ACCELERATORS({', '.join(self._paths)})"
+
+
+ACCELERATORS: Mapping[str, Accelerator] = _LazyAccelerators(_ACCELERATOR_PATHS)
+
+
+def unknown_name_message(kind: str, name: str, valid: list[str]) -> str:
+    """``unknown <kind> 'x' (did you mean 'y'?); valid: ...`` — the one wording for lookups."""
+    close = difflib.get_close_matches(str(name), valid, n=1, cutoff=0.5)
+    if not close:
+        lowered = {v.lower(): v for v in valid}
+        close = [
+            lowered[c] for c in difflib.get_close_matches(str(name).lower(), list(lowered), n=1, cutoff=0.5)
+        ]
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown {kind} {name!r}{hint}; valid: {', '.join(valid)}"
+
+
+def env_id(accelerator: str, task: str) -> str:
+    """``KernelCraft-<ACC>-<task>``: unversioned, as users write it (results record the suite version)."""
+    return f"{ENV_PREFIX}-{accelerator}-{task}"
+
+
+def parse_env_id(eid: str) -> tuple[str, str]:
+    """``(accelerator, task)`` of a registered env id, or ``KeyError`` with a did-you-mean."""
+    for acc, tasks in SUPPORTED.items():
+        for task in tasks:
+            if env_id(acc, task) == eid:
+                return acc, task
+    ids = all_env_ids()
+    endings = [i for i in ids if i.lower().endswith("-" + str(eid).lower().lstrip("-"))]
+    if len(endings) == 1:  # "matmul" or "NPU-matmul"
+        raise KeyError(f"unknown env id {eid!r} (did you mean {endings[0]!r}?); valid: {', '.join(ids)}")
+    raise KeyError(unknown_name_message("env id", eid, ids))
+
+
+def all_env_ids() -> list[str]:
+    """Every env id of the table, in table order."""
+    return [env_id(acc, task) for acc, tasks in SUPPORTED.items() for task in tasks]
+
+
+ENV_IDS: list[str] = all_env_ids()
+
+
+def register_all() -> list[str]:
+    """Register every (accelerator, task) env with Gymnasium; safe to call repeatedly.
+
+    No ``max_episode_steps``: the env counts turns itself, because at the turn limit the
+    current kernel must still be evaluated (a ``TimeLimit`` wrapper would cut that off).
+    """
+    for acc, tasks in SUPPORTED.items():
+        for task in tasks:
+            eid = env_id(acc, task)
+            if eid in gymnasium.registry:
+                continue
+            gymnasium.register(id=eid, entry_point=ENTRY_POINT, kwargs={"accelerator": acc, "task": task})
+    return list(ENV_IDS)

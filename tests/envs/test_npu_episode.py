@@ -1,0 +1,22 @@
+"""One real episode on the NPU: the template compiler's own kernel must score exactly 1.0."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import kcgym  # noqa: F401  (registers the envs)
+from tests.envs.conftest import call
+
+
+@pytest.mark.slow
+def test_compiler_kernel_scores_one_on_the_npu():
+    env = gym.make("KernelCraft-NPU-relu", config=1, docs_in_prompt=False)
+    env.reset(seed=0)
+    u = env.unwrapped
+    source = u.accelerator.compile(u.task, u.cfg, u.hw)
+    call(env, "write_kernel", source=source)
+    *_, info = call(env, "simulate")
+    assert info["correct"] and info["speedup"] == 1.0 and info["cycles"] >= info["roofline_cycles"]
+    _, r, term, trunc, info = call(env, "submit")
+    assert term and not trunc and r == 1.0 and info["episode"]["success"]

@@ -1,0 +1,242 @@
+"""The level-1 task registry and contract: names, shapes, configs, inputs, references."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kcgym.tasks import TASKS, get_task
+from kcgym.tasks.base import BF16_TOLERANCE, Task, TaskConfig
+from kcgym.tasks.numerics import is_bf16
+
+PAPER_ORDER = [
+    ("silu", "SiLU", "Activation"),
+    ("relu", "ReLU", "Activation"),
+    ("gelu", "GELU", "Activation"),
+    ("softmax", "Softmax", "Normalization"),
+    ("layernorm", "LayerNorm", "Normalization"),
+    ("rmsnorm", "RMSNorm", "Normalization"),
+    ("gemv", "GEMV", "Matrix"),
+    ("matmul", "GEMM", "Matrix"),
+    ("batch_matmul", "BatchMatMul", "Matrix"),
+    ("linear", "Linear", "Matrix"),
+]
+
+ELEMENTS = (256, 1024, 2048, 8192, 16384)
+MATMUL_SHAPES = ((4, 64, 64), (8, 128, 128), (16, 128, 256), (32, 256, 256), (64, 256, 512))
+# Paper Table 12 (PLENA), in the parameter names kcgym uses.
+NPU_CONFIGS: dict[str, list[dict[str, int]]] = {
+    "silu": [{"n": n} for n in ELEMENTS],
+    "relu": [{"n": n} for n in ELEMENTS],
+    "gelu": [{"n": n} for n in ELEMENTS],
+    "softmax": [{"n": n, "hidden": 64} for n in ELEMENTS],
+    "layernorm": [{"n": n, "hidden": 64} for n in ELEMENTS],
+    "rmsnorm": [{"n": n, "hidden": 64} for n in ELEMENTS],
+    "gemv": [{"M": m, "N": n} for m, n in ((64, 512), (128, 512), (256, 512), (512, 512), (512, 1024))],
+    "matmul": [{"M": m, "K": k, "N": n} for m, k, n in MATMUL_SHAPES],
+    "batch_matmul": [
+        {"b": b, "M": m, "K": k, "N": n}
+        for b, (m, k, n) in zip((2, 4, 8, 16, 32), MATMUL_SHAPES, strict=True)
+    ],
+    "linear": [{"n": m, "hin": k, "hout": n} for m, k, n in MATMUL_SHAPES],
+}
+
+
+def expected_tensors(name: str, p: dict[str, int]) -> list[tuple[str, tuple[int, ...], str]]:
+    """Tensor names, storage shapes and roles, written out independently of the task modules."""
+    if name in ("silu", "relu", "gelu"):
+        return [("X", (p["n"],), "input"), ("Y", (p["n"],), "output")]
+    if name in ("softmax", "layernorm", "rmsnorm"):
+        shape = (p["n"] // 64, 64)
+        return [("X", shape, "input"), ("Y", shape, "output")]
+    if name == "gemv":
+        return [("A", (p["M"], p["N"]), "input"), ("x", (p["N"],), "input"), ("y", (p["M"],), "output")]
+    if name == "matmul":
+        m, k, n = p["M"], p["K"], p["N"]
+        return [("X", (m, k), "input"), ("W", (k, n), "input"), ("Y", (m, n), "output")]
+    if name == "batch_matmul":
+        b, m, k, n = p["b"], p["M"], p["K"], p["N"]
+        return [("X", (b, m, k), "input"), ("W", (b, k, n), "input"), ("Y", (b, m, n), "output")]
+    n, hin, hout = p["n"], p["hin"], p["hout"]
+    return [
+        ("X", (n, hin), "input"),
+        ("W", (hin, hout), "input"),
+        ("b", (hout,), "input"),
+        ("Y", (n, hout), "output"),
+    ]
+
+
+def expected_macs(name: str, p: dict[str, int]) -> int:
+    return {
+        "gemv": lambda: p["M"] * p["N"],
+        "matmul": lambda: p["M"] * p["K"] * p["N"],
+        "batch_matmul": lambda: p["b"] * p["M"] * p["K"] * p["N"],
+        "linear": lambda: p["n"] * p["hin"] * p["hout"],
+    }.get(name, lambda: 0)()
+
+
+ALL_CONFIGS = [(name, i) for name in TASKS for i in range(1, 6)]
+
+
+def rng_for(cfg: TaskConfig, seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng([seed, 0, cfg.index])  # the evaluation harness's seeding scheme
+
+
+# --- the registry ------------------------------------------------------------------------------
+
+
+def test_registry_is_in_paper_order() -> None:
+    assert [(t.name, t.title, t.category) for t in TASKS.values()] == PAPER_ORDER
+    assert list(TASKS) == [name for name, _, _ in PAPER_ORDER]
+    for name, task in TASKS.items():
+        assert isinstance(task, Task)
+        assert task.level == 1
+        assert get_task(name) is task
+
+
+def test_get_task_unknown_lists_names_and_suggests() -> None:
+    with pytest.raises(KeyError) as err:
+        get_task("softmx")
+    msg = str(err.value)
+    assert "did you mean 'softmax'?" in msg
+    for name in TASKS:
+        assert name in msg
+    with pytest.raises(KeyError, match="did you mean 'matmul'"):
+        get_task("GEMM")  # the paper's title points at the env-id name
+    with pytest.raises(KeyError, match="did you mean 'batch_matmul'"):
+        get_task("batch-matmul")
+    with pytest.raises(KeyError) as err:
+        get_task("conv_transpose_3d")
+    assert "did you mean" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_text_fields(name: str) -> None:
+    task = TASKS[name]
+    assert task.formula.strip()
+    assert 100 < len(task.description) < 800
+    assert task.tolerance == BF16_TOLERANCE
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_npu_configs_match_paper_table_12(name: str) -> None:
+    task = TASKS[name]
+    cfgs = task.configs("NPU")
+    assert [c.index for c in cfgs] == [1, 2, 3, 4, 5]
+    assert [c.params for c in cfgs] == NPU_CONFIGS[name]
+    with pytest.raises(KeyError):
+        task.configs("VLIW")
+
+
+@pytest.mark.parametrize(("name", "index"), ALL_CONFIGS)
+def test_tensors_and_macs(name: str, index: int) -> None:
+    task = TASKS[name]
+    cfg = task.config("NPU", index)
+    specs = task.tensors(cfg)
+    assert [(t.name, t.shape, t.role) for t in specs] == expected_tensors(name, cfg.params)
+    assert task.macs(cfg) == expected_macs(name, cfg.params)
+    assert [t.name for t in task.inputs(cfg) + task.outputs(cfg)] == [t.name for t in specs]
+
+
+@pytest.mark.parametrize(("name", "index"), ALL_CONFIGS)
+def test_inputs_and_reference_are_bf16_float32(name: str, index: int) -> None:
+    task = TASKS[name]
+    cfg = task.config("NPU", index)
+    inputs = task.generate_inputs(cfg, rng_for(cfg))
+    assert list(inputs) == [t.name for t in task.inputs(cfg)]
+    expected = task.reference(cfg, inputs)
+    assert list(expected) == [t.name for t in task.outputs(cfg)]
+    for spec in task.tensors(cfg):
+        arr = inputs[spec.name] if spec.role == "input" else expected[spec.name]
+        assert arr.dtype == np.float32, spec.name
+        assert arr.shape == spec.shape, spec.name
+        assert np.all(np.isfinite(arr)), spec.name
+        assert is_bf16(arr), spec.name
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_inputs_are_deterministic(name: str) -> None:
+    task = TASKS[name]
+    cfg = task.config("NPU", 2)
+    a = task.generate_inputs(cfg, rng_for(cfg, seed=7))
+    b = task.generate_inputs(cfg, rng_for(cfg, seed=7))
+    c = task.generate_inputs(cfg, rng_for(cfg, seed=8))
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+        assert not np.array_equal(a[key], c[key])
+
+
+def test_constants() -> None:
+    cfg = TASKS["layernorm"].config("NPU", 3)
+    for name in ("layernorm", "rmsnorm"):
+        assert TASKS[name].constants(cfg) == {"eps": 1e-5, "inv_hidden": 1 / 64}
+    gelu = TASKS["gelu"].constants(TASKS["gelu"].config("NPU", 1))
+    assert gelu == {"sqrt_2_over_pi": pytest.approx(0.7978845608028654), "gelu_coeff": 0.044715}
+    for name in ("silu", "relu", "softmax", "gemv", "matmul", "batch_matmul", "linear"):
+        task = TASKS[name]
+        assert task.constants(task.config("NPU", 1)) == {}
+
+
+# --- references against independent values ----------------------------------------------------
+
+
+def run_elementwise(name: str, values: list[float]) -> np.ndarray:
+    task = TASKS[name]
+    cfg = task.config("NPU", 1)
+    x = np.zeros(cfg["n"], dtype=np.float32)
+    x[: len(values)] = values
+    return task.reference(cfg, {"X": x})["Y"][: len(values)]
+
+
+def test_activation_references_known_values() -> None:
+    xs = [-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0]
+    phi = [0.5 * (1 + math.erf(x / math.sqrt(2))) for x in xs]  # the normal CDF
+    gelu = [-0.0040496, -0.1586553, -0.1542687, 0.0, 0.3457313, 0.8413447, 2.9959504]
+    assert [x * p for x, p in zip(xs, phi, strict=True)] == pytest.approx(gelu, abs=1e-6)
+    np.testing.assert_allclose(run_elementwise("gelu", xs), gelu, rtol=2**-8, atol=1e-6)
+    silu = [x / (1 + math.exp(-x)) for x in xs]
+    np.testing.assert_allclose(run_elementwise("silu", xs), silu, rtol=2**-8, atol=1e-6)
+    np.testing.assert_array_equal(run_elementwise("relu", xs), [0, 0, 0, 0, 0.5, 1, 3])
+
+
+def test_normalisation_reference_properties() -> None:
+    for name in ("softmax", "layernorm", "rmsnorm"):
+        task = TASKS[name]
+        cfg = task.config("NPU", 3)
+        x = task.generate_inputs(cfg, rng_for(cfg))["X"]
+        y = task.reference(cfg, {"X": x})["Y"].astype(np.float64)
+        if name == "softmax":
+            np.testing.assert_allclose(y.sum(-1), 1.0, atol=0.02)
+            assert np.all(np.argmax(y, -1) == np.argmax(x, -1))
+        elif name == "layernorm":
+            np.testing.assert_allclose(y.mean(-1), 0.0, atol=0.01)
+            np.testing.assert_allclose(y.std(-1), 1.0, atol=0.01)
+        else:
+            np.testing.assert_allclose(np.sqrt((y * y).mean(-1)), 1.0, atol=0.01)
+            np.testing.assert_array_equal(np.sign(y), np.sign(x))
+    # Shift invariance: a softmax reference that skips the max subtraction would overflow here.
+    softmax = TASKS["softmax"]
+    cfg = softmax.config("NPU", 1)
+    x = softmax.generate_inputs(cfg, rng_for(cfg))["X"]
+    base = softmax.reference(cfg, {"X": x})["Y"]
+    np.testing.assert_array_equal(softmax.reference(cfg, {"X": x + np.float32(512)})["Y"], base)
+
+
+@pytest.mark.parametrize("name", ["gemv", "matmul", "batch_matmul", "linear"])
+def test_matrix_references_match_float64(name: str) -> None:
+    task = TASKS[name]
+    cfg = task.config("NPU", 3)
+    inputs = task.generate_inputs(cfg, rng_for(cfg))
+    f64 = {k: v.astype(np.float64) for k, v in inputs.items()}
+    (got,) = task.reference(cfg, inputs).values()
+    u = 2.0**-8  # bf16 unit roundoff; fp32 accumulation error is far below it at these sizes
+    if name == "gemv":
+        want, bound = f64["A"] @ f64["x"], 0.0
+    elif name == "linear":
+        prod = f64["X"] @ f64["W"]
+        want, bound = prod + f64["b"], u * np.abs(prod)  # the product is rounded before the bias add
+    else:
+        want, bound = np.matmul(f64["X"], f64["W"]), 0.0
+    assert np.all(np.abs(got - want) <= bound + u * np.abs(want) + 1e-5)
