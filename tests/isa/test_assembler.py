@@ -44,7 +44,7 @@ def errors(src: str) -> list:
         ("C_LOOP_END gp2", "E102", 1, 1, "without a matching"),
         ("C_LOOP_START gp1, 2\nC_NOP", "E103", 1, 1, "no matching"),
         ("C_LOOP_START gp1, 0\nC_LOOP_END gp1", "E005", 1, 19, "outside 1..65535"),
-        ("H_PREFETCH_V gp0, gp0, a0, 0, 5", "E005", 1, 31, "V_PREFETCH_ROWS"),
+        ("H_PREFETCH_V gp0, gp0, a0, 0, 5", "E005", 1, 31, "outside 1..4"),
     ],
 )
 def test_each_error_kind(src, code, line, col, fragment):

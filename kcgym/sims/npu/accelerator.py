@@ -39,8 +39,10 @@ class NPUAccelerator(Accelerator):
     def layout(self, task: Task, cfg: TaskConfig, hw: NPUConfig) -> MemoryLayout:  # type: ignore[override]
         regions, offset = [], 0
         for t in task.tensors(cfg):
-            regions.append(MemoryRegion(t.name, "HBM", offset, t.shape, t.role,
-                                        (t.description + "; " if t.description else "") + "bf16, row-major"))
+            desc = t.description or ""
+            if "row-major" not in desc:
+                desc = (desc + "; " if desc else "") + "bf16, row-major"
+            regions.append(MemoryRegion(t.name, "HBM", offset, t.shape, t.role, desc))
             offset += math.ceil(t.size / HBM_ALIGN) * HBM_ALIGN
         for i, (name, value) in enumerate(task.constants(cfg).items()):
             regions.append(MemoryRegion(name, "FPSRAM", i, (1,), "constant", f"= {value!r} (fp32)"))
@@ -76,8 +78,13 @@ class NPUAccelerator(Accelerator):
                 max_steps: int) -> RunResult:
         ctl = np.asarray(st.ctl[b])
         steps = int(ctl[M.STEPS])
+        counts_raw = np.asarray(st.counts[b]).copy()
+        busy = np.asarray(st.busy[b]).copy()
         if ctl[M.HALTED] and ctl[M.FAULT] == 0 and ctl[M.PC] - 1 >= program.length:
-            steps -= 1  # the implicit halt after the last instruction is not an instruction
+            # the implicit halt after the last instruction is not an instruction of the kernel
+            steps -= 1
+            counts_raw[CLASSES.index("CTRL")] -= 1
+            busy[UNITS.index("SCALAR")] -= 1
         fault = None
         if ctl[M.FAULT] != 0:
             fault = self._fault_info(int(ctl[M.FAULT]), int(ctl[M.FAULT_PC]), int(ctl[M.FAULT_DETAIL]), program, hw)
@@ -93,7 +100,7 @@ class NPUAccelerator(Accelerator):
             if r.space == "HBM" and r.role == "output":
                 outputs[r.name] = hbm[r.offset : r.offset + r.size].reshape(r.shape).copy()
         counts: dict[str, int] = {}
-        for cls, n in zip(CLASSES, np.asarray(st.counts[b]), strict=True):
+        for cls, n in zip(CLASSES, counts_raw, strict=True):
             counts[CATEGORY[cls]] = counts.get(CATEGORY[cls], 0) + int(n)
         nan_pc = int(st.nan_pc[b])
         return RunResult(
@@ -102,7 +109,7 @@ class NPUAccelerator(Accelerator):
             instructions=steps,
             fault=fault,
             counts_by_category=counts,
-            unit_busy={u: int(v) for u, v in zip(UNITS, np.asarray(st.busy[b]), strict=True)},
+            unit_busy={u: int(v) for u, v in zip(UNITS, busy, strict=True)},
             first_nonfinite_line=program.line_of(nan_pc) if nan_pc >= 0 else None,
         )
 
@@ -114,13 +121,15 @@ class NPUAccelerator(Accelerator):
                          f"elements, addresses 0..{hw.vsram_size - 1}, and the whole access must fit)",
             "OOB_MSRAM": f"MSRAM access at address {detail} is out of bounds (MSRAM holds {hw.msram_size} "
                          f"elements = {hw.msram_tiles} tiles of {hw.MLEN}x{hw.MLEN})",
-            "OOB_HBM": f"HBM access at element {detail} is outside this task's HBM image (check a-register, "
-                       "offset and STRIDE)",
+            "OOB_HBM": (f"HBM access at element {detail} is outside this task's HBM image (check a-register, "
+                        "offset and STRIDE)") if detail > M.UNSET // 2 else (
+                "HBM access through an address register or STRIDE that was never set (they are not "
+                "initialised: use C_SET_ADDR_REG / C_SET_STRIDE_REG first)"),
             "OOB_FPSRAM": f"FP SRAM index {detail} is outside 0..{hw.fpsram_size - 1}",
             "OOB_INTSRAM": f"INT SRAM index {detail} is outside 0..{hw.intsram_size - 1}",
             "MISALIGNED": f"address {detail} is misaligned (VSRAM/HBM rows: multiples of VLEN={hw.VLEN}; M_MM "
-                          f"MSRAM column offsets and M_MM_WO addresses: multiples of BLEN={hw.BLEN}; tiles: "
-                          f"multiples of MLEN={hw.MLEN})",
+                          f"MSRAM column offsets and M_MM_WO addresses: multiples of BLEN={hw.BLEN}; MSRAM row "
+                          f"starts for H_PREFETCH_M, M_TMM, M_MV/M_TMV: multiples of MLEN={hw.MLEN})",
         }.get(name, name)
         return FaultInfo(code=code, name=name, pc=pc, line=program.line_of(pc), source=program.source_line(pc),
                          message=msg)

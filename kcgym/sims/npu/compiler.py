@@ -252,9 +252,9 @@ def _matmul_core(asm: Asm, hw: NPUConfig, M: int, K: int, N: int, bias: bool) ->
 
 
 def _check_fits(hw: NPUConfig, K: int, M: int) -> None:
-    if K // hw.MLEN > hw.msram_tiles:
+    if hw.msram_tiles < K // hw.MLEN:
         raise ValueError(f"K={K} needs {K // hw.MLEN} MSRAM tiles; this NPU has {hw.msram_tiles}")
-    if (K // hw.MLEN + 2) * hw.BLEN > hw.vsram_rows:
+    if hw.vsram_rows < (K // hw.MLEN + 2) * hw.BLEN:
         raise ValueError("VSRAM too small for the matmul template")
 
 

@@ -36,6 +36,8 @@ class NPUConfig(BaseModel):
                 raise ValueError(f"{name} must be a positive power of two, got {v}")
         if self.BLEN > self.MLEN or self.v_prefetch_rows > self.vsram_rows:
             raise ValueError("BLEN must not exceed MLEN; v_prefetch_rows must fit in VSRAM")
+        if self.v_prefetch_rows < self.BLEN:
+            raise ValueError("v_prefetch_rows must be >= BLEN (one DMA moves a whole BLEN-row block)")
         for name in ("vsram_rows", "msram_tiles", "fpsram_size", "intsram_size", "hbm_latency",
                      "hbm_bytes_per_cycle", "mm_occupancy", "imem_size"):
             if getattr(self, name) <= 0:

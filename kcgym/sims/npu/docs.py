@@ -32,10 +32,18 @@ def guide_sections(hw: NPUConfig) -> list[DocSection]:
                   peak=str(int(hw.peak_macs_per_cycle)), mv_occupancy=str(hw.mv_occupancy),
                   vdma=str(hw.dma_cycles(hw.v_prefetch_rows * hw.VLEN)), mdma=str(hw.dma_cycles(hw.MLEN * hw.MLEN)))
     text = re.sub(r"\{\{(\w+)\}\}", lambda m: fields.get(m.group(1), m.group(0)), text)
-    sections = []
-    for chunk in re.split(r"(?m)^## ", text)[1:]:
-        title, _, body = chunk.partition("\n")
-        sections.append(DocSection(id=_slug(title), title=title.strip(), text=f"## {title.strip()}\n{body.strip()}\n"))
+    sections: list[DocSection] = []
+    title, body, fenced = None, [], False
+    for line in text.splitlines() + ["## "]:
+        if line.startswith("```"):
+            fenced = not fenced
+        if line.startswith("## ") and not fenced:  # a '## ' comment inside a code block is not a heading
+            if title:
+                text_ = f"## {title}\n" + "\n".join(body).strip() + "\n"
+                sections.append(DocSection(id=_slug(title), title=title, text=text_))
+            title, body = line[3:].strip(), []
+        else:
+            body.append(line)
     return sections
 
 

@@ -6,6 +6,9 @@ Costs that depend on the hardware config are functions of :class:`NPUConfig`.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 from kcgym.isa.spec import ISA, Imm, InstrSpec, Operand, Reg, RegisterFile
 from kcgym.sims.npu.config import NPUConfig
 
@@ -59,7 +62,7 @@ VD, VA, VB = _g("vd", "VSRAM address of the destination row"), _g("va", "VSRAM a
     _g("vb", "VSRAM address of row b")
 FS = _f("fs", "scalar operand")
 RSTRIDE = _imm("rstride", 0, 1, "1: rows are STRIDE elements apart in HBM; 0: contiguous")
-NROWS = Operand("nrows", Imm(1, 64), "rows to move, 1..V_PREFETCH_ROWS")
+NROWS = Operand("nrows", Imm(1, 4), "rows to move, 1..V_PREFETCH_ROWS")  # upper bound set per config
 
 INSTRUCTIONS = (
     # ---- control -------------------------------------------------------------------
@@ -176,9 +179,6 @@ def _finalize(parsed, hw, rep) -> None:
     stack: list = []
     for pi in parsed:
         mn = pi.spec.mnemonic
-        if mn in ("H_PREFETCH_V", "H_STORE_V") and pi.values[4] > hw.v_prefetch_rows:
-            rep.error(pi.src, "E005", f"nrows of {mn} is {pi.values[4]}, outside 1..{hw.v_prefetch_rows} "
-                      "(V_PREFETCH_ROWS)", pi.operand_cols[4], len(pi.operand_texts[4]))
         if mn == "C_LOOP_START":
             reg = pi.values[0]
             if reg == 0:
@@ -216,12 +216,22 @@ def _finalize(parsed, hw, rep) -> None:
         rep.error(s.src, "E103", f"C_LOOP_START gp{s.values[0]} has no matching C_LOOP_END", 1, 12)
 
 
-def make_isa(hw: NPUConfig | None = None) -> ISA:
-    hw = hw or NPUConfig()
+def _for_config(spec: InstrSpec, hw: NPUConfig) -> InstrSpec:
+    """Bind config-dependent operand ranges (DMA row counts) into the table."""
+    if not any(o.name == "nrows" for o in spec.operands):
+        return spec
+    ops = tuple(dataclasses.replace(o, kind=Imm(1, hw.v_prefetch_rows)) if o.name == "nrows" else o
+                for o in spec.operands)
+    return dataclasses.replace(spec, operands=ops)
+
+
+@functools.lru_cache(maxsize=32)
+def _make_isa(hw_json: str) -> ISA:
+    hw = NPUConfig.model_validate_json(hw_json)
     return ISA(
         name="NPU",
         register_files=(GP, FP, AR),
-        instructions=INSTRUCTIONS,
+        instructions=tuple(_for_config(s, hw) for s in INSTRUCTIONS),
         classes=CLASSES,
         units=UNITS,
         comment_prefixes=(";", "#", "//"),
@@ -232,6 +242,11 @@ def make_isa(hw: NPUConfig | None = None) -> ISA:
         finalize=_finalize,
         symbols=_symbols,
     )
+
+
+def make_isa(hw: NPUConfig | None = None) -> ISA:
+    """The NPU instruction set for hardware config ``hw`` (cached per config)."""
+    return _make_isa((hw or NPUConfig()).model_dump_json())
 
 
 NPU_ISA = make_isa()

@@ -28,6 +28,7 @@ from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.isa import CLASSES, UNITS, make_isa
 
+UNSET = -(1 << 30)  # a-registers and STRIDE start here: using one before setting it faults OOB_HBM
 FAULT_NAMES = ("NONE", "OOB_VSRAM", "OOB_MSRAM", "OOB_HBM", "OOB_FPSRAM", "OOB_INTSRAM", "MISALIGNED",
                "STEP_BUDGET")
 F_OOB_VSRAM, F_OOB_MSRAM, F_OOB_HBM, F_OOB_FPSRAM, F_OOB_INTSRAM, F_MISALIGNED, F_STEP_BUDGET = range(1, 8)
@@ -119,9 +120,9 @@ class Machine:
         i32 = jnp.int32
         nu, nc = len(UNITS), len(CLASSES)
         return State(
-            ctl=jnp.zeros(N_CTL, i32),
+            ctl=jnp.zeros(N_CTL, i32).at[STRIDE].set(UNSET),
             gp=jnp.zeros(16, i32),
-            ar=jnp.zeros(8, i32),
+            ar=jnp.full(8, UNSET, i32),
             unit_free=jnp.zeros(nu, i32),
             busy=jnp.zeros(nu, i32),
             counts=jnp.zeros(nc, i32),
