@@ -166,15 +166,18 @@ class Machine:
         K, V = w.vs_data.shape
         old = lax.dynamic_slice(st.vs, (w.vs_row, 0), (K, V))
         vs = lax.dynamic_update_slice(st.vs, jnp.where(w.vs_mask, w.vs_data, old), (w.vs_row, 0))
-        L = w.ms_data.shape[0]
-        old_m = lax.dynamic_slice(st.ms, (w.ms_row, 0), (L, L))
-        ms = lax.dynamic_update_slice(st.ms, jnp.where(w.ms_on, w.ms_data, old_m), (w.ms_row, 0))
-        hbm = st.hbm
-        H = hbm.shape[0]
-        for r in range(w.hbm_starts.shape[0]):  # in order: overlapping rows resolve deterministically
-            s0 = jnp.clip(w.hbm_starts[r], 0, H - V)
-            cur = lax.dynamic_slice(hbm, (s0,), (V,))
-            hbm = lax.dynamic_update_slice(hbm, jnp.where(w.hbm_on[r], w.hbm_data[r], cur), (s0,))
+        # tile loads and stores are rare: skip their (large) writes with a cond, which XLA keeps in place
+        ms = lax.cond(w.ms_on, lambda m: lax.dynamic_update_slice(m, w.ms_data, (w.ms_row, 0)), lambda m: m, st.ms)
+
+        def store(hbm: jax.Array) -> jax.Array:
+            H = hbm.shape[0]
+            for r in range(w.hbm_starts.shape[0]):  # in order: overlapping rows resolve deterministically
+                s0 = jnp.clip(w.hbm_starts[r], 0, H - V)
+                cur = lax.dynamic_slice(hbm, (s0,), (V,))
+                hbm = lax.dynamic_update_slice(hbm, jnp.where(w.hbm_on[r], w.hbm_data[r], cur), (s0,))
+            return hbm
+
+        hbm = lax.cond(jnp.any(w.hbm_on), store, lambda h: h, st.hbm)
         cur_f = lax.dynamic_slice(st.fpm, (w.fpm_idx,), (1,))
         fpm = lax.dynamic_update_slice(st.fpm, jnp.where(w.fpm_on, w.fpm_val[None], cur_f), (w.fpm_idx,))
         return st._replace(vs=vs, ms=ms, hbm=hbm, fpm=fpm)
