@@ -329,7 +329,14 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
                 f"no kernel has been written yet; call write_kernel(source) before {tool.name}"
             )
         else:
-            result = tool.handler(self, call.arguments)
+            try:
+                result = tool.handler(self, call.arguments)
+            except Exception as e:  # a simulator/assembler bug must not kill a long RL or eval run
+                result = ToolResult.failure(
+                    f"internal error in {tool.name}: {type(e).__name__}: {e}. This is a kcgym bug, not a "
+                    "problem with your kernel; please report it. The episode continues."
+                )
+                result.info["internal_error"] = f"{type(e).__name__}: {e}"
         return result, call.name, call.call_id, True
 
     def _finish(self, submitted: bool) -> tuple[str, dict[str, Any], float]:

@@ -222,3 +222,19 @@ def test_tool_output_is_bounded(env):
     env._docs = [DocSection(id="big", title="Big", text="line of text\n" * 100_000)]
     obs, *_ = call(env, "read_docs", section="big")
     assert len(obs) < 70_000 and "[truncated" in obs and obs.endswith("left]")
+
+
+def test_internal_errors_become_observations(env, monkeypatch):
+    """A bug in the simulator must not crash a long run: the step reports it and the episode goes on."""
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated simulator bug")
+
+    monkeypatch.setattr(env.evaluator, "evaluate", broken)
+    call(env, "write_kernel", source="COPY")
+    obs, reward, term, trunc, info = call(env, "simulate")
+    assert "internal error in simulate: RuntimeError: simulated simulator bug" in obs
+    assert info["internal_error"] == "RuntimeError: simulated simulator bug"
+    assert reward == 0 and not term and not trunc
+    obs, *_ = call(env, "assemble")
+    assert "Error" not in obs.split("\n")[0]
