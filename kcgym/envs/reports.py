@@ -175,19 +175,21 @@ def render_profile(report: KernelReport, tol: Tolerance) -> str:
         )
     out.append(f"  Static instructions: {fmt_int(report.static_instructions)}")
     total = sum(report.counts_by_category.values())
-    if report.counts_by_category:
-        out.append("  Dynamic instructions by category:")
-        width = max(len(k) for k in report.counts_by_category)
-        for k, v in sorted(report.counts_by_category.items(), key=lambda kv: (-kv[1], kv[0])):
-            share = v / total if total else 0.0
-            out.append(f"    {k.ljust(width)}  {v:>12,}  {share:6.1%}")
-    if report.unit_busy:
-        out.append("  Unit utilisation (busy cycles / total cycles):")
-        width = max(len(k) for k in report.unit_busy)
-        for k, v in sorted(report.unit_busy.items(), key=lambda kv: (-kv[1], kv[0])):
-            util = v / cycles if cycles else 0.0
-            out.append(f"    {k.ljust(width)}  {v:>12,}  {util:6.1%}")
+    out.extend(_share_table("Dynamic instructions by category:", report.counts_by_category, total))
+    out.extend(_share_table("Unit utilisation (busy cycles / total cycles):", report.unit_busy, cycles))
     return "\n".join(out)
+
+
+def _share_table(title: str, values: dict[str, int], denominator: int | None) -> list[str]:
+    """A titled table of counts, largest first, each with its share of ``denominator``."""
+    if not values:
+        return []
+    width = max(len(k) for k in values)
+    rows = [f"  {title}"]
+    for k, v in sorted(values.items(), key=lambda kv: (-kv[1], kv[0])):
+        share = v / denominator if denominator else 0.0
+        rows.append(f"    {k.ljust(width)}  {v:>12,}  {share:6.1%}")
+    return rows
 
 
 def profile_info(report: KernelReport) -> dict[str, Any]:
