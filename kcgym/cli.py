@@ -79,14 +79,14 @@ def _make_env(env_id: str, config: int, hw: str | None):
 
 def cmd_list(args: argparse.Namespace) -> int:
     from kcgym.registry import SUPPORTED, env_id
-    from kcgym.tasks import TASKS
+    from kcgym.tasks import task_for
 
     rows = []
     for acc, tasks in SUPPORTED.items():
         if args.accelerator and acc != args.accelerator:
             continue
         for name in tasks:
-            task = TASKS[name]
+            task = task_for(acc, name)
             configs = [c.label for c in task.configs(acc)]
             rows.append(
                 {"env_id": env_id(acc, name), "level": task.level, "title": task.title, "configs": configs}

@@ -73,16 +73,18 @@ def _resolve_accelerator(accelerator: str | Accelerator) -> Accelerator:
         raise ValueError(e.args[0]) from None
 
 
-def _resolve_task(task: str | Task | type[Task]) -> Task:
+def _resolve_task(task: str | Task | type[Task], accelerator: Accelerator) -> Task:
+    """A task object, or the named task of the accelerator's number-format family."""
     if isinstance(task, type) and issubclass(task, Task):
         return task()
     if isinstance(task, Task):
         return task
-    from kcgym.tasks import TASKS
+    from kcgym.tasks import tasks_for
 
-    if task not in TASKS:
-        raise ValueError(unknown_name_message("task", task, list(TASKS)))
-    return TASKS[task]
+    table = tasks_for(accelerator.numerics)
+    if task not in table:
+        raise ValueError(unknown_name_message("task", task, list(table)))
+    return table[task]
 
 
 class KernelCraftEnv(gymnasium.Env[str, Any]):
@@ -117,7 +119,7 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         render_mode: str | None = None,
     ):
         self.accelerator = _resolve_accelerator(accelerator)
-        self.task = _resolve_task(task)
+        self.task = _resolve_task(task, self.accelerator)
         if not self.accelerator.supports(self.task):
             raise ValueError(
                 f"accelerator {self.accelerator.name!r} does not support task {self.task.name!r}"

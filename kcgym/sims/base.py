@@ -103,6 +103,7 @@ class Accelerator(ABC):
     modelled_on: ClassVar[str]
     summary: ClassVar[str]
     hw_model: ClassVar[type[BaseModel]]  # frozen pydantic model with defaults
+    numerics: ClassVar[str] = "bf16"  # which task family it runs (see kcgym.tasks.tasks_for)
 
     def make_hw(self, overrides: dict[str, Any] | BaseModel | None = None) -> BaseModel:
         """The default hardware config, updated by ``overrides`` (validated)."""

@@ -1,8 +1,15 @@
-"""The task registry: every task, one instance each, in the paper's task-id order."""
+"""The task registry: every task, one instance each, in the paper's task-id order.
+
+Tasks come in *families* by number format. The bf16 family (:data:`TASKS`) serves the
+floating-point machines; an integer machine (``Accelerator.numerics == "int8"``) gets its
+own family with the same task names, exact references and integer inputs. An env resolves
+its task through :func:`task_for`, so a family is added by one entry in :data:`_FAMILIES`.
+"""
 
 from __future__ import annotations
 
 import difflib
+import importlib
 
 from kcgym.tasks.base import Task
 from kcgym.tasks.batch_matmul import BatchMatMul
@@ -31,6 +38,30 @@ _ALL: tuple[Task, ...] = (
 
 TASKS: dict[str, Task] = {t.name: t for t in _ALL}
 
+# number format -> "module:attribute" of that family's ``name -> Task`` table (imported on first use)
+_FAMILIES: dict[str, str] = {
+    "bf16": "kcgym.tasks:TASKS",
+}
+
+
+def tasks_for(numerics: str) -> dict[str, Task]:
+    """The task table of one number format (``"bf16"``, ...)."""
+    if numerics not in _FAMILIES:
+        raise KeyError(f"no task family for number format {numerics!r}; known: {', '.join(_FAMILIES)}")
+    module, _, attr = _FAMILIES[numerics].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def task_for(accelerator: str, name: str) -> Task:
+    """The task ``name`` as the accelerator ``accelerator`` (a registered name) runs it."""
+    from kcgym.registry import ACCELERATORS, unknown_name_message
+
+    numerics = getattr(ACCELERATORS[accelerator], "numerics", "bf16")
+    table = tasks_for(numerics)
+    if name not in table:
+        raise KeyError(unknown_name_message("task", name, list(table)))
+    return table[name]
+
 
 def get_task(name: str) -> Task:
     """The task called ``name`` (env-id form, e.g. ``"matmul"``).
@@ -48,4 +79,4 @@ def get_task(name: str) -> Task:
     raise KeyError(f"unknown task {name!r}{hint}; valid tasks: {', '.join(TASKS)}")
 
 
-__all__ = ["TASKS", "Task", "get_task"]
+__all__ = ["TASKS", "Task", "get_task", "task_for", "tasks_for"]

@@ -240,3 +240,14 @@ def test_matrix_references_match_float64(name: str) -> None:
     else:
         want, bound = np.matmul(f64["X"], f64["W"]), 0.0
     assert np.all(np.abs(got - want) <= bound + u * np.abs(want) + 1e-5)
+
+
+def test_task_families_resolve_by_the_accelerators_number_format() -> None:
+    from kcgym.tasks import task_for, tasks_for
+
+    assert tasks_for("bf16") is TASKS
+    assert task_for("NPU", "matmul") is TASKS["matmul"]
+    with pytest.raises(KeyError, match="number format 'int4'"):
+        tasks_for("int4")
+    with pytest.raises(KeyError, match="did you mean 'matmul'"):
+        task_for("NPU", "matmull")
