@@ -9,7 +9,7 @@ runs close to the matrix unit's bound.
 from __future__ import annotations
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.npu.compiler import Asm
+from kcgym.sims.npu.compiler.emit import Asm
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.tasks.base import Task, TaskConfig
 

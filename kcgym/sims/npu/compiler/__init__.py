@@ -1,0 +1,39 @@
+"""The NPU template compiler: the deterministic baseline every speedup is measured against.
+
+Like PLENA's compiler it is a set of per-operator templates emitted from Python: each
+prefetch is issued right before the instruction that consumes it (no prefetch-ahead, no
+double buffering), intermediates go through a single scratch buffer, and there is no fusion
+across operators. The result is correct on every configuration and deliberately leaves the
+optimisations the hardware rewards to the agent.
+
+One module per family of templates; a new task adds its template and one row here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kcgym.sims.base import MemoryLayout
+from kcgym.sims.npu.compiler import primitives
+from kcgym.sims.npu.compiler.emit import Asm
+from kcgym.sims.npu.config import NPUConfig
+from kcgym.tasks.base import Task, TaskConfig
+
+Template = Callable[[Task, TaskConfig, NPUConfig, MemoryLayout], str]
+
+# task name -> template; each family module exports its own TEMPLATES
+TEMPLATES: dict[str, Template] = {
+    **primitives.TEMPLATES,
+}
+
+
+def compile_task(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout) -> str:
+    """The baseline kernel for ``task`` at ``cfg``; raises KeyError for a task without a template."""
+    try:
+        template = TEMPLATES[task.name]
+    except KeyError as e:
+        raise KeyError(f"the NPU compiler has no template for {task.name!r}") from e
+    return template(task, cfg, hw, layout)
+
+
+__all__ = ["TEMPLATES", "Asm", "compile_task"]
