@@ -56,8 +56,9 @@ class SearchAgent(Agent):
     _PROPOSALS_PER_CANDIDATE = 50  # mutations tried (assembled locally) to find one new candidate
 
     def env_kwargs(self) -> dict[str, Any]:
-        # write+simulate per candidate, plus the seed kernel, a final rewrite and submit
-        return {"max_turns": 2 * self.options.search_budget + 4}
+        # write+simulate per candidate, plus the seed kernel, a final rewrite and submit; three visible input
+        # sets, so that an edit that is right only by luck on one input set is rejected before submit
+        return {"max_turns": 2 * self.options.search_budget + 4, "visible_inputs": 3}
 
     def play(self, session: Session) -> None:
         session.start()
