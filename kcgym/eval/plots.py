@@ -54,13 +54,14 @@ def speedup_plot(records: Sequence[EpisodeRecord], accelerator: str, path: Path)
                 ax.scatter(fails, [0.05] * len(fails), marker="x", color="crimson", zorder=3,
                            label="fail" if ci == 0 else None)
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_xlim(-0.6, len(tasks) - 0.4)  # same task positions in every panel, bars or not
         ax.set_xticks(range(len(tasks)))
         ax.set_xticklabels(tasks, rotation=30, ha="right", fontsize=8)
         ax.set_ylabel("speedup (x)")
         ax.set_ylim(0, max([1.0, *(r.speedup or 0 for r in rs)]) * 1.18)
         ax.set_title(f"{label} on {accelerator}: speedup over the template compiler (blank: not run or excluded)",
                      fontsize=9)
-        ax.legend(fontsize=7, ncol=min(6, len(configs) + 1), loc="upper right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: never covers a bar
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
