@@ -32,6 +32,11 @@ _CONTEXT_MARKERS = ("context_length_exceeded", "context length", "maximum contex
                     "prompt is too long", "exceeds the context")
 
 
+# Parameters some OpenAI-compatible servers reject -> what to send instead (None: drop it). Without
+# parallel_tool_calls=False several calls in one reply are still played one step each.
+_FALLBACKS: dict[str, str | None] = {"parallel_tool_calls": None, "max_completion_tokens": "max_tokens"}
+
+
 class APIFailure(Exception):
     """The endpoint could not produce a reply (after retries where retrying makes sense)."""
 
@@ -50,6 +55,7 @@ class LLMAgent(Agent):
     def __init__(self, options=None):
         super().__init__(options)
         self._client: Any = None
+        self._rejected: set[str] = set()  # request parameters this server refused
 
     @property
     def model(self) -> str | None:
@@ -76,7 +82,7 @@ class LLMAgent(Agent):
         nudges = 0
         while not session.done:
             try:
-                message = self._complete(session)
+                message, finish = self._complete(session)
             except APIFailure as e:
                 session.fail("api", str(e))
                 return
@@ -84,7 +90,8 @@ class LLMAgent(Agent):
             if not calls:
                 session.say("assistant", message.content)
                 if nudges >= self.options.max_nudges:
-                    session.fail("tool_use", f"the model replied without a tool call {nudges + 1} time(s)")
+                    cut = " (its last reply was cut off at the output-token limit)" if finish == "length" else ""
+                    session.fail("tool_use", f"the model replied without a tool call {nudges + 1} time(s){cut}")
                     return
                 nudges += 1
                 session.say("user", NUDGE)
@@ -102,40 +109,45 @@ class LLMAgent(Agent):
                 )
 
     # -- the model call ------------------------------------------------------------------------
-    def _request(self, session: Session, parallel_flag: bool) -> dict[str, Any]:
+    def _request(self, session: Session) -> dict[str, Any]:
         o = self.options
         kwargs: dict[str, Any] = {
             "model": o.model,
             "messages": session.messages,
             "tools": session.tools,
             "tool_choice": "auto",
+            "parallel_tool_calls": False,
         }
-        if parallel_flag:
-            kwargs["parallel_tool_calls"] = False
         if o.temperature is not None:
             kwargs["temperature"] = o.temperature
         if o.reasoning_effort is not None:
             kwargs["reasoning_effort"] = o.reasoning_effort
         if o.max_tokens is not None:
             kwargs["max_completion_tokens"] = o.max_tokens
+        for name in self._rejected:
+            value = kwargs.pop(name, None)
+            if _FALLBACKS[name] is not None and value is not None:
+                kwargs[_FALLBACKS[name]] = value
         return kwargs
 
-    def _complete(self, session: Session) -> Any:
-        """One chat completion, retried on transient errors; raises APIFailure when it gives up."""
+    def _complete(self, session: Session) -> tuple[Any, str | None]:
+        """``(message, finish_reason)`` of one chat completion, retried on transient errors; raises
+        APIFailure when it gives up."""
         import openai
 
         o = self.options
-        parallel_flag = True
         attempt = 0
         while True:
+            request = self._request(session)
             try:
-                response = self.client().chat.completions.create(**self._request(session, parallel_flag))
+                response = self.client().chat.completions.create(**request)
             except openai.BadRequestError as e:
                 if is_context_overflow(e):
                     raise APIFailure(f"context overflow: the conversation no longer fits the model's context "
                                      f"window ({e})") from None
-                if parallel_flag and "parallel_tool_calls" in str(e):
-                    parallel_flag = False  # some servers reject the flag; calls are queued anyway
+                rejected = [k for k in _FALLBACKS if k in request and k in str(e)]
+                if rejected:  # an older server: drop (or rename) the parameter for the rest of the episode
+                    self._rejected.update(rejected)
                     continue
                 raise APIFailure(f"bad request (400): {e}") from None
             except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
@@ -159,7 +171,7 @@ class LLMAgent(Agent):
             choices = getattr(response, "choices", None) or []
             if not choices:
                 raise APIFailure("the endpoint returned no choices")
-            return choices[0].message
+            return choices[0].message, getattr(choices[0], "finish_reason", None)
 
     def _backoff(self, attempt: int, error: Exception) -> float:
         """Exponential backoff with full jitter; a server's Retry-After is honoured up to the cap."""

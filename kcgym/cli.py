@@ -242,7 +242,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
           file=sys.stderr)
     try:
         summary = run_eval(
-            specs, agents, out, options=options, resume=args.resume, concurrency=concurrency,
+            specs, agents, out, options=options, resume=args.resume, rerun_errors=args.rerun_errors,
+            concurrency=concurrency,
             backend=args.backend, plugins=args.imports, progress=not args.quiet,
         )
     except RunDirError as e:
@@ -348,6 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=int, metavar="K", help="episodes in parallel (default: 8 with llm, else 2)")
     p.add_argument("--out", metavar="DIR", help="run directory (default: runs/eval-<UTC time>)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out, skipping recorded episodes")
+    p.add_argument("--rerun-errors", action="store_true",
+                   help="with --resume semantics, also replay episodes recorded with an api or harness error")
     p.add_argument("--backend", choices=["local", "ray"], default="local",
                    help="local threads, or Ray tasks (pip install 'kcgym[ray]'; uses RAY_ADDRESS if set)")
     p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",

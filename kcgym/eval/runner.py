@@ -22,6 +22,7 @@ from kcgym.eval.store import RunStore
 from kcgym.eval.suite import EpisodeSpec
 
 Backend = Literal["local", "ray"]
+RERUNNABLE = ("api", "harness")  # failures that are not the agent's verdict on the task
 
 
 class RunDirError(Exception):
@@ -54,12 +55,17 @@ def run_eval(
     *,
     options: dict[str, Any] | None = None,
     resume: bool = False,
+    rerun_errors: bool = False,
     concurrency: int = 1,
     backend: Backend = "local",
     plugins: Sequence[str] = (),
     progress: bool = True,
 ) -> RunSummary:
-    """Play every (agent, spec) not yet recorded in ``run_dir``; returns counts."""
+    """Play every (agent, spec) not yet recorded in ``run_dir``; returns counts.
+
+    ``rerun_errors`` (implies ``resume``) also replays episodes recorded with an ``api`` or ``harness``
+    error (an outage, a bug since fixed); the new record supersedes the old one (same key, later line).
+    """
     from baselines import AgentOptions, make_agent
 
     if concurrency < 1:
@@ -67,6 +73,7 @@ def run_eval(
     options = dict(options or {})
     import_plugins(plugins)
     store = RunStore(run_dir)
+    resume = resume or rerun_errors
     if store.path.exists() and store.records() and not resume:
         raise RunDirError(
             f"{store.path} already holds {len(store.records())} records; pass --resume to continue that run "
@@ -74,7 +81,7 @@ def run_eval(
         )
     store.create()
     models = {a: make_agent(a, AgentOptions(**options)).model for a in agents}
-    finished = store.finished()
+    finished = {r.key for r in store.records() if not (rerun_errors and r.error_class in RERUNNABLE)}
     items = [WorkItem(a, s) for a in agents for s in specs]
     todo = [it for it in items if _key(it.agent, models[it.agent], it.spec) not in finished]
     bar = Progress(total=len(items), done_before=len(items) - len(todo), enabled=progress)

@@ -104,7 +104,10 @@ def test_several_calls_in_one_reply_are_queued_as_steps():
     assert [m["role"] for m in transcript["messages"][2:]] == ["assistant", "tool"] * 3
 
 
-def test_a_server_that_rejects_parallel_tool_calls_still_works():
-    script = [error(400, "Unrecognized request argument: parallel_tool_calls"), *WIN]
-    record, _, requests = play(script)
-    assert record.success and "parallel_tool_calls" not in requests[1]
+def test_a_server_that_rejects_newer_parameters_still_works():
+    script = [error(400, "Unrecognized request argument: parallel_tool_calls"),
+              error(400, "unknown field max_completion_tokens"), *WIN]
+    record, _, requests = play(script, max_tokens=64)
+    assert record.success and requests[0]["max_completion_tokens"] == 64
+    assert "parallel_tool_calls" not in requests[1] and requests[2]["max_tokens"] == 64
+    assert all("max_completion_tokens" not in r and "parallel_tool_calls" not in r for r in requests[2:])

@@ -74,6 +74,15 @@ def test_resume_skips_recorded_episodes_and_a_used_dir_needs_resume(tmp_path):
     assert len(lines) == 4 and len({(r.config, r.run) for r in load_records(tmp_path / "episodes.jsonl")}) == 4
 
 
+def test_rerun_errors_replays_api_and_harness_failures_only(tmp_path):
+    specs = fake_plan(configs=[1])
+    run_eval(specs, ["broken", "compiler"], tmp_path, progress=False)
+    again = run_eval(specs, ["broken", "compiler"], tmp_path, rerun_errors=True, progress=False)
+    assert (again.skipped, again.completed) == (1, 1)  # the compiler's success is kept
+    lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and len(load_records(tmp_path / "episodes.jsonl")) == 2  # the newer record wins
+
+
 def test_a_torn_last_line_is_skipped_and_rerun(tmp_path):
     specs = fake_plan(configs=[1, 2])
     run_eval(specs[:1], ["compiler"], tmp_path, progress=False)
