@@ -47,11 +47,14 @@ def run_episode(
         if reason is not None:
             return EpisodeRecord(**base, status="excluded", excluded_reason=reason), None
         session = Session(env=env, seed=spec.seed)
+        crash = None
         try:
             agent.play(session)
-            error_class, error = _outcome(session)
         except Exception as e:  # an agent bug must not end a long evaluation
-            error_class, error = "harness", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}"
+            crash = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}"
+        error_class, error = _outcome(session)
+        if crash is not None and error_class is not None:  # a crash after a successful submit keeps the verdict
+            error_class, error = "harness", crash
         ep = session.episode or {}
         tokens = session.tokens
         success = bool(ep.get("success")) and error_class is None
