@@ -201,6 +201,20 @@ def _write_report(run_dirs: list[str], out_file: Path, plots_dir: Path | None) -
     return text + f"Report written to {out_file}\n"
 
 
+def _check_agent_options(options: dict[str, Any]) -> None:
+    """Reject bad agent flags up front (one line naming the flag), not in a worker mid-run."""
+    from pydantic import ValidationError
+
+    from baselines import AgentOptions
+
+    try:
+        AgentOptions(**options)
+    except ValidationError as e:
+        err = e.errors()[0]
+        flag = "--" + str(err["loc"][0]).replace("_s", "").replace("_", "-")
+        raise UsageError(f"{flag}: {err['msg']}, got {err.get('input')!r}") from None
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from baselines import AGENTS
     from kcgym.eval.episode import import_plugins
@@ -236,7 +250,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "temperature": args.temperature, "reasoning_effort": args.reasoning_effort, "max_tokens": args.max_tokens,
         "timeout_s": args.timeout, "max_retries": args.max_retries, "search_budget": args.search_budget,
     }
-    concurrency = args.concurrency or (8 if "llm" in agents else 2)
+    _check_agent_options(options)
+    concurrency = args.concurrency if args.concurrency is not None else (8 if "llm" in agents else 2)
+    if concurrency < 1:
+        raise UsageError(f"--concurrency must be >= 1, got {concurrency}")
     out = Path(args.out) if args.out else _default_out()
     print(f"kcgym eval: {len(specs)} episodes x {len(agents)} agent(s) ({', '.join(agents)}) -> {out}",
           file=sys.stderr)

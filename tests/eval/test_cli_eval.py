@@ -74,6 +74,12 @@ def test_report_of_records_is_deterministic_in_registry_order(tmp_path, capsys):
         (["--configs", "x"], "bad config range 'x'"),
         (["--tasks", "copi"], "unknown task 'copi'"),
         (["--levels", "3"], "matches no episodes"),
+        (["--levels", "one"], "--levels must be comma-separated integers"),
+        (["--runs", "0"], "runs must be >= 1"),
+        (["--concurrency", "0"], "--concurrency must be >= 1"),
+        (["--search-budget", "0"], "--search-budget: Input should be greater than or equal to 1, got 0"),
+        (["--timeout", "0"], "--timeout: Input should be greater than 0"),
+        (["--import", "no.such.module"], "--import: No module named 'no'"),
     ],
 )
 def test_eval_usage_errors(capsys, tmp_path, argv, message):
