@@ -35,7 +35,12 @@ def speedup_plot(records: Sequence[EpisodeRecord], accelerator: str, path: Path)
                                                       2.6 * len(groups) + 0.6), squeeze=False)
     width = 0.8 / max(1, len(configs))
     cmap = plt.get_cmap("viridis")
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    colors = [cmap(ci / max(1, len(configs) - 1)) if len(configs) > 1 else cmap(0.35) for ci in range(len(configs))]
     for ax, (label, rs) in zip(axes[:, 0], groups.items(), strict=True):
+        any_fail = False
         for ci, c in enumerate(configs):
             xs, ys, fails = [], [], []
             for ti, task in enumerate(tasks):
@@ -47,12 +52,16 @@ def speedup_plot(records: Sequence[EpisodeRecord], accelerator: str, path: Path)
                     ys.append(max(good))
                 elif played:
                     fails.append(x)
-            color = cmap(ci / max(1, len(configs) - 1)) if len(configs) > 1 else cmap(0.35)
-            bars = ax.bar(xs, ys, width=width, color=color, label=f"C{c}")
-            ax.bar_label(bars, labels=[f"{y:.2f}" for y in ys], fontsize=6, padding=1)
+            if xs:
+                bars = ax.bar(xs, ys, width=width, color=colors[ci])
+                ax.bar_label(bars, labels=[f"{y:.2f}" for y in ys], fontsize=6, padding=1)
             if fails:
-                ax.scatter(fails, [0.05] * len(fails), marker="x", color="crimson", zorder=3,
-                           label="fail" if ci == 0 else None)
+                any_fail = True
+                ax.scatter(fails, [0.05] * len(fails), marker="x", color="crimson", zorder=3)
+        # explicit handles: every config keeps its colour in the legend even where it has no bar
+        handles = [Patch(color=colors[ci], label=f"C{c}") for ci, c in enumerate(configs)]
+        if any_fail:
+            handles.append(Line2D([], [], marker="x", color="crimson", linestyle="", label="fail"))
         ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
         ax.set_xlim(-0.6, len(tasks) - 0.4)  # same task positions in every panel, bars or not
         ax.set_xticks(range(len(tasks)))
@@ -61,7 +70,7 @@ def speedup_plot(records: Sequence[EpisodeRecord], accelerator: str, path: Path)
         ax.set_ylim(0, max([1.0, *(r.speedup or 0 for r in rs)]) * 1.18)
         ax.set_title(f"{label} on {accelerator}: speedup over the template compiler (blank: not run or excluded)",
                      fontsize=9)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: never covers a bar
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside the bars
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
