@@ -167,6 +167,8 @@ class LLMAgent(Agent):
                     attempt += 1
                     continue
                 raise APIFailure(_describe(e)) from None
+            except (openai.APIError, ValueError) as e:  # an unreadable reply (bad JSON, wrong shape)
+                raise APIFailure(f"unreadable reply: {_describe(e)}") from None
             session.tokens.add(getattr(response, "usage", None))
             choices = getattr(response, "choices", None) or []
             if not choices:

@@ -59,7 +59,7 @@ class StubServer:
                 if reply.get("sleep"):
                     time.sleep(reply["sleep"])
                 status, payload, headers = stub._render(reply, body)
-                data = json.dumps(payload).encode()
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 try:
                     self.send_response(status)
                     self.send_header("content-type", "application/json")
@@ -85,7 +85,9 @@ class StubServer:
                 return text("(script exhausted)")
             return self.script.pop(0)
 
-    def _render(self, reply: Reply, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _render(self, reply: Reply, body: dict[str, Any]) -> tuple[int, dict[str, Any] | str, dict[str, str]]:
+        if "raw" in reply:  # a broken server: whatever bytes it sends
+            return 200, reply["raw"], {}
         if "status" in reply:
             err = {"message": reply["message"], "type": "error", "code": reply.get("code")}
             return reply["status"], {"error": err}, reply.get("headers", {})

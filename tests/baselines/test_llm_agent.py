@@ -111,3 +111,8 @@ def test_a_server_that_rejects_newer_parameters_still_works():
     assert record.success and requests[0]["max_completion_tokens"] == 64
     assert "parallel_tool_calls" not in requests[1] and requests[2]["max_tokens"] == 64
     assert all("max_completion_tokens" not in r and "parallel_tool_calls" not in r for r in requests[2:])
+
+
+def test_an_unreadable_reply_is_an_api_error():
+    record, _, _ = play([{"raw": "<html>502 bad gateway</html>"}, {"raw": '{"choices": "nope"}'}])
+    assert record.error_class == "api" and "unreadable reply" in record.error
