@@ -153,7 +153,7 @@ def speedup_tables(groups: dict[str, list[EpisodeRecord]]) -> str:
 
 def error_table(groups: dict[str, list[EpisodeRecord]]) -> str:
     header = ["agent", *(f"{name} ({ERROR_LETTERS[name]})" for name in M.ERROR_CLASSES), "prompt tokens",
-              "completion tokens", "reasoning tokens", "API calls"]
+              "completion tokens", "reasoning tokens", "tokens / turn", "API calls"]
     rows = []
     for label, rs in groups.items():
         counts = M.error_counts(rs)
@@ -163,6 +163,7 @@ def error_table(groups: dict[str, list[EpisodeRecord]]) -> str:
             _fmt(M.mean(r.tokens.prompt for r in played), ",.0f"),
             _fmt(M.mean(r.tokens.completion for r in played), ",.0f"),
             _fmt(M.mean(r.tokens.reasoning for r in played), ",.0f"),
+            _fmt(M.mean(r.tokens.total / r.turns for r in played if r.turns), ",.0f"),  # the paper's Table 7
             _fmt(M.mean(r.tokens.api_calls for r in played), ".1f"),
         ])
     return _table(header, rows)
