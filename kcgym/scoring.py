@@ -15,6 +15,7 @@ fenced code block; a completion without one scores 0 with ``error_class="no_kern
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -65,7 +66,7 @@ def extract_kernel(completion: Completion) -> str | None:
     Models often sketch before answering, so the last block is taken as the final answer.
     Returns None when there is no complete fenced block (e.g. a generation cut off mid-block).
     """
-    text = completion_text(completion)
+    text = completion_text(completion).replace("\r\n", "\n")
     blocks = list(_FENCE.finditer(text))
     if not blocks:
         return None
@@ -152,6 +153,9 @@ class BatchScorer:
         """One record per kernel source (None: no kernel found), all on the hidden inputs of ``seed``."""
         if isinstance(kernels, str):
             raise TypeError("score() takes a sequence of kernel sources; wrap a single kernel in a list")
+        for i, k in enumerate(kernels):
+            if k is not None and not isinstance(k, str):
+                raise TypeError(f"kernel {i} is a {type(k).__name__}; expected the assembly source text (or None)")
         inputs = self.hidden_input_sets(seed)
         self.env.evaluator.baseline()  # once, before the threads race for it
         distinct = list(dict.fromkeys(k for k in kernels if k is not None))
@@ -273,13 +277,14 @@ def scorer_for(
     env_id: str,
     config: int = 1,
     *,
-    hw: dict[str, Any] | None = None,
+    hw: dict[str, Any] | BaseModel | None = None,
     reward: RewardSpec | dict[str, Any] | None = None,
     hidden_inputs: int = 3,
 ) -> BatchScorer:
     """A shared :class:`BatchScorer` per (env id, config, hw, reward, hidden inputs): built once per process."""
     spec = RewardSpec.of(reward)
-    key = (env_id, int(config), repr(sorted((hw or {}).items())), spec.model_dump_json(), int(hidden_inputs))
+    hw_items = hw.model_dump(mode="json") if isinstance(hw, BaseModel) else dict(hw or {})
+    key = (env_id, int(config), json.dumps(hw_items, sort_keys=True), spec.model_dump_json(), int(hidden_inputs))
     with _SCORERS_LOCK:
         if key not in _SCORERS:
             _SCORERS[key] = BatchScorer(env_id, config, hw=hw, reward=spec, hidden_inputs=hidden_inputs)

@@ -113,3 +113,34 @@ def test_every_id_vectorises(env_id: str):
     assert "invalid tool call" in obs[0] and info["tool"][1] == "read_docs"
     assert np.array_equal(rew, [0.0, 0.0]) and not term.any() and not trunc.any()
     envs.close()
+
+
+class MixedInfoEnv(gym.Env):
+    """Sub-env ``i`` reports info of different types for the same keys (as kcgym envs do)."""
+
+    observation_space = gym.spaces.Discrete(2)
+    action_space = gym.spaces.Discrete(2)
+    INFOS = (
+        {"cycles": 568, "speedup": 1.25, "fault": None, "rate": 1},
+        {"cycles": None, "speedup": None, "fault": {"code": 3, "line": None}, "rate": 0.5},
+        {"cycles": 600, "speedup": 0.9, "fault": None, "rate": 2},
+    )
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def reset(self, *, seed=None, options=None):
+        return 0, dict(self.INFOS[self.index])
+
+    def step(self, action):
+        return 0, 0.0, False, False, dict(self.INFOS[self.index])
+
+
+def test_mixed_none_and_number_infos_batch_as_objects():
+    envs = gym.vector.SyncVectorEnv([lambda i=i: MixedInfoEnv(i) for i in range(3)])
+    _, info = envs.reset(seed=0)
+    assert list(info["cycles"]) == [568, None, 600] and list(info["speedup"]) == [1.25, None, 0.9]
+    assert list(info["rate"]) == [1, 0.5, 2]  # a float after ints is not truncated
+    assert info["fault"]["code"][1] == 3 and list(info["fault"]["_code"]) == [False, True, False]
+    assert list(info["_cycles"]) == [True, True, True]
+    envs.close()

@@ -105,6 +105,7 @@ def test_concurrent_calls_agree_with_a_serial_call(scorer: BatchScorer):
         ("COPY\n", None),
         ("```asm\nCOPY\n", None),  # cut off before the closing fence
         ("", None),
+        ("```asm\r\nCOPY\r\n```\r\n", "COPY\n"),  # Windows line ends
     ],
 )
 def test_extract_kernel(completion, kernel):
@@ -128,6 +129,8 @@ def test_bad_arguments_are_named():
         BatchScorer(fake_env(), reward={"mode": "dense"})
     with pytest.raises(TypeError, match="wrap a single kernel in a list"):
         BatchScorer(fake_env()).score("COPY")
+    with pytest.raises(TypeError, match="kernel 1 is a int; expected the assembly source text"):
+        BatchScorer(fake_env()).score(["COPY", 3])
 
 
 def test_reward_spec_is_the_scorers():
