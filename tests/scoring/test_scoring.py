@@ -166,3 +166,27 @@ def test_npu_matmul_batch_of_mixed_candidates():
         r.reward for r in (good, fast, wrong, syntax, none)
     ]
     assert score_kernels("KernelCraft-NPU-matmul", [compiled])[0].correct
+
+
+def test_npu_matmul_64_candidates_in_one_call():
+    """The issue's acceptance case: 64 distinct candidates, each record right for its kind."""
+    scorer = BatchScorer("KernelCraft-NPU-matmul", config=1)
+    env = scorer.env
+    compiled = env.accelerator.compile(env.task, env.cfg, env.hw)
+    expert = env.accelerator.expert(env.task, env.cfg, env.hw)
+    kinds = ["compiled", "expert", "zeros", "syntax"]
+    zeros = "S_ADDI_INT gp1, gp0, 0\n"  # writes nothing: the poisoned output stays NaN
+    sources = {"compiled": compiled, "expert": expert, "zeros": zeros, "syntax": compiled + "\nBOGUS gp1\n"}
+    completions = [f"```\n; candidate {i}\n{sources[kinds[i % 4]]}\n```" for i in range(64)]
+    records = scorer.score_completions(completions, seed=11)
+    assert len(records) == 64 and [r.index for r in records] == list(range(64))
+    for i, r in enumerate(records):
+        kind = kinds[i % 4]
+        if kind == "compiled":
+            assert r.correct and r.reward == pytest.approx(1.0)
+        elif kind == "expert":
+            assert r.correct and r.reward > 1.0 and r.cycles < r.baseline_cycles
+        elif kind == "zeros":
+            assert r.assembled and not r.correct and r.reward == 0 and r.match_rate == 0
+        else:
+            assert not r.assembled and r.error_class == "syntax" and "BOGUS" in r.error
