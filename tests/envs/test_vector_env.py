@@ -13,9 +13,15 @@ from kcgym.envs.kernel_env import KernelCraftEnv
 from kcgym.envs.vector import async_vector_kwargs
 from tests.envs.fake_accelerator import COPY_TASK, FAKE, FAST, SYNTAX, WRONG
 
-FAKE_ID = "KernelCraftTest-FAKE-copy"
-if FAKE_ID not in gym.registry:
-    gym.register(FAKE_ID, entry_point=KernelCraftEnv, kwargs={"accelerator": FAKE, "task": COPY_TASK})
+FAKE_ID = "KernelCraftVecTest-FAKE-copy"
+
+
+@pytest.fixture(autouse=True)
+def _register_fake_id():
+    """Registered per test, not at import: other test modules pop ids from the registry when done."""
+    if FAKE_ID not in gym.registry:
+        gym.register(FAKE_ID, entry_point=KernelCraftEnv, kwargs={"accelerator": FAKE, "task": COPY_TASK})
+    yield
 
 
 def episode_actions(kernel: str) -> list:
