@@ -119,9 +119,6 @@ def register_all() -> list[str]:
     No ``max_episode_steps``: the env counts turns itself, because at the turn limit the
     current kernel must still be evaluated (a ``TimeLimit`` wrapper would cut that off).
     """
-    from kcgym.envs.vector import tolerate_mixed_info_types
-
-    tolerate_mixed_info_types()  # so gym.make_vec batches infos that mix None and numbers
     for acc, tasks in SUPPORTED.items():
         for task in tasks:
             eid = env_id(acc, task)

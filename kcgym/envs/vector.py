@@ -7,8 +7,8 @@ measure (``cycles`` of a kernel that did not assemble, ``speedup`` of an incorre
 and ``None`` for the same key in the same step, and Gymnasium's batching raises
 ``TypeError: int() argument must be ... not 'NoneType'`` (or silently truncates a float
 written into an int array). :func:`tolerate_mixed_info_types` makes that batching fall back
-to an object array for such a key instead; it is installed when kcgym registers its envs and
-changes nothing for infos Gymnasium could already batch.
+to an object array for such a key instead; it is installed when the first kcgym env is created
+(``import kcgym`` stays light) and changes nothing for infos Gymnasium could already batch.
 
 No native ``vector_entry_point`` is registered: sub-envs run different kernels, and a
 simulator batches input sets of *one* program, so there is no cross-env simulation to fuse
