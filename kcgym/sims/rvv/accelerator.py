@@ -1,0 +1,223 @@
+"""The RVV core as a kcgym accelerator: memory layout, batched simulation, results and faults."""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import jax
+import numpy as np
+
+from kcgym.sims.base import Accelerator, DocSection, FaultInfo, MemoryLayout, MemoryRegion, RunResult
+from kcgym.sims.rvv import isa as I
+from kcgym.sims.rvv import machine as M
+from kcgym.sims.rvv.assembler import HALT_WORD, RVVProgram, assemble
+from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB, RVVConfig
+from kcgym.sims.rvv.qemu import ArchState
+from kcgym.tasks.base import Task, TaskConfig
+
+TENSOR_ALIGN = 16  # bytes: every tensor starts on a VLEN boundary
+OUTPUT_ALIGN = 4096  # the paper's harness puts outputs 4 KB-aligned after the inputs
+EXT_BUCKET = 16384
+
+
+def tensor_dtype(task: Task, name: str) -> np.dtype:
+    """Element type of a tensor: int8 unless the task says otherwise (``dtype_of``)."""
+    fn = getattr(task, "dtype_of", None)
+    return np.dtype(fn(name)) if fn is not None else np.dtype(np.int8)
+
+
+def ext_bucket(n: int) -> int:
+    return max(EXT_BUCKET, 1 << math.ceil(math.log2(max(n, 1))))
+
+
+def simulate_images(program: RVVProgram, ext_images: np.ndarray, hw: RVVConfig, max_steps: int,
+                    ext_size: int | None = None) -> M.State:
+    """Run ``program`` once per row of ``ext_images`` (uint8[B, ext bytes]); the final batched state.
+
+    The batch is padded to 1 or a multiple of 4 and external memory to a power-of-two bucket, so
+    the interpreter compiles for few shapes.
+    """
+    images = np.atleast_2d(np.asarray(ext_images, np.uint8))
+    n, size = images.shape
+    ext_size = size if ext_size is None else ext_size
+    rows = 1 if n == 1 else 4 * math.ceil(n / 4)
+    mem = np.zeros((rows, hw.dtcm_bytes + ext_bucket(size) + 1), np.uint8)
+    data = np.frombuffer(program.data, np.uint8)
+    mem[:, : data.size] = data
+    mem[:n, hw.dtcm_bytes : hw.dtcm_bytes + size] = images
+    _, runner = M.batched_runner(hw.model_dump_json())
+    words = program.padded(M.bucket(program.length + 1, hw.itcm_instructions + 1), HALT_WORD)
+    st = runner(words, mem, np.int32(program.length), np.int32(ext_size), np.int32(max_steps))
+    return jax.device_get(st)
+
+
+def arch_state(st: M.State, b: int, hw: RVVConfig, ext_size: int) -> ArchState:
+    """The architectural state of batch row ``b`` (what the QEMU differential test compares)."""
+    mem = np.asarray(st.mem[b])
+    return ArchState(x=np.asarray(st.x[b]).copy(), vl=int(st.ctl[b, M.VL]), vtype=int(st.ctl[b, M.VTYPE]),
+                     vregs=np.asarray(st.vrf[b, : 32 * VLENB]).copy(), dtcm=mem[: hw.dtcm_bytes].copy(),
+                     ext=mem[hw.dtcm_bytes : hw.dtcm_bytes + ext_size].copy())
+
+
+def fault_info(st: M.State, b: int, program: RVVProgram, hw: RVVConfig, max_steps: int) -> FaultInfo | None:
+    ctl = np.asarray(st.ctl[b])
+    code = int(ctl[M.FAULT])
+    if code == 0 and ctl[M.HALTED]:
+        return None
+    if code == 0:
+        pc = int(ctl[M.PC])
+        return FaultInfo(code=M.F_STEP_BUDGET, name="STEP_BUDGET", pc=pc, line=program.line_of(pc),
+                         source=program.source_line(pc),
+                         message=f"the kernel ran {max_steps} instructions without finishing (an infinite or far "
+                         "too long loop?); it was executing this line when stopped")
+    pc, detail = int(ctl[M.FAULT_PC]), int(ctl[M.FAULT_DETAIL])
+    name = M.FAULT_NAMES[code]
+    addr = detail & 0xFFFFFFFF
+    msg = {
+        "OOB": f"memory access at address {addr:#010x} is outside the DTCM ({DTCM_BASE:#x}.."
+               f"{DTCM_BASE + hw.dtcm_bytes - 1:#x}) and this task's external memory (from {EXT_BASE:#x}); "
+               "check the base register, offset, vl and stride",
+        "MISALIGNED": f"access at address {addr:#010x} is misaligned: halfwords, words and vector elements must be "
+                      "aligned to their size",
+        "ILLEGAL_VTYPE": "vector instruction without a valid vtype: run vsetvli/vsetivli first (vtype is illegal at "
+                         "reset and after a vsetvl with a bad value)",
+        "ILLEGAL_GROUP": f"register group of v{detail // 256} is illegal under the current vtype: it needs "
+                         f"{detail % 256} registers, so the register number must be a multiple of that (and at most "
+                         "8 registers per group: widening at m8 is illegal)",
+        "BAD_JUMP": f"jump to address {addr:#010x}, which is not an instruction of the program (ret with a clobbered "
+                    "ra?)",
+    }.get(name, name)
+    return FaultInfo(code=code, name=name, pc=pc, line=program.line_of(pc), source=program.source_line(pc),
+                     message=msg)
+
+
+class RVVAccelerator(Accelerator):
+    name: ClassVar[str] = "RVV"
+    modelled_on: ClassVar[str] = "Coral NPU (RV32IM scalar core + RVV 1.0 Zve32x vector unit, VLEN=128, ITCM/DTCM)"
+    summary: ClassVar[str] = ("Coral-NPU-like RISC-V core: RV32IM + RVV 1.0 integer vectors (Zve32x, VLEN=128), "
+                              "8 KB ITCM, 32 KB single-cycle DTCM, external memory over AXI; int8 kernels, exact.")
+    hw_model: ClassVar[type[RVVConfig]] = RVVConfig
+    numerics: ClassVar[str] = "int8"
+
+    def supports(self, task: Task) -> bool:
+        return "RVV" in task.configs_by_accelerator
+
+    def assemble(self, source: str, hw: RVVConfig) -> RVVProgram:  # type: ignore[override]
+        return assemble(source, hw)
+
+    # ---- memory layout ---------------------------------------------------------------
+    def layout(self, task: Task, cfg: TaskConfig, hw: RVVConfig) -> MemoryLayout:  # type: ignore[override]
+        regions, offset = [], 0
+        tensors = task.tensors(cfg)
+        for role in ("input", "output"):
+            if role == "output":
+                offset = math.ceil(offset / OUTPUT_ALIGN) * OUTPUT_ALIGN
+            for t in tensors:
+                if t.role != role:
+                    continue
+                dt = tensor_dtype(task, t.name)
+                nbytes = t.size * dt.itemsize
+                desc = (f"{dt.name}, row-major, bytes {EXT_BASE + offset:#010x}..{EXT_BASE + offset + nbytes - 1:#010x}"
+                        + (f"; {t.description}" if t.description else ""))
+                regions.append(MemoryRegion(t.name, "EXT", offset, t.shape, t.role, desc))
+                offset = math.ceil((offset + nbytes) / TENSOR_ALIGN) * TENSOR_ALIGN
+        for name, value in task.constants(cfg).items():
+            regions.append(MemoryRegion(name, "CONST", 0, (1,), "constant", f"= {int(value)} (use it as an "
+                                        "immediate: li t0, value)"))
+        return MemoryLayout(tuple(regions))
+
+    def ext_size(self, task: Task, cfg: TaskConfig, hw: RVVConfig, layout: MemoryLayout | None = None) -> int:
+        layout = layout or self.layout(task, cfg, hw)
+        end = 0
+        for r in layout.regions:
+            if r.space == "EXT":
+                end = max(end, r.offset + r.size * tensor_dtype(task, r.name).itemsize)
+        return math.ceil(end / TENSOR_ALIGN) * TENSOR_ALIGN
+
+    def ext_image(self, task: Task, cfg: TaskConfig, hw: RVVConfig, inputs: dict[str, np.ndarray],
+                  layout: MemoryLayout | None = None) -> np.ndarray:
+        """The external-memory image of one input set; outputs are poisoned with input-seeded noise."""
+        layout = layout or self.layout(task, cfg, hw)
+        img = np.zeros(self.ext_size(task, cfg, hw, layout), np.uint8)
+        seed = 0
+        for r in layout.regions:
+            if r.space == "EXT" and r.role == "input":
+                raw = np.ascontiguousarray(np.asarray(inputs[r.name]).astype(tensor_dtype(task, r.name))).view(np.uint8)
+                img[r.offset : r.offset + raw.size] = raw.reshape(-1)
+                seed = (seed * 1_000_003 + int(np.sum(raw, dtype=np.int64))) % (1 << 32)
+        poison = np.random.default_rng(seed)
+        for r in layout.regions:
+            if r.space == "EXT" and r.role == "output":
+                nbytes = r.size * tensor_dtype(task, r.name).itemsize
+                img[r.offset : r.offset + nbytes] = poison.integers(0, 256, nbytes, dtype=np.uint8)
+        return img
+
+    # ---- simulation ------------------------------------------------------------------
+    def run(self, program: RVVProgram, task: Task, cfg: TaskConfig, hw: RVVConfig,  # type: ignore[override]
+            inputs: list[dict[str, np.ndarray]], max_steps: int) -> list[RunResult]:
+        layout = self.layout(task, cfg, hw)
+        images = np.stack([self.ext_image(task, cfg, hw, inp, layout) for inp in inputs])
+        st = simulate_images(program, images, hw, max_steps)
+        return [self._result(st, b, program, task, layout, hw, max_steps) for b in range(len(inputs))]
+
+    def _result(self, st: M.State, b: int, program: RVVProgram, task: Task, layout: MemoryLayout, hw: RVVConfig,
+                max_steps: int) -> RunResult:
+        mem = np.asarray(st.mem[b])
+        outputs = {}
+        for r in layout.regions:
+            if r.space == "EXT" and r.role == "output":
+                dt = tensor_dtype(task, r.name)
+                start = hw.dtcm_bytes + r.offset
+                outputs[r.name] = mem[start : start + r.size * dt.itemsize].copy().view(dt).reshape(r.shape)
+        counts: dict[str, int] = {}
+        for cls, n in zip(I.CLASSES, np.asarray(st.counts[b]), strict=True):
+            if cls != "HALT":
+                counts[I.CATEGORY[cls]] = counts.get(I.CATEGORY[cls], 0) + int(n)
+        return RunResult(outputs=outputs, cycles=int(st.ctl[b, M.T_END]), instructions=int(st.ctl[b, M.STEPS]),
+                         fault=fault_info(st, b, program, hw, max_steps), counts_by_category=counts,
+                         unit_busy={u: int(v) for u, v in zip(I.UNITS, np.asarray(st.busy[b]), strict=True)})
+
+    # ---- baselines, docs, bounds -----------------------------------------------------
+    def compile(self, task: Task, cfg: TaskConfig, hw: RVVConfig) -> str:  # type: ignore[override]
+        from kcgym.sims.rvv.compiler import compile_task
+
+        return compile_task(task, cfg, hw, self.layout(task, cfg, hw))
+
+    def expert(self, task: Task, cfg: TaskConfig, hw: RVVConfig) -> str | None:  # type: ignore[override]
+        from kcgym.sims.rvv.expert import expert_kernel
+
+        return expert_kernel(task, cfg, hw, self.layout(task, cfg, hw))
+
+    def docs(self, hw: RVVConfig) -> list[DocSection]:  # type: ignore[override]
+        from kcgym.sims.rvv.docs import rvv_docs
+
+        return rvv_docs(hw)
+
+    def hardware_summary(self, hw: RVVConfig) -> str:  # type: ignore[override]
+        return "\n".join([
+            "- ISA: rv32im_zve32x (RISC-V RV32IM + RVV 1.0 integer vectors), GNU as syntax. VLEN=128 bits, "
+            "ELEN=32: e8 = 16 x int8, e16 = 8 x int16, e32 = 4 x int32 per register; LMUL m1/m2/m4/m8.",
+            "- Registers: x0-x31 (ABI names zero ra sp gp tp t0-t6 s0-s11 a0-a7; there is no t7), v0-v31 "
+            "(v0 is the mask register).",
+            f"- ITCM {hw.itcm_bytes} bytes at 0x0 ({hw.itcm_instructions} instructions). DTCM {hw.dtcm_bytes} bytes "
+            f"at {DTCM_BASE:#x} (single cycle; .data lands here; sp starts at its top). External memory at "
+            f"{EXT_BASE:#x}: {hw.ext_latency} cycles latency, {hw.ext_bytes_per_cycle} bytes/cycle.",
+            f"- Vector unit behind a {hw.vector_queue_depth}-entry queue; one 128-bit chunk per cycle. The kernel "
+            "ends with `ret` (or by running past its last instruction).",
+        ])
+
+    def roofline_cycles(self, task: Task, cfg: TaskConfig, hw: RVVConfig) -> int:  # type: ignore[override]
+        """max(MACs / (VLEN/8 vector + 1 scalar MAC per cycle), bytes that must cross external memory / bandwidth).
+
+        Lookup tables (``task.tables``) are left out of the bytes: a kernel need not read every entry.
+        """
+        tables = set(getattr(task, "tables", ()))
+        nbytes = sum(t.size * tensor_dtype(task, t.name).itemsize for t in task.tensors(cfg) if t.name not in tables)
+        return int(math.floor(max(task.macs(cfg) / (VLENB + 1), nbytes / hw.ext_bytes_per_cycle)))
+
+    def default_max_steps(self, baseline_instructions: int) -> int:
+        return max(200_000, 8 * baseline_instructions)
+
+
+ACCELERATOR = RVVAccelerator()
