@@ -33,23 +33,24 @@ def ext_bucket(n: int) -> int:
 
 def simulate_images(program: RVVProgram, ext_images: np.ndarray, hw: RVVConfig, max_steps: int,
                     ext_size: int | None = None) -> M.State:
-    """Run ``program`` once per row of ``ext_images`` (uint8[B, ext bytes]); the final batched state.
+    """Run ``program`` once per row of ``ext_images`` (uint8[B, ext bytes]); the final states, stacked.
 
-    The batch is padded to 1 or a multiple of 4 and external memory to a power-of-two bucket, so
-    the interpreter compiles for few shapes.
+    External memory is padded to a power-of-two bucket, so the interpreter compiles for few shapes.
     """
     images = np.atleast_2d(np.asarray(ext_images, np.uint8))
     n, size = images.shape
     ext_size = size if ext_size is None else ext_size
-    rows = 1 if n == 1 else 4 * math.ceil(n / 4)
-    mem = np.zeros((rows, hw.dtcm_bytes + ext_bucket(size) + 1), np.uint8)
-    data = np.frombuffer(program.data, np.uint8)
-    mem[:, : data.size] = data
-    mem[:n, hw.dtcm_bytes : hw.dtcm_bytes + size] = images
-    _, runner = M.batched_runner(hw.model_dump_json())
+    _, run = M.runner(hw.model_dump_json())
     words = program.padded(M.bucket(program.length + 1, hw.itcm_instructions + 1), HALT_WORD)
-    st = runner(words, mem, np.int32(program.length), np.int32(ext_size), np.int32(max_steps))
-    return jax.device_get(st)
+    data = np.frombuffer(program.data, np.uint8)
+    states = []
+    for b in range(n):
+        mem = np.zeros(hw.dtcm_bytes + ext_bucket(size) + 1, np.uint8)
+        mem[: data.size] = data
+        mem[hw.dtcm_bytes : hw.dtcm_bytes + size] = images[b]
+        states.append(jax.device_get(run(words, mem, np.int32(program.length), np.int32(ext_size),
+                                         np.int32(max_steps))))
+    return jax.tree.map(lambda *xs: np.stack(xs), *states)
 
 
 def arch_state(st: M.State, b: int, hw: RVVConfig, ext_size: int) -> ArchState:

@@ -81,65 +81,83 @@ def elementwise(op: jax.Array, a_s: jax.Array, a_u: jax.Array, b_s: jax.Array, b
     shift = b_u & (w - 1)
     nshift = b_u & (wsrc - 1)
     lo, hi = -(jnp.int32(1) << (w - 1)), (jnp.int32(1) << (w - 1)) - 1
-    umax = _s(jnp.where(w == 32, jnp.uint32(0xFFFFFFFF), (jnp.uint32(1) << _u(w)) - 1))
     is32 = w == 32
-    # products: exact in 32 bits below SEW=32; limbs at 32
-    prod = a_s * b_s
-    hu32 = mulhu32(a_u, b_u)
-    mulh = jnp.where(is32, hu32 - jnp.where(a_s < 0, b_s, 0) - jnp.where(b_s < 0, a_s, 0), prod >> w)
-    mulhu = jnp.where(is32, hu32, _s((au * bu) >> _u(w)))
-    mulhsu = jnp.where(is32, hu32 - jnp.where(a_s < 0, b_u, 0), (a_s * b_u) >> w)
-    # division (RISC-V: x/0 = -1 or all ones, x%0 = x, MIN/-1 = MIN)
-    zero = b_s == 0
-    ovf = (a_s == lo) & (b_s == -1)
-    safe = jnp.where(zero | ovf, 1, b_s)
-    div = jnp.where(zero, -1, jnp.where(ovf, a_s, lax.div(a_s, safe)))
-    rem = jnp.where(zero, a_s, jnp.where(ovf, 0, lax.rem(a_s, safe)))
-    usafe = jnp.where(b_u == 0, jnp.uint32(1), bu)
-    divu = jnp.where(b_u == 0, -1, _s(au // usafe))
-    remu = jnp.where(b_u == 0, a_u, _s(au % usafe))
-    # saturating add/sub at width w (w = 32 detects overflow from the signs)
-    ssum, sdif = a_s + b_s, a_s - b_s
-    sat = jnp.where(a_s < 0, lo, hi)
-    sadd = jnp.where(is32, jnp.where(((a_s ^ ssum) & (b_s ^ ssum)) < 0, sat, ssum), jnp.clip(ssum, lo, hi))
-    ssub = jnp.where(is32, jnp.where(((a_s ^ b_s) & (a_s ^ sdif)) < 0, sat, sdif), jnp.clip(sdif, lo, hi))
-    usum = au + bu
-    saddu = jnp.where(is32, jnp.where(usum < au, -1, _s(usum)), jnp.minimum(a_u + b_u, umax))
-    ssubu = jnp.where(au < bu, 0, _s(au - bu))
 
-    def rshift_round(v_s: jax.Array, v_u: jax.Array, sh: jax.Array, signed: bool) -> jax.Array:
+    def umax() -> jax.Array:
+        return _s(jnp.where(is32, jnp.uint32(0xFFFFFFFF), (jnp.uint32(1) << _u(w)) - 1))
+
+    def mulh() -> jax.Array:  # exact in 32 bits below SEW=32; 16-bit limbs at 32
+        hu = mulhu32(a_u, b_u)
+        return jnp.where(is32, hu - jnp.where(a_s < 0, b_s, 0) - jnp.where(b_s < 0, a_s, 0), (a_s * b_s) >> w)
+
+    def mulhu() -> jax.Array:
+        return jnp.where(is32, mulhu32(a_u, b_u), _s((au * bu) >> _u(w)))
+
+    def mulhsu() -> jax.Array:
+        return jnp.where(is32, mulhu32(a_u, b_u) - jnp.where(a_s < 0, b_u, 0), (a_s * b_u) >> w)
+
+    def div() -> jax.Array:  # RISC-V: x/0 = -1, MIN/-1 = MIN
+        zero, ovf = b_s == 0, (a_s == lo) & (b_s == -1)
+        return jnp.where(zero, -1, jnp.where(ovf, a_s, lax.div(a_s, jnp.where(zero | ovf, 1, b_s))))
+
+    def rem() -> jax.Array:  # x%0 = x, MIN%-1 = 0
+        zero, ovf = b_s == 0, (a_s == lo) & (b_s == -1)
+        return jnp.where(zero, a_s, jnp.where(ovf, 0, lax.rem(a_s, jnp.where(zero | ovf, 1, b_s))))
+
+    def divu() -> jax.Array:
+        return jnp.where(b_u == 0, -1, _s(au // jnp.where(b_u == 0, jnp.uint32(1), bu)))
+
+    def remu() -> jax.Array:
+        return jnp.where(b_u == 0, a_u, _s(au % jnp.where(b_u == 0, jnp.uint32(1), bu)))
+
+    def sadd() -> jax.Array:  # saturating at width w (w = 32 detects overflow from the signs)
+        ssum = a_s + b_s
+        sat = jnp.where(a_s < 0, lo, hi)
+        return jnp.where(is32, jnp.where(((a_s ^ ssum) & (b_s ^ ssum)) < 0, sat, ssum), jnp.clip(ssum, lo, hi))
+
+    def ssub() -> jax.Array:
+        sdif = a_s - b_s
+        sat = jnp.where(a_s < 0, lo, hi)
+        return jnp.where(is32, jnp.where(((a_s ^ b_s) & (a_s ^ sdif)) < 0, sat, sdif), jnp.clip(sdif, lo, hi))
+
+    def saddu() -> jax.Array:
+        usum = au + bu
+        return jnp.where(is32, jnp.where(usum < au, -1, _s(usum)), jnp.minimum(a_u + b_u, umax()))
+
+    def rshift_round(sh: jax.Array, signed: bool) -> jax.Array:
         """Shift right with rounding mode rnu (vxrm = 0): add back the last bit shifted out."""
         shm1 = jnp.maximum(sh - 1, 0)
         if signed:
-            r = (v_s >> sh) + jnp.where(sh > 0, (v_s >> shm1) & 1, 0)
-        else:
-            vu = _u(v_u)
-            r = _s((vu >> _u(sh)) + jnp.where(sh > 0, (vu >> _u(shm1)) & 1, 0))
-        return r
+            return (a_s >> sh) + jnp.where(sh > 0, (a_s >> shm1) & 1, 0)
+        return _s((au >> _u(sh)) + jnp.where(sh > 0, (au >> _u(shm1)) & 1, 0))
 
-    ssra = rshift_round(a_s, a_u, shift, True)
-    ssrl = rshift_round(a_s, a_u, shift, False)
-    nclip_raw = rshift_round(a_s, a_u, nshift, True)
-    nclip = jnp.clip(nclip_raw, lo, hi)
-    nclipu_raw = _u(rshift_round(a_s, a_u, nshift, False))
-    nclipu = jnp.where(nclipu_raw > _u(umax), umax, _s(nclipu_raw))
-    cands = {
-        "add": a_s + b_s, "sub": a_s - b_s, "rsub": b_s - a_s, "and": a_s & b_s, "or": a_s | b_s,
-        "xor": a_s ^ b_s, "sll": a_s << shift, "srl": _s(au >> _u(shift)), "sra": a_s >> shift,
-        "slt": (a_s < b_s).astype(jnp.int32), "sltu": (au < bu).astype(jnp.int32),
-        "min": jnp.minimum(a_s, b_s), "minu": _s(jnp.minimum(au, bu)), "max": jnp.maximum(a_s, b_s),
-        "maxu": _s(jnp.maximum(au, bu)), "mul": prod, "mulh": mulh, "mulhu": mulhu, "mulhsu": mulhsu,
-        "div": div, "divu": divu, "rem": rem, "remu": remu, "macc": c + a_s * b_s, "nmsac": c - a_s * b_s,
-        "madd": b_s * c + a_s, "nmsub": a_s - b_s * c, "sadd": sadd, "saddu": saddu, "ssub": ssub, "ssubu": ssubu,
-        "ssra": ssra, "ssrl": ssrl, "nclip": nclip, "nclipu": nclipu, "merge": b_s, "mv": b_s,
-        "seq": (a_s == b_s).astype(jnp.int32), "sne": (a_s != b_s).astype(jnp.int32),
-        "sle": (a_s <= b_s).astype(jnp.int32), "sleu": (au <= bu).astype(jnp.int32),
-        "sgt": (a_s > b_s).astype(jnp.int32), "sgtu": (au > bu).astype(jnp.int32), "ext": a_s,
-        "id": jnp.zeros_like(a_s), "lui": b_s, "auipc": a_s + b_s, "nsrl": _s(au >> _u(nshift)),
-        "nsra": a_s >> nshift,
+    def nclipu() -> jax.Array:
+        raw = _u(rshift_round(nshift, False))
+        return jnp.where(raw > _u(umax()), umax(), _s(raw))
+
+    def i32(x: jax.Array) -> jax.Array:
+        return x.astype(jnp.int32)
+
+    fns = {
+        "add": lambda: a_s + b_s, "sub": lambda: a_s - b_s, "rsub": lambda: b_s - a_s, "and": lambda: a_s & b_s,
+        "or": lambda: a_s | b_s, "xor": lambda: a_s ^ b_s, "sll": lambda: a_s << shift,
+        "srl": lambda: _s(au >> _u(shift)), "sra": lambda: a_s >> shift, "slt": lambda: i32(a_s < b_s),
+        "sltu": lambda: i32(au < bu), "min": lambda: jnp.minimum(a_s, b_s), "minu": lambda: _s(jnp.minimum(au, bu)),
+        "max": lambda: jnp.maximum(a_s, b_s), "maxu": lambda: _s(jnp.maximum(au, bu)), "mul": lambda: a_s * b_s,
+        "mulh": mulh, "mulhu": mulhu, "mulhsu": mulhsu, "div": div, "divu": divu, "rem": rem, "remu": remu,
+        "macc": lambda: c + a_s * b_s, "nmsac": lambda: c - a_s * b_s, "madd": lambda: b_s * c + a_s,
+        "nmsub": lambda: a_s - b_s * c, "sadd": sadd, "saddu": saddu, "ssub": ssub,
+        "ssubu": lambda: jnp.where(au < bu, 0, _s(au - bu)), "ssra": lambda: rshift_round(shift, True),
+        "ssrl": lambda: rshift_round(shift, False), "nclip": lambda: jnp.clip(rshift_round(nshift, True), lo, hi),
+        "nclipu": nclipu, "merge": lambda: b_s, "mv": lambda: b_s, "seq": lambda: i32(a_s == b_s),
+        "sne": lambda: i32(a_s != b_s), "sle": lambda: i32(a_s <= b_s), "sleu": lambda: i32(au <= bu),
+        "sgt": lambda: i32(a_s > b_s), "sgtu": lambda: i32(au > bu), "ext": lambda: a_s,
+        "id": lambda: jnp.zeros_like(a_s), "lui": lambda: b_s, "auipc": lambda: a_s + b_s,
+        "nsrl": lambda: _s(au >> _u(nshift)), "nsra": lambda: a_s >> nshift,
     }
-    table = jnp.stack([jnp.broadcast_to(cands[name], a_s.shape) for name in I.OPS])
-    return table[op]
+    shape = jnp.broadcast_shapes(a_s.shape, b_s.shape, jnp.shape(c))
+    branches = [lambda f=fns[name]: jnp.broadcast_to(f(), shape).astype(jnp.int32) for name in I.OPS]
+    return lax.switch(jnp.clip(op, 0, len(I.OPS) - 1), branches)
 
 
 def lanes_from_bytes(g: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -268,7 +286,7 @@ class Machine:
             | ((rs1 & (emul_1 - 1)) != 0)
         vec_needs_vtype = is_arith | is_red | is_perm | is_vmask | is_vmove | is_vmem
 
-        # ---- operands --------------------------------------------------------------------
+        # ---- operands (always: cheap) -----------------------------------------------------
         def group(r: jax.Array) -> jax.Array:
             return lax.dynamic_slice(st.vrf, (r * VLENB,), (LANES,))
 
@@ -276,92 +294,113 @@ class Machine:
         mask_bits = bits_of(st.vrf[:VLENB])
         body = lane < vl
         active = body & ((vm == 1) | mask_bits)
-        a_s, a_u = lanes_from_bytes(g_vs2, wa)
-        b_w = jnp.where(is_red, wd, sew)
-        bv_s, bv_u = lanes_from_bytes(g_vs1, b_w)
-        scalar_b = jnp.where(src == I.SRC_X, xs1, imm)
-        sh = 32 - b_w
-        bx_s = (scalar_b << sh) >> sh
-        bx_u = _s(_u(scalar_b) & jnp.where(b_w == 32, jnp.uint32(0xFFFFFFFF), (jnp.uint32(1) << _u(b_w)) - 1))
-        from_v = src == I.SRC_V
-        b_s = jnp.where(from_v, bv_s, bx_s)
-        b_u = jnp.where(from_v, bv_u, bx_u)
-        c_s, _ = lanes_from_bytes(g_vd, wd)
-        ext_like = is_arith & (widen | (wf == I.W_EXT2) | (wf == I.W_EXT4))
-        a_ext = jnp.where((sgn & 1) == 1, a_s, a_u)
-        b_ext = jnp.where((sgn & 2) == 2, b_s, b_u)
-        wide_w = (wf == I.W_WIDEN_W) & is_arith
-        A_s = jnp.where(ext_like & ~wide_w, a_ext, a_s)
-        A_u = jnp.where(ext_like & ~wide_w, a_ext, a_u)
-        B_s = jnp.where(ext_like, b_ext, b_s)
-        B_u = jnp.where(ext_like, b_ext, b_u)
-        vop = jnp.where(is_arith, sub, 0)
-        r = elementwise(vop, A_s, A_u, B_s, B_u, c_s, wd, wa)
-        r = jnp.where(vop == I.OP["id"], lane, r)
-        # merge selects by v0 on every body element; compares write mask bits
-        is_merge = is_arith & (wf == I.W_MERGE)
-        r = jnp.where(is_merge & ~mask_bits, a_s, r)
-        arith_active = jnp.where(is_merge, body, active)
         is_cmp = is_arith & (wf == I.W_MASK)
+        mask_write = is_cmp | is_vmask & (sub < 7)
 
-        # reductions (element 0 only)
-        red_a = jnp.where((wf == I.W_WIDEN) & ((sgn & 1) == 0), a_u, a_s)
-        red_au = _u(a_u)
-        init_s, init_u = bv_s[0], _u(bv_u[0])
-        big, small = jnp.int32(2**31 - 1), jnp.int32(-(2**31))
-        red_vals = jnp.stack([
-            init_s + jnp.sum(jnp.where(active, red_a, 0)),
-            jnp.maximum(init_s, jnp.max(jnp.where(active, a_s, small))),
-            _s(jnp.maximum(init_u, jnp.max(jnp.where(active, red_au, jnp.uint32(0))))),
-            jnp.minimum(init_s, jnp.min(jnp.where(active, a_s, big))),
-            _s(jnp.minimum(init_u, jnp.min(jnp.where(active, red_au, jnp.uint32(0xFFFFFFFF))))),
-            init_s & lax.reduce(jnp.where(active, a_s, -1), jnp.int32(-1), lax.bitwise_and, (0,)),
-            init_s | lax.reduce(jnp.where(active, a_s, 0), jnp.int32(0), lax.bitwise_or, (0,)),
-            init_s ^ lax.reduce(jnp.where(active, a_s, 0), jnp.int32(0), lax.bitwise_xor, (0,)),
-        ])
-        red = red_vals[jnp.clip(sub, 0, len(I.RED_OPS) - 1)]
+        def vector_compute() -> tuple[jax.Array, jax.Array, jax.Array]:
+            """Vector arithmetic, reductions, permutations, mask ops: (bytes, byte enables, scalar result)."""
 
-        # permutations
-        off = _u(jnp.where(src == I.SRC_V, 0, jnp.where(src == I.SRC_X, xs1, imm)))
-        ul = _u(lane)
-        gidx = jnp.where(src == I.SRC_V, bv_u, _s(off))
-        perm_src = jnp.select(
-            [sub == 0, sub == 1, sub == 2, sub == 3],
-            [lane - _s(jnp.minimum(off, 256)), _s(jnp.minimum(ul + jnp.minimum(off, 256), 512)), lane - 1, lane + 1],
-            jnp.clip(gidx, 0, LANES - 1) + jnp.where((_u(gidx) >= _u(vlmax)), 1 << 20, 0))
-        perm_ok = (perm_src >= 0) & (perm_src < vlmax)
-        perm_val = jnp.where(perm_ok, a_s[jnp.clip(perm_src, 0, LANES - 1)], 0)
-        perm_val = jnp.where((sub == 2) & (lane == 0) | (sub == 3) & (lane == vl - 1), xs1, perm_val)
-        perm_active = active & jnp.where(sub == 0, ul >= off, True)
+            a_s, a_u = lanes_from_bytes(g_vs2, wa)
+            b_w = jnp.where(is_red, wd, sew)
+            bv_s, bv_u = lanes_from_bytes(g_vs1, b_w)
+            scalar_b = jnp.where(src == I.SRC_X, xs1, imm)
+            sh = 32 - b_w
+            bx_s = (scalar_b << sh) >> sh
+            bx_u = _s(_u(scalar_b) & jnp.where(b_w == 32, jnp.uint32(0xFFFFFFFF), (jnp.uint32(1) << _u(b_w)) - 1))
+            from_v = src == I.SRC_V
+            b_s = jnp.where(from_v, bv_s, bx_s)
+            b_u = jnp.where(from_v, bv_u, bx_u)
+            c_s, _ = lanes_from_bytes(g_vd, wd)
+            ext_like = is_arith & (widen | (wf == I.W_EXT2) | (wf == I.W_EXT4))
+            a_ext = jnp.where((sgn & 1) == 1, a_s, a_u)
+            b_ext = jnp.where((sgn & 2) == 2, b_s, b_u)
+            wide_w = (wf == I.W_WIDEN_W) & is_arith
+            A_s = jnp.where(ext_like & ~wide_w, a_ext, a_s)
+            A_u = jnp.where(ext_like & ~wide_w, a_ext, a_u)
+            B_s = jnp.where(ext_like, b_ext, b_s)
+            B_u = jnp.where(ext_like, b_ext, b_u)
+            vop = jnp.where(is_arith, sub, 0)
+            r = elementwise(vop, A_s, A_u, B_s, B_u, c_s, wd, wa)
+            r = jnp.where(vop == I.OP["id"], lane, r)
+            # merge selects by v0 on every body element; compares write mask bits
+            is_merge = is_arith & (wf == I.W_MERGE)
+            r = jnp.where(is_merge & ~mask_bits, a_s, r)
+            arith_active = jnp.where(is_merge, body, active)
 
-        # mask-register instructions
-        m2, m1 = bits_of(g_vs2[:VLENB]), bits_of(g_vs1[:VLENB])
-        mres = jnp.stack([m2 & m1, m2 | m1, m2 ^ m1, ~(m2 & m1), m2 & ~m1, ~(m2 | m1), ~(m2 ^ m1)])[
-            jnp.clip(sub, 0, 6)]
-        sel = m2 & active
-        cpop = jnp.sum(sel.astype(jnp.int32))
-        first = jnp.where(jnp.any(sel), jnp.argmax(sel).astype(jnp.int32), -1)
+            # reductions (element 0 only)
+            red_a = jnp.where((wf == I.W_WIDEN) & ((sgn & 1) == 0), a_u, a_s)
+            red_au = _u(a_u)
+            init_s, init_u = bv_s[0], _u(bv_u[0])
+            big, small = jnp.int32(2**31 - 1), jnp.int32(-(2**31))
+            red_vals = jnp.stack([
+                init_s + jnp.sum(jnp.where(active, red_a, 0)),
+                jnp.maximum(init_s, jnp.max(jnp.where(active, a_s, small))),
+                _s(jnp.maximum(init_u, jnp.max(jnp.where(active, red_au, jnp.uint32(0))))),
+                jnp.minimum(init_s, jnp.min(jnp.where(active, a_s, big))),
+                _s(jnp.minimum(init_u, jnp.min(jnp.where(active, red_au, jnp.uint32(0xFFFFFFFF))))),
+                init_s & lax.reduce(jnp.where(active, a_s, -1), jnp.int32(-1), lax.bitwise_and, (0,)),
+                init_s | lax.reduce(jnp.where(active, a_s, 0), jnp.int32(0), lax.bitwise_or, (0,)),
+                init_s ^ lax.reduce(jnp.where(active, a_s, 0), jnp.int32(0), lax.bitwise_xor, (0,)),
+            ])
+            red = red_vals[jnp.clip(sub, 0, len(I.RED_OPS) - 1)]
 
-        # ---- the vector-register write port ---------------------------------------------
-        old_mask_bits = bits_of(g_vd[:VLENB])
-        mask_new = jnp.where(is_cmp, r != 0, mres)
-        mask_on = jnp.where(is_cmp, active, body)
-        mask_bytes = bytes_of_bits(jnp.where(mask_on, mask_new, old_mask_bits))
-        elem_val = jnp.select([is_red, is_perm, is_vmove], [jnp.full(LANES, red), perm_val, jnp.full(LANES, xs1)], r)
-        elem_active = jnp.select([is_red, is_perm, is_vmove], [(lane == 0) & (vl > 0), perm_active,
-                                                               (lane == 0) & (vl > 0)], arith_active)
-        elem_bytes = bytes_from_lanes(elem_val, wd)
-        elem_on = byte_active(elem_active, wd)
+            # permutations
+            off = _u(jnp.where(src == I.SRC_V, 0, jnp.where(src == I.SRC_X, xs1, imm)))
+            ul = _u(lane)
+            gidx = jnp.where(src == I.SRC_V, bv_u, _s(off))
+            perm_src = jnp.select(
+                [sub == 0, sub == 1, sub == 2, sub == 3],
+                [lane - _s(jnp.minimum(off, 256)), _s(jnp.minimum(ul + jnp.minimum(off, 256), 512)), lane - 1,
+                 lane + 1],
+                jnp.clip(gidx, 0, LANES - 1) + jnp.where((_u(gidx) >= _u(vlmax)), 1 << 20, 0))
+            perm_ok = (perm_src >= 0) & (perm_src < vlmax)
+            perm_val = jnp.where(perm_ok, a_s[jnp.clip(perm_src, 0, LANES - 1)], 0)
+            perm_val = jnp.where((sub == 2) & (lane == 0) | (sub == 3) & (lane == vl - 1), xs1, perm_val)
+            perm_active = active & jnp.where(sub == 0, ul >= off, True)
+
+            # mask-register instructions
+            m2, m1 = bits_of(g_vs2[:VLENB]), bits_of(g_vs1[:VLENB])
+            mres = jnp.stack([m2 & m1, m2 | m1, m2 ^ m1, ~(m2 & m1), m2 & ~m1, ~(m2 | m1), ~(m2 ^ m1)])[
+                jnp.clip(sub, 0, 6)]
+            sel = m2 & active
+            cpop = jnp.sum(sel.astype(jnp.int32))
+            first = jnp.where(jnp.any(sel), jnp.argmax(sel).astype(jnp.int32), -1)
+
+
+            old_mask_bits = bits_of(g_vd[:VLENB])
+            mask_new = jnp.where(is_cmp, r != 0, mres)
+            mask_on = jnp.where(is_cmp, active, body)
+            mask_bytes = bytes_of_bits(jnp.where(mask_on, mask_new, old_mask_bits))
+            elem_val = jnp.select([is_red, is_perm, is_vmove], [jnp.full(LANES, red), perm_val,
+                                                                 jnp.full(LANES, xs1)], r)
+            elem_active = jnp.select([is_red, is_perm, is_vmove], [(lane == 0) & (vl > 0), perm_active,
+                                                                   (lane == 0) & (vl > 0)], arith_active)
+            elem_bytes = bytes_from_lanes(elem_val, wd)
+            elem_on = byte_active(elem_active, wd)
+
+
+            x_vec = jnp.select([is_vmove, is_vmask & (sub == 7)], [a_s[0], cpop], first)
+            v_bytes = jnp.where(mask_write, jnp.pad(mask_bytes, (0, LANES - VLENB)), elem_bytes)
+            v_on = jnp.where(mask_write, lane < VLENB, elem_on)
+            return v_bytes, v_on, x_vec
+
+        vector_class = is_arith | is_red | is_perm | is_vmask | is_vmove
+        vc_bytes, vc_on, x_vec = lax.cond(
+            vector_class, vector_compute,
+            lambda: (jnp.zeros(LANES, jnp.uint8), jnp.zeros(LANES, bool), jnp.int32(0)))
 
         # ---- the memory port (scalar and vector) ---------------------------------------
         dwb_lg = jnp.where(dw == 8, 0, jnp.where(dw == 16, 1, 2))
         e_of = lane >> dwb_lg
         k_of = lane & ((1 << dwb_lg) - 1)
-        idx_s, idx_u = lanes_from_bytes(g_vs2, jnp.where(indexed, wf, 8))
-        elem_off = jnp.select([src == I.MODE_UNIT, src == I.MODE_STRIDED],
-                              [e_of << dwb_lg, e_of * xs2], idx_u[jnp.clip(e_of, 0, LANES - 1)])
-        vaddr = xs1 + elem_off + k_of
-        v_act = active[jnp.clip(e_of, 0, LANES - 1)] & (e_of < vl)
+
+        def vector_addresses() -> tuple[jax.Array, jax.Array]:
+            _, idx_u = lanes_from_bytes(g_vs2, jnp.where(indexed, wf, 8))
+            elem_off = jnp.select([src == I.MODE_UNIT, src == I.MODE_STRIDED],
+                                  [e_of << dwb_lg, e_of * xs2], idx_u[jnp.clip(e_of, 0, LANES - 1)])
+            return xs1 + elem_off + k_of, active[jnp.clip(e_of, 0, LANES - 1)] & (e_of < vl)
+
+        vaddr, v_act = lax.cond(is_vmem, vector_addresses, lambda: (lane, jnp.zeros(LANES, bool)))
         is_ld, is_st = cls == C["LOAD"], cls == C["STORE"]
         s_size = jnp.where(is_ld, jnp.array([1, 2, 4, 1, 2])[jnp.clip(sub, 0, 4)],
                            jnp.array([1, 2, 4])[jnp.clip(sub, 0, 2)])
@@ -412,15 +451,12 @@ class Machine:
 
         # ---- register writes ----------------------------------------------------------------
         x_val = jnp.select([is_("ALU", "MULDIV"), is_ld, is_jump, cls == C["CSR"], cls == C["VSET"],
-                            is_vmove, is_vmask], [alu, load_val, pc_byte + 4, csr, new_vl, a_s[0],
-                                                  jnp.where(sub == 7, cpop, first)], 0)
+                            is_vmove | is_vmask], [alu, load_val, pc_byte + 4, csr, new_vl, x_vec], 0)
         writes_x = is_("ALU", "MULDIV", "LOAD", "JUMP", "CSR", "VSET") | is_vmove & (sub == 0) | is_vmask & (sub >= 7)
         x_on = ok & writes_x & (rd != 0)
         x = st.x.at[rd].set(jnp.where(x_on, x_val, st.x[rd]))
-        mask_write = is_cmp | is_vmask & (sub < 7)
-        v_bytes = jnp.where(mask_write, jnp.pad(mask_bytes, (0, LANES - VLENB)),
-                            jnp.where(is_vld, loaded, elem_bytes))
-        v_on = jnp.where(mask_write, lane < VLENB, jnp.where(is_vld, m_act, elem_on))
+        v_bytes = jnp.where(is_vld, loaded, vc_bytes)
+        v_on = jnp.where(is_vld, m_act, vc_on)
         writes_v = is_arith | is_red | is_perm | is_vld | is_vmask & (sub < 7) | is_vmove & (sub == 1)
         v_on = v_on & ok & writes_v
         vrf = lax.dynamic_update_slice(st.vrf, jnp.where(v_on, v_bytes, g_vd), (rd * VLENB,))
@@ -533,26 +569,25 @@ class Machine:
 
 
 @functools.lru_cache(maxsize=8)
-def batched_runner(hw_json: str):
-    """``(words, mem[B, M], prog_len, ext_size, max_steps) -> State`` (batched), jitted once per config."""
+def runner(hw_json: str):
+    """``(words, mem[M], prog_len, ext_size, max_steps) -> State`` for one input set, jitted once per config.
+
+    Input sets run one after another, not under ``vmap``: the PC is data-dependent, and unbatched
+    the ``lax.cond`` around the vector datapath is a real branch, so scalar steps stay cheap.
+    """
     enable_persistent_cache()
     hw = RVVConfig.model_validate_json(hw_json)
     machine = Machine(hw)
 
     def run(words: jax.Array, mem: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
             max_steps: jax.Array) -> State:
-        init = jax.vmap(lambda m: machine.init_state(m, prog_len))(mem)
-        step = jax.vmap(lambda s: machine.step(s, words, prog_len, ext_size, max_steps))
-
         def cond(s: State) -> jax.Array:
-            return jnp.any((s.ctl[:, HALTED] == 0) & (s.ctl[:, STEPS] < max_steps))
+            return (s.ctl[HALTED] == 0) & (s.ctl[STEPS] < max_steps)
 
-        def body(s: State) -> State:
-            return step(s)
+        return lax.while_loop(cond, lambda s: machine.step(s, words, prog_len, ext_size, max_steps),
+                              machine.init_state(mem, prog_len))
 
-        return lax.while_loop(cond, body, init)
-
-    return machine, jax.jit(run)
+    return machine, jax.jit(run, donate_argnums=(1,))
 
 
 def bucket(n: int, size: int) -> int:
