@@ -83,9 +83,11 @@ def fault_info(st: M.State, b: int, program: RVVProgram, hw: RVVConfig, max_step
                       "aligned to their size",
         "ILLEGAL_VTYPE": "vector instruction without a valid vtype: run vsetvli/vsetivli first (vtype is illegal at "
                          "reset and after a vsetvl with a bad value)",
-        "ILLEGAL_GROUP": f"register group of v{detail // 256} is illegal under the current vtype: it needs "
-                         f"{detail % 256} registers, so the register number must be a multiple of that (and at most "
-                         "8 registers per group: widening at m8 is illegal)",
+        "ILLEGAL_GROUP": (f"register group v{detail // 256} is illegal under the current vtype: it is a group of "
+                          f"{detail % 256} registers, so its number must be a multiple of {detail % 256}"
+                          if detail % 256 <= 8 else
+                          f"v{detail // 256} would need a group of {detail % 256} registers; at most 8 are allowed "
+                          "(widening at m8 is illegal: lower LMUL)"),
         "BAD_JUMP": f"jump to address {addr:#010x}, which is not an instruction of the program (ret with a clobbered "
                     "ra?)",
     }.get(name, name)

@@ -281,9 +281,11 @@ class Machine:
         emul_1 = jnp.where(is_arith & (src == I.SRC_V) | is_perm & (src == I.SRC_V), lmul, 1)
         uses_vs2 = is_arith & (wf != I.W_MERGE) & ~((sub == I.OP["mv"]) | (sub == I.OP["id"])) | is_red | is_perm \
             | is_vmask | is_vmove & (sub == 0) | is_vmem & indexed | is_arith & (wf == I.W_MERGE)
-        group_bad = ((rd & (emul_d - 1)) != 0) | (emul_d > 8) | uses_vs2 & (((rs2 & (emul_2 - 1)) != 0)
-                                                                            | (emul_2 > 8)) \
-            | ((rs1 & (emul_1 - 1)) != 0)
+        bad_d = ((rd & (emul_d - 1)) != 0) | (emul_d > 8)
+        bad_2 = uses_vs2 & (((rs2 & (emul_2 - 1)) != 0) | (emul_2 > 8))
+        bad_1 = (rs1 & (emul_1 - 1)) != 0
+        group_bad = bad_d | bad_2 | bad_1
+        group_detail = jnp.select([bad_d, bad_2], [rd * 256 + emul_d, rs2 * 256 + emul_2], rs1 * 256 + emul_1)
         vec_needs_vtype = is_arith | is_red | is_perm | is_vmask | is_vmove | is_vmem
 
         # ---- operands (always: cheap) -----------------------------------------------------
@@ -447,7 +449,7 @@ class Machine:
         fault = jnp.where(run & (cls != C["HALT"]), fault, 0)
         ok = run & (fault == 0)
         detail = jnp.select([v_ill, g_ill, jnp.any(oob) | jnp.any(misaligned), bad_jump],
-                            [0, rd * 256 + emul_d, bad_addr, jnp.where(sub == 1, jalr_addr, jump_idx * 4)], 0)
+                            [0, group_detail, bad_addr, jnp.where(sub == 1, jalr_addr, jump_idx * 4)], 0)
 
         # ---- register writes ----------------------------------------------------------------
         x_val = jnp.select([is_("ALU", "MULDIV"), is_ld, is_jump, cls == C["CSR"], cls == C["VSET"],
