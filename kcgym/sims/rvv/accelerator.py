@@ -18,7 +18,7 @@ from kcgym.tasks.base import Task, TaskConfig
 
 TENSOR_ALIGN = 16  # bytes: every tensor starts on a VLEN boundary
 OUTPUT_ALIGN = 4096  # the paper's harness puts outputs 4 KB-aligned after the inputs
-EXT_BUCKET = 16384
+EXT_BUCKET = 65536  # one bucket covers every task: one compile of the interpreter
 
 
 def tensor_dtype(task: Task, name: str) -> np.dtype:

@@ -96,26 +96,25 @@ def conv(e: Emitter, h: int, cin: int, cout: int, ksize: int, x: int, w: int, bi
 
 
 def depthwise(e: Emitter, h: int, c: int, ksize: int, x: int, w: int, bias: int, y: int, mult: int, zp: int) -> None:
+    """Per pixel and 16-channel strip: for each in-bounds tap, widen both int8 vectors and multiply-accumulate."""
     p = ksize // 2
-    ly, lx, lj, lky, lkx, skip = (e.label(s) for s in ("y", "x", "c", "ky", "kx", "skip"))
-    e(f"li s8, {mult}", "li s0, 0", f"li a2, {y}")
+    ly, lx, lj, lky, lkx, skip, skiprow = (e.label(s) for s in ("y", "x", "c", "ky", "kx", "skip", "skiprow"))
+    e(f"li s8, {mult}", "li s0, 0", f"li a2, {y}", f"li s9, {h}", f"li s10, {ksize}", f"li s11, {c}")
     e(f"{ly}:", "li s1, 0")
     e(f"{lx}:", f"li t0, {c}", "li s5, 0")
     e(f"{lj}:", "vsetvli t1, t0, e32, m4, ta, ma", f"li t2, {bias}", "slli t3, s5, 2", "add t2, t2, t3",
-      "vle32.v v8, (t2)", "li s2, 0")
-    e(f"{lky}:", f"addi t4, s0, {-p}", "add t4, t4, s2", "li s3, 0")
-    e(f"{lkx}:", f"addi t5, s1, {-p}", "add t5, t5, s3")
-    e(f"bltz t4, {skip}", f"li t6, {h}", f"bge t4, t6, {skip}", f"bltz t5, {skip}", f"bge t5, t6, {skip}")
-    e(f"li t6, {h}", "mul t6, t4, t6", "add t6, t6, t5", f"li a3, {c}", "mul a3, t6, a3", "add a3, a3, s5",
-      f"li t6, {x}", "add a3, a3, t6")
-    e(f"li t6, {ksize}", "mul t6, s2, t6", "add t6, t6, s3", f"li a4, {c}", "mul a4, t6, a4", "add a4, a4, s5",
-      f"li t6, {w}", "add a4, a4, t6")
-    e("vle8.v v1, (a3)", "vle8.v v2, (a4)", "vsext.vf4 v4, v1", "vsext.vf4 v12, v2", "vmacc.vv v8, v4, v12")
-    e(f"{skip}:", "addi s3, s3, 1", f"li t6, {ksize}", f"blt s3, t6, {lkx}", "addi s2, s2, 1", f"blt s2, t6, {lky}")
+      "vle32.v v8, (t2)", "li s2, 0", f"li a4, {w}", "add a4, a4, s5")  # a4 = &W[ky, 0, s5]
+    e(f"{lky}:", f"addi t4, s0, {-p}", "add t4, t4, s2", f"bltz t4, {skiprow}", f"bge t4, s9, {skiprow}")
+    # a3 = &X[iy, x - p, s5]; t5 = x - p
+    e(f"addi t5, s1, {-p}", "mul t6, t4, s9", "add t6, t6, t5", "mul a3, t6, s11", "add a3, a3, s5", f"li t6, {x}",
+      "add a3, a3, t6", "mv a5, a4", "li s3, 0")
+    e(f"{lkx}:", f"bltz t5, {skip}", f"bge t5, s9, {skip}", "vle8.v v1, (a3)", "vle8.v v2, (a5)", "vsext.vf4 v4, v1",
+      "vsext.vf4 v12, v2", "vmacc.vv v8, v4, v12")
+    e(f"{skip}:", "add a3, a3, s11", "add a5, a5, s11", "addi t5, t5, 1", "addi s3, s3, 1", f"blt s3, s10, {lkx}")
+    e(f"{skiprow}:", f"li t6, {ksize * c}", "add a4, a4, t6", "addi s2, s2, 1", f"blt s2, s10, {lky}")
     requant_to_v1(e, "s8", zp)
     e("add t2, a2, s5", "vse8.v v1, (t2)", "add s5, s5, t1", "sub t0, t0, t1", f"bnez t0, {lj}")
-    e(f"addi a2, a2, {c}", "addi s1, s1, 1", f"li t6, {h}", f"blt s1, t6, {lx}", "addi s0, s0, 1",
-      f"blt s0, t6, {ly}")
+    e(f"addi a2, a2, {c}", "addi s1, s1, 1", f"blt s1, s9, {lx}", "addi s0, s0, 1", f"blt s0, s9, {ly}")
 
 
 def gemv(e: Emitter, m: int, n: int, a: int, x: int, y: int, mult: int, zp: int) -> None:
