@@ -533,7 +533,7 @@ class Machine:
         vq = vq.at[qi].set(jnp.where(on & vec_needs_vtype, vstart, vq[qi]))
         qi = jnp.where(on & vec_needs_vtype, (qi + 1) % hw.vector_queue_depth, qi)
         v_free = jnp.where(on & vec_needs_vtype, vstart + v_occ, ctl[V_FREE])
-        v_mem_done = jnp.where(on & is_vmem, jnp.maximum(ctl[V_MEM_DONE], v_done), ctl[V_MEM_DONE])
+        v_mem_done = jnp.where(on & is_vst, jnp.maximum(ctl[V_MEM_DONE], v_done), ctl[V_MEM_DONE])
         ext_free = jnp.where(on & uses_ext, jnp.where(vec_needs_vtype, ext_start_v, ext_start_s) + transfer,
                              ctl[EXT_FREE])
         t_new = jnp.where(on, s_next, t)
