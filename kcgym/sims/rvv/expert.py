@@ -88,6 +88,72 @@ def gemv(e: Emitter, m: int, n: int, a: int, x: int, y: int, mult: int, zp: int)
     e("vse8.v v1, (a3)", "slli t2, t1, 2", "add a2, a2, t2", "add a3, a3, t1", "sub t0, t0, t1", f"bnez t0, {lq}")
 
 
+def stage_padded_image(e: Emitter, x: int, dst: int, h: int, c: int, pad: int) -> None:
+    """Copy an (h, h, c) NHWC image into a zero (h + 2 pad)^2 frame in the DTCM (which starts zeroed)."""
+    side = h + 2 * pad
+    for row in range(h):
+        copy_to_dtcm(e, x + row * h * c, dst + ((row + pad) * side + pad) * c, h * c)
+
+
+def requant_wide(e: Emitter, mult_reg: str, zp: int, out: str) -> None:
+    """int32 accumulators in v8 (e32, m8, vl = t1 <= 32) -> int8 stored at ``out``."""
+    e("vsetvli x0, t1, e32, m8, ta, ma", f"vmul.vx v8, v8, {mult_reg}", "vssra.vi v8, v8, 16",
+      f"vadd.vi v8, v8, {zp}", "vsetvli x0, t1, e16, m4, ta, ma", "vnclip.wi v24, v8, 0",
+      "vsetvli x0, t1, e8, m2, ta, ma", "vnclip.wi v2, v24, 0", f"vse8.v v2, ({out})")
+
+
+def conv2d(e: Emitter, h: int, cin: int, cout: int, k: int, x: int, w: int, bias: int, y: int, mult: int,
+           zp: int) -> None:
+    """Padded image and int16 weights in the DTCM, bias kept in registers; per pixel, each kernel row is one
+    flat loop over (kx, cin), two taps per iteration, each a scalar x times a widened weight row."""
+    p = k // 2
+    side = h + 2 * p
+    xs = DTCM_BASE
+    ws = (xs + side * side * cin + 15) // 16 * 16
+    stage_padded_image(e, x, xs, h, cin, p)
+    widen_to_dtcm(e, w, ws, k * k * cin * cout)
+    ly, lx, lky, lc = e.label("y"), e.label("x"), e.label("ky"), e.label("c")
+    e(f"li t1, {cout}", "vsetvli x0, t1, e32, m8, ta, ma", f"li t2, {bias}", "vle32.v v16, (t2)")
+    e(f"li s8, {mult}", f"li s6, {2 * cout}", f"li a2, {y}", "li s0, 0")
+    e(f"{ly}:", "li s1, 0")
+    e(f"{lx}:", "vsetvli x0, t1, e32, m8, ta, ma", "vmv.v.v v8, v16", f"li t2, {side}", "mul t2, s0, t2",
+      "add t2, t2, s1", f"li t3, {cin}", "mul t2, t2, t3", f"li a3, {xs}", "add a3, a3, t2", f"li a4, {ws}",
+      "li s2, 0", "vsetvli x0, t1, e16, m4, ta, ma")
+    e(f"{lky}:", "mv a5, a3", f"li s3, {k * cin // 2}")
+    e(f"{lc}:", "lb t3, 0(a5)", "lb t4, 1(a5)", "vle16.v v24, (a4)", "add a4, a4, s6", "vle16.v v28, (a4)",
+      "add a4, a4, s6", "vwmacc.vx v8, t3, v24", "vwmacc.vx v8, t4, v28", "addi a5, a5, 2", "addi s3, s3, -1",
+      f"bnez s3, {lc}")
+    e(f"li t2, {side * cin}", "add a3, a3, t2", "addi s2, s2, 1", f"li t2, {k}", f"blt s2, t2, {lky}")
+    requant_wide(e, "s8", zp, "a2")
+    e(f"addi a2, a2, {cout}", "addi s1, s1, 1", f"li t2, {h}", f"blt s1, t2, {lx}", "addi s0, s0, 1",
+      f"blt s0, t2, {ly}")
+
+
+def depthwise(e: Emitter, h: int, c: int, k: int, x: int, w: int, bias: int, y: int, mult: int, zp: int) -> None:
+    """Padded image and int16 weights in the DTCM, bias in registers, all c channels (<= 32) in one group:
+    per tap, load, widen and widening-multiply-accumulate whole pixels."""
+    p = k // 2
+    side = h + 2 * p
+    xs = DTCM_BASE
+    ws = (xs + side * side * c + 15) // 16 * 16
+    stage_padded_image(e, x, xs, h, c, p)
+    widen_to_dtcm(e, w, ws, k * k * c)
+    ly, lx, lky, lkx = e.label("y"), e.label("x"), e.label("ky"), e.label("kx")
+    e(f"li t1, {c}", "vsetvli x0, t1, e32, m8, ta, ma", f"li t2, {bias}", "vle32.v v16, (t2)")
+    e(f"li s8, {mult}", f"li s6, {2 * c}", f"li s7, {c}", f"li a2, {y}", "li s0, 0")
+    e(f"{ly}:", "li s1, 0")
+    e(f"{lx}:", "vsetvli x0, t1, e32, m8, ta, ma", "vmv.v.v v8, v16", f"li t2, {side}", "mul t2, s0, t2",
+      "add t2, t2, s1", "mul t2, t2, s7", f"li a3, {xs}", "add a3, a3, t2", f"li a4, {ws}", "li s2, 0",
+      "vsetvli x0, t1, e16, m4, ta, ma")
+    e(f"{lky}:", "mv a5, a3", f"li s3, {k}")
+    e(f"{lkx}:", "vle8.v v4, (a5)", "vle16.v v28, (a4)", "vsext.vf2 v24, v4", "vwmacc.vv v8, v24, v28",
+      "add a5, a5, s7", "add a4, a4, s6", "addi s3, s3, -1", f"bnez s3, {lkx}")
+    e(f"li t2, {side * c}", "add a3, a3, t2", "addi s2, s2, 1", f"li t2, {k}", f"blt s2, t2, {lky}")
+    requant_wide(e, "s8", zp, "a2")
+    e(f"addi a2, a2, {c}", "addi s1, s1, 1", f"li t2, {h}", f"blt s1, t2, {lx}", "addi s0, s0, 1",
+      f"blt s0, t2, {ly}")
+
+
 def expert_kernel(task: Task, cfg: TaskConfig, hw: RVVConfig, layout: MemoryLayout) -> str | None:
     addr = {r.name: EXT_BASE + r.offset for r in layout.regions if r.space == "EXT"}
     c = {k: int(v) for k, v in task.constants(cfg).items()}
@@ -98,6 +164,12 @@ def expert_kernel(task: Task, cfg: TaskConfig, hw: RVVConfig, layout: MemoryLayo
         matmul(e, p["M"], p["K"], p["N"], addr["X"], addr["W"], addr["Y"], c["mult"], c["zero_point"])
     elif task.name == "gemv" and p["N"] % min(p["N"], 64) == 0 and p["N"] <= 256:
         gemv(e, p["M"], p["N"], addr["A"], addr["x"], addr["y"], c["mult"], c["zero_point"])
+    elif task.name == "conv2d" and p["cout"] <= 32 and (p["k"] ** 2 * p["cin"]) % 2 == 0:
+        conv2d(e, p["H"], p["cin"], p["cout"], p["k"], addr["X"], addr["W"], addr["bias"], addr["Y"], c["mult"],
+               c["zero_point"])
+    elif task.name == "depthwise_conv" and p["c"] <= 32:
+        depthwise(e, p["H"], p["c"], p["k"], addr["X"], addr["W"], addr["bias"], addr["Y"], c["mult"],
+                  c["zero_point"])
     else:
         return None
     e("ret")
