@@ -28,3 +28,27 @@ def test_instruction_programs_match_qemu(k):
     source, mnemonics = PROGRAMS[k]
     diffs = differences(source, P.ext_image(k))
     assert not diffs, f"covering {sorted(mnemonics)}:\n" + "\n".join(diffs[:20])
+
+
+def _kernel_cases() -> list[tuple[str, str]]:
+    from kcgym.tasks import tasks_for
+
+    cases = [(name, "compiler") for name in tasks_for("int8")]
+    return cases + [(name, "expert") for name in ("gemv", "matmul", "conv2d", "depthwise_conv")]
+
+
+@pytest.mark.parametrize(("name", "kind"), _kernel_cases())
+def test_shipped_kernels_match_qemu(name, kind):
+    """Compiler and expert kernels at C1 on real task inputs: same registers, DTCM and outputs as QEMU."""
+    import numpy as np
+
+    from kcgym.sims.rvv import ACCELERATOR
+    from kcgym.tasks import tasks_for
+
+    task = tasks_for("int8")[name]
+    cfg = task.config("RVV", 1)
+    hw = ACCELERATOR.make_hw()
+    source = ACCELERATOR.compile(task, cfg, hw) if kind == "compiler" else ACCELERATOR.expert(task, cfg, hw)
+    ext = ACCELERATOR.ext_image(task, cfg, hw, task.generate_inputs(cfg, np.random.default_rng(5)))
+    diffs = differences(source, ext, hw)
+    assert not diffs, "\n".join(diffs[:20])
