@@ -27,6 +27,24 @@ def tensor_dtype(task: Task, name: str) -> np.dtype:
     return np.dtype(fn(name)) if fn is not None else np.dtype(np.int8)
 
 
+def region_dtype(task: Task, region: MemoryRegion) -> np.dtype:
+    return np.dtype(np.int32) if region.role == "constant" else tensor_dtype(task, region.name)
+
+
+class ByteLayout(MemoryLayout):
+    """A layout whose offsets are bytes from 0x20000000: described with absolute byte addresses."""
+
+    def describe(self) -> str:
+        lines = []
+        for r in self.regions:
+            width = 4 if r.role == "constant" or "int32" in r.description.split(";")[0] else 1
+            start = EXT_BASE + r.offset
+            shape = "x".join(str(d) for d in r.shape)
+            lines.append(f"- {r.name} ({r.role}): bytes {start:#010x}..{start + r.size * width - 1:#010x}, "
+                         f"shape [{shape}], {r.description}")
+        return "\n".join(lines)
+
+
 def ext_bucket(n: int) -> int:
     return max(EXT_BUCKET, 1 << math.ceil(math.log2(max(n, 1))))
 
@@ -111,31 +129,31 @@ class RVVAccelerator(Accelerator):
 
     # ---- memory layout ---------------------------------------------------------------
     def layout(self, task: Task, cfg: TaskConfig, hw: RVVConfig) -> MemoryLayout:  # type: ignore[override]
+        """Inputs from 0x20000000 (16-byte aligned), then the task constants as int32 words, then the
+        outputs from the next 4 KB boundary. Offsets are in bytes from 0x20000000."""
         regions, offset = [], 0
         tensors = task.tensors(cfg)
-        for role in ("input", "output"):
-            if role == "output":
-                offset = math.ceil(offset / OUTPUT_ALIGN) * OUTPUT_ALIGN
-            for t in tensors:
-                if t.role != role:
-                    continue
-                dt = tensor_dtype(task, t.name)
-                nbytes = t.size * dt.itemsize
-                desc = (f"{dt.name}, row-major, bytes {EXT_BASE + offset:#010x}..{EXT_BASE + offset + nbytes - 1:#010x}"
-                        + (f"; {t.description}" if t.description else ""))
-                regions.append(MemoryRegion(t.name, "EXT", offset, t.shape, t.role, desc))
-                offset = math.ceil((offset + nbytes) / TENSOR_ALIGN) * TENSOR_ALIGN
+
+        def place(name: str, shape: tuple[int, ...], role: str, dt: np.dtype, desc: str) -> None:
+            nonlocal offset
+            note = dt.name + (f"; {desc}" if desc and desc != dt.name else "")
+            regions.append(MemoryRegion(name, "EXT", offset, shape, role, note))
+            offset = math.ceil((offset + int(np.prod(shape)) * dt.itemsize) / TENSOR_ALIGN) * TENSOR_ALIGN
+
+        for t in tensors:
+            if t.role == "input":
+                place(t.name, t.shape, "input", tensor_dtype(task, t.name), t.description)
         for name, value in task.constants(cfg).items():
-            regions.append(MemoryRegion(name, "CONST", 0, (1,), "constant", f"= {int(value)} (use it as an "
-                                        "immediate: li t0, value)"))
-        return MemoryLayout(tuple(regions))
+            place(name, (1,), "constant", np.dtype(np.int32), f"= {int(value)} (or use the value as an immediate)")
+        offset = math.ceil(offset / OUTPUT_ALIGN) * OUTPUT_ALIGN
+        for t in tensors:
+            if t.role == "output":
+                place(t.name, t.shape, "output", tensor_dtype(task, t.name), t.description)
+        return ByteLayout(tuple(regions))
 
     def ext_size(self, task: Task, cfg: TaskConfig, hw: RVVConfig, layout: MemoryLayout | None = None) -> int:
         layout = layout or self.layout(task, cfg, hw)
-        end = 0
-        for r in layout.regions:
-            if r.space == "EXT":
-                end = max(end, r.offset + r.size * tensor_dtype(task, r.name).itemsize)
+        end = max(r.offset + r.size * region_dtype(task, r).itemsize for r in layout.regions)
         return math.ceil(end / TENSOR_ALIGN) * TENSOR_ALIGN
 
     def ext_image(self, task: Task, cfg: TaskConfig, hw: RVVConfig, inputs: dict[str, np.ndarray],
@@ -143,15 +161,17 @@ class RVVAccelerator(Accelerator):
         """The external-memory image of one input set; outputs are poisoned with input-seeded noise."""
         layout = layout or self.layout(task, cfg, hw)
         img = np.zeros(self.ext_size(task, cfg, hw, layout), np.uint8)
+        constants = task.constants(cfg)
         seed = 0
         for r in layout.regions:
-            if r.space == "EXT" and r.role == "input":
-                raw = np.ascontiguousarray(np.asarray(inputs[r.name]).astype(tensor_dtype(task, r.name))).view(np.uint8)
+            if r.role in ("input", "constant"):
+                value = inputs[r.name] if r.role == "input" else np.int32(int(constants[r.name]))
+                raw = np.ascontiguousarray(np.asarray(value).astype(region_dtype(task, r))).view(np.uint8)
                 img[r.offset : r.offset + raw.size] = raw.reshape(-1)
                 seed = (seed * 1_000_003 + int(np.sum(raw, dtype=np.int64))) % (1 << 32)
         poison = np.random.default_rng(seed)
         for r in layout.regions:
-            if r.space == "EXT" and r.role == "output":
+            if r.role == "output":
                 nbytes = r.size * tensor_dtype(task, r.name).itemsize
                 img[r.offset : r.offset + nbytes] = poison.integers(0, 256, nbytes, dtype=np.uint8)
         return img
@@ -199,7 +219,7 @@ class RVVAccelerator(Accelerator):
 
     def hardware_summary(self, hw: RVVConfig) -> str:  # type: ignore[override]
         return "\n".join([
-            "- ISA: rv32im_zve32x (RISC-V RV32IM + RVV 1.0 integer vectors), GNU as syntax. VLEN=128 bits, "
+            "- ISA: rv32im_zicsr_zve32x (RISC-V RV32IM + RVV 1.0 integer vectors), GNU as syntax. VLEN=128 bits, "
             "ELEN=32: e8 = 16 x int8, e16 = 8 x int16, e32 = 4 x int32 per register; LMUL m1/m2/m4/m8.",
             "- Registers: x0-x31 (ABI names zero ra sp gp tp t0-t6 s0-s11 a0-a7; there is no t7), v0-v31 "
             "(v0 is the mask register).",
