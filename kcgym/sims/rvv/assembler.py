@@ -59,6 +59,7 @@ class Slot:
     ops: list[tuple[str, int]]  # operand text and 1-based column
     mcol: int  # column of the mnemonic
     vtype: tuple[int, int] | None  # (SEW, LMUL) statically in force, if known
+    vtype_exact: bool = True  # False once a label lies between the vsetvli and this instruction
 
 
 def _sext(v: int, bits: int) -> int:
@@ -78,6 +79,7 @@ class _Asm:
         self.local_defs: dict[str, list[tuple[int, str]]] = {}  # "1" -> [(position key, internal name)]
         self.section = "text"
         self.vtype: tuple[int, int] | None = None
+        self.vtype_exact = True
 
     # ---- helpers -------------------------------------------------------------------------
     def err(self, sl: SourceLine, code: str, msg: str, col: int = 1, length: int = 1, hint: str | None = None):
@@ -98,6 +100,7 @@ class _Asm:
         if self.section == "text":
             self.text_labels[name] = len(self.slots)
             self.labels[name] = ITCM_BASE + 4 * len(self.slots)
+            self.vtype_exact = False  # a jump may arrive here with another vtype
             if self.slots and self.slots[-1].spec.mnemonic in ("jal", "jalr") and self.slots[-1].ops[0][0] in (
                     "x0", "zero"):
                 self.vtype = None  # reached only by jumps: the textual vtype may not hold
@@ -164,7 +167,7 @@ class _Asm:
             else:
                 while (4 * len(self.slots)) % size:
                     self.slots.append(Slot(I.BY_MNEMONIC["addi"], sl, [("x0", col), ("x0", col), ("0", col)], col,
-                                           self.vtype))
+                                           self.vtype, self.vtype_exact))
         elif d in (".word", ".half", ".short", ".byte"):
             if self.section != "data":
                 self.err(sl, "E020", f"'{d}' in the .text section: data must go in '.data'", col, len(d),
@@ -201,9 +204,10 @@ class _Asm:
 
     def emit(self, sl: SourceLine, mnemonic: str, ops: list[tuple[str, int]], mcol: int) -> None:
         spec = I.BY_MNEMONIC[mnemonic]
-        self.slots.append(Slot(spec, sl, ops, mcol, self.vtype))
+        self.slots.append(Slot(spec, sl, ops, mcol, self.vtype, self.vtype_exact))
         if spec.cls == "VSET" and spec.form != "VSETVL":
             self.vtype = _static_vtype(ops[2:])
+            self.vtype_exact = True
         elif spec.cls == "VSET":
             self.vtype = None
 
@@ -633,18 +637,21 @@ class _Asm:
                 continue
             if which == "vs1" and spec.form in ("V2", "V0") or which == "vs1" and spec.cls in ("VLOAD", "VSTORE"):
                 continue
+            report = self.err if s.vtype_exact else self.rep.warning
+            code = "E023" if s.vtype_exact else "W023"
             if emul > 8:
-                self.err(sl, "E023", f"{spec.mnemonic} needs a register group of {emul} registers for {which} "
-                         f"under e{sew}, m{lmul}; the maximum is 8", s.mcol, len(spec.mnemonic),
-                         hint="lower LMUL in the preceding vsetvli")
+                report(sl, code, f"{spec.mnemonic} needs a register group of {emul} registers for {which} under "
+                       f"e{sew}, m{lmul}; the maximum is 8", s.mcol, len(spec.mnemonic),
+                       hint="lower LMUL in the preceding vsetvli")
                 return
             if reg % emul:
                 k = next(i for i, (t, _) in enumerate(s.ops) if t.strip().lower() == f"v{reg}") if any(
                     t.strip().lower() == f"v{reg}" for t, _ in s.ops) else 0
-                self.err(sl, "E023", f"{which} = v{reg} is not aligned to its register group: under e{sew}, m{lmul} "
-                         f"{spec.mnemonic} uses groups of {emul} registers, so {which} must be a multiple of "
-                         f"{emul}", s.ops[k][1] if s.ops else s.mcol, len(f"v{reg}"),
-                         hint=f"use v0, v{emul}, v{2 * emul}, ... (the vtype comes from the preceding vsetvli)")
+                # across a label the vtype may differ at run time (the simulator checks again): warn only
+                report(sl, code, f"{which} = v{reg} is not aligned to its register "
+                       f"group: under e{sew}, m{lmul} {spec.mnemonic} uses groups of {emul} registers, so {which} "
+                       f"must be a multiple of {emul}", s.ops[k][1] if s.ops else s.mcol, len(f"v{reg}"),
+                       hint=f"use v0, v{emul}, v{2 * emul}, ... (the vtype comes from the preceding vsetvli)")
 
     def run(self) -> RVVProgram:
         pre = Preprocessor(("#",), {}, set(I.XREGS) | set(I.VREGS) | set(I.BY_MNEMONIC) | set(PSEUDOS)

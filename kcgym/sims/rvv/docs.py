@@ -18,6 +18,8 @@ ERROR_CODES = {
     "E017": "bad mask operand (only v0.t / v0)", "E018": "unsupported CSR", "E019": "bad vtype (SEW, LMUL, policy)",
     "E020": "instruction in .data or data in .text", "E021": "unknown section",
     "E022": "masked instruction writes v0", "E023": "register group misaligned or larger than 8 registers",
+    "W023": "as E023, but a label lies between the vsetvli and the instruction (the run-time vtype may differ)",
+    "W002": "the program has no instructions",
 }
 
 

@@ -80,6 +80,11 @@ def test_misaligned_register_group_is_an_error_under_the_known_vtype():
     assert d.code == "E023" and d.line == 2 and "multiple of 4" in d.message and d.col == 9
 
 
+def test_group_check_across_a_label_is_only_a_warning():
+    p = assemble("vsetvli t0, a0, e8, m4, ta, ma\nloop:\nvadd.vv v2, v4, v8\nbnez a0, loop\n")
+    assert [w.code for w in p.warnings] == ["W023"] and p.warnings[0].line == 3
+
+
 def test_widening_at_m8_needs_more_than_eight_registers():
     d = one_error("vsetvli t0, a0, e8, m8, ta, ma\nvwadd.vv v0, v8, v16\n")
     assert d.code == "E023" and "maximum is 8" in d.message
