@@ -28,6 +28,7 @@ ENTRY_POINT = "kcgym.envs.kernel_env:KernelCraftEnv"
 # accelerator name -> "module:attribute" of its Accelerator instance
 _ACCELERATOR_PATHS: dict[str, str] = {
     "NPU": "kcgym.sims.npu:ACCELERATOR",
+    "RVV": "kcgym.sims.rvv:ACCELERATOR",
 }
 
 # accelerator name -> the tasks it runs (env-id names, see kcgym.tasks.TASKS)
@@ -43,6 +44,23 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "matmul",
         "batch_matmul",
         "linear",
+    ),
+    "RVV": (
+        "relu",
+        "silu",
+        "gelu",
+        "softmax",
+        "layernorm",
+        "rmsnorm",
+        "gemv",
+        "matmul",
+        "batch_matmul",
+        "linear",
+        "conv2d",
+        "depthwise_conv",
+        "ffn",
+        "swiglu",
+        "conv_block",
     ),
 }
 
@@ -102,6 +120,9 @@ def parse_env_id(eid: str) -> tuple[str, str]:
     endings = [i for i in ids if i.lower().endswith("-" + str(eid).lower().lstrip("-"))]
     if len(endings) == 1:  # "matmul" or "NPU-matmul"
         raise KeyError(f"unknown env id {eid!r} (did you mean {endings[0]!r}?); valid: {', '.join(ids)}")
+    if endings:  # "matmul" when several accelerators run it
+        options = " or ".join(repr(e) for e in endings)
+        raise KeyError(f"unknown env id {eid!r} (did you mean {options}?); valid: {', '.join(ids)}")
     raise KeyError(unknown_name_message("env id", eid, ids))
 
 
