@@ -43,6 +43,9 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "matmul",
         "batch_matmul",
         "linear",
+        "conv2d",
+        "depthwise_conv",
+        "conv_block",
     ),
 }
 

@@ -24,6 +24,9 @@ def test_ids_follow_the_table():
         "matmul",
         "batch_matmul",
         "linear",
+        "conv2d",
+        "depthwise_conv",
+        "conv_block",
     }
 
 

@@ -13,6 +13,9 @@ import importlib
 
 from kcgym.tasks.base import Task
 from kcgym.tasks.batch_matmul import BatchMatMul
+from kcgym.tasks.conv2d import Conv2D
+from kcgym.tasks.conv_block import ConvBlock
+from kcgym.tasks.depthwise_conv import DepthwiseConv
 from kcgym.tasks.gelu import GELU
 from kcgym.tasks.gemv import GEMV
 from kcgym.tasks.layernorm import LayerNorm
@@ -34,6 +37,9 @@ _ALL: tuple[Task, ...] = (
     GEMM(),
     BatchMatMul(),
     Linear(),
+    Conv2D(),
+    DepthwiseConv(),
+    ConvBlock(),
 )
 
 TASKS: dict[str, Task] = {t.name: t for t in _ALL}

@@ -22,10 +22,15 @@ PAPER_ORDER = [
     ("matmul", "GEMM", "Matrix"),
     ("batch_matmul", "BatchMatMul", "Matrix"),
     ("linear", "Linear", "Matrix"),
+    ("conv2d", "Conv2D", "Spatial"),
+    ("depthwise_conv", "DepthwiseConv", "Spatial"),
+    ("conv_block", "ConvBlock", "CNN"),
 ]
+LEVELS = {"conv_block": 3}  # every other task here is level 1
 
 ELEMENTS = (256, 1024, 2048, 8192, 16384)
 MATMUL_SHAPES = ((4, 64, 64), (8, 128, 128), (16, 128, 256), (32, 256, 256), (64, 256, 512))
+CONV_SHAPES = ((8, 64, 64, 1), (8, 64, 64, 3), (8, 64, 128, 3), (8, 64, 256, 3), (16, 64, 128, 3))
 # Paper Table 12 (PLENA), in the parameter names kcgym uses.
 NPU_CONFIGS: dict[str, list[dict[str, int]]] = {
     "silu": [{"n": n} for n in ELEMENTS],
@@ -41,7 +46,13 @@ NPU_CONFIGS: dict[str, list[dict[str, int]]] = {
         for b, (m, k, n) in zip((2, 4, 8, 16, 32), MATMUL_SHAPES, strict=True)
     ],
     "linear": [{"n": m, "hin": k, "hout": n} for m, k, n in MATMUL_SHAPES],
+    # Not in Table 12 (PLENA could not run them): the paper's Table 14 (Coral) shapes with channels x8
+    "conv2d": [{"H": h, "cin": ci, "cout": co, "k": k} for h, ci, co, k in CONV_SHAPES],
+    "depthwise_conv": [{"H": h, "c": c, "k": k} for h, c, k in ((8, 128, 3), (16, 64, 3), (16, 128, 3), (16, 128, 5),
+                                                                  (16, 256, 5))],
+    "conv_block": [{"H": h, "cin": ci, "cout": co, "k": k} for h, ci, co, k in CONV_SHAPES],
 }
+HAS_VLIW_CONFIGS = {"conv2d", "depthwise_conv", "conv_block"}
 
 
 def expected_tensors(name: str, p: dict[str, int]) -> list[tuple[str, tuple[int, ...], str]]:
@@ -59,6 +70,13 @@ def expected_tensors(name: str, p: dict[str, int]) -> list[tuple[str, tuple[int,
     if name == "batch_matmul":
         b, m, k, n = p["b"], p["M"], p["K"], p["N"]
         return [("X", (b, m, k), "input"), ("W", (b, k, n), "input"), ("Y", (b, m, n), "output")]
+    if name in ("conv2d", "conv_block"):
+        h, ci, co, k = p["H"], p["cin"], p["cout"], p["k"]
+        bn = [("scale", (co,), "input"), ("shift", (co,), "input")] if name == "conv_block" else []
+        return [("X", (h, h, ci), "input"), ("W", (k, k, ci, co), "input"), *bn, ("Y", (h, h, co), "output")]
+    if name == "depthwise_conv":
+        h, c, k = p["H"], p["c"], p["k"]
+        return [("X", (h, h, c), "input"), ("W", (k, k, c), "input"), ("Y", (h, h, c), "output")]
     n, hin, hout = p["n"], p["hin"], p["hout"]
     return [
         ("X", (n, hin), "input"),
@@ -74,6 +92,9 @@ def expected_macs(name: str, p: dict[str, int]) -> int:
         "matmul": lambda: p["M"] * p["K"] * p["N"],
         "batch_matmul": lambda: p["b"] * p["M"] * p["K"] * p["N"],
         "linear": lambda: p["n"] * p["hin"] * p["hout"],
+        "conv2d": lambda: p["H"] * p["H"] * p["k"] ** 2 * p["cin"] * p["cout"],
+        "conv_block": lambda: p["H"] * p["H"] * p["k"] ** 2 * p["cin"] * p["cout"],
+        "depthwise_conv": lambda: p["H"] * p["H"] * p["k"] ** 2 * p["c"],
     }.get(name, lambda: 0)()
 
 
@@ -92,7 +113,7 @@ def test_registry_is_in_paper_order() -> None:
     assert list(TASKS) == [name for name, _, _ in PAPER_ORDER]
     for name, task in TASKS.items():
         assert isinstance(task, Task)
-        assert task.level == 1
+        assert task.level == LEVELS.get(name, 1)
         assert get_task(name) is task
 
 
@@ -126,8 +147,9 @@ def test_npu_configs_match_paper_table_12(name: str) -> None:
     cfgs = task.configs("NPU")
     assert [c.index for c in cfgs] == [1, 2, 3, 4, 5]
     assert [c.params for c in cfgs] == NPU_CONFIGS[name]
-    with pytest.raises(KeyError):
-        task.configs("VLIW")
+    if name not in HAS_VLIW_CONFIGS:
+        with pytest.raises(KeyError):
+            task.configs("VLIW")
 
 
 @pytest.mark.parametrize(("name", "index"), ALL_CONFIGS)

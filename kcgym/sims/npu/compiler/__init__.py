@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.npu.compiler import primitives
+from kcgym.sims.npu.compiler import primitives, spatial
 from kcgym.sims.npu.compiler.emit import Asm
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.tasks.base import Task, TaskConfig
@@ -24,6 +24,7 @@ Template = Callable[[Task, TaskConfig, NPUConfig, MemoryLayout], str]
 # task name -> template; each family module exports its own TEMPLATES
 TEMPLATES: dict[str, Template] = {
     **primitives.TEMPLATES,
+    **spatial.TEMPLATES,
 }
 
 
