@@ -9,9 +9,16 @@ from __future__ import annotations
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.expert.matmul import expert_matmul
+from kcgym.sims.npu.expert.rowwise import expert_rowwise
 from kcgym.tasks.base import Task, TaskConfig
 
-EXPERTS = {"matmul": expert_matmul, "linear": expert_matmul}
+EXPERTS = {
+    "matmul": expert_matmul,
+    "linear": expert_matmul,
+    "softmax": expert_rowwise,
+    "layernorm": expert_rowwise,
+    "rmsnorm": expert_rowwise,
+}
 
 
 def expert_kernel(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout) -> str | None:
