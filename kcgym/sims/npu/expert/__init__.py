@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.npu.config import NPUConfig
+from kcgym.sims.npu.expert.conv import expert_conv
 from kcgym.sims.npu.expert.matmul import expert_matmul
 from kcgym.sims.npu.expert.rowwise import expert_rowwise
 from kcgym.tasks.base import Task, TaskConfig
@@ -18,6 +19,8 @@ EXPERTS = {
     "softmax": expert_rowwise,
     "layernorm": expert_rowwise,
     "rmsnorm": expert_rowwise,
+    "conv2d": expert_conv,
+    "conv_block": expert_conv,
 }
 
 

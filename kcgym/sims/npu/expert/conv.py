@@ -1,0 +1,132 @@
+"""Expert Conv2D / ConvBlock: the template's implicit GEMM, with the memory traffic taken off the critical path.
+
+Same arithmetic as the template (the padded image chunk-major in VSRAM, one M_MM per tap
+and channel chunk, one write-out per 4x4 output block), but:
+
+- the DMA queue is ordered by need: the image rows of the first output row, then the
+  first strip's weight tiles, then the rest of the image;
+- weight tiles go round a ring of MSRAM slots, and the next strip's tiles are queued while
+  the current strip computes (those whose slot the current strip still reads are queued
+  right after its last M_MM), so a strip boundary waits for two tiles, not nine;
+- output rows alternate between two VSRAM buffers, so a store drains during the next row;
+- the column-block loop is software-pipelined: each iteration first writes out the previous
+  block, so a write-out waits only for its own last M_MM and the matrix unit idles one
+  cycle per block;
+- ConvBlock fuses BatchNorm and ReLU into the output row while it is on chip (three
+  vector ops per row), where the template runs two more passes through HBM.
+"""
+
+from __future__ import annotations
+
+from kcgym.sims.base import MemoryLayout
+from kcgym.sims.npu.compiler.emit import Asm, base_address
+from kcgym.sims.npu.compiler.spatial import check_conv_shape
+from kcgym.sims.npu.config import NPUConfig
+from kcgym.tasks.base import Task, TaskConfig
+
+
+def expert_conv(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout) -> str:
+    check_conv_shape(task, cfg, hw, ("cin", "cout"))
+    fused = task.name == "conv_block"
+    V, L, B, T, S = hw.VLEN, hw.MLEN, hw.BLEN, hw.MLEN * hw.MLEN, hw.msram_tiles
+    H, cin, cout, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
+    p, cc, strips, nb = k // 2, cin // V, cout // L, H // B
+    Wp, kt = H + 2 * p, k * k * cin // L
+    if kt > S:
+        raise ValueError(f"the weights of one output strip need {kt} MSRAM tiles; this NPU has {S}")
+    IMG = 0
+    OUT = [cc * Wp * Wp * V, cc * Wp * Wp * V + H * V]  # two output-row buffers
+    SC = OUT[1] + H * V  # BatchNorm scale rows (one per strip), then shift rows
+    SH = SC + strips * V
+    DUMMY = SH + strips * V  # BLEN rows that absorb the software pipeline's first (empty) write-out
+    if hw.vsram_rows < DUMMY // V + B:
+        raise ValueError("VSRAM too small for the padded image and two output rows")
+    taps = [(kh, kw, c) for kh in range(k) for kw in range(k) for c in range(cc)]  # = W's row order
+
+    def slot(s: int, t: int) -> int:
+        return (s * kt + t) % S
+
+    asm = Asm(f"expert {task.title} {cfg.label}: need-ordered DMAs, ring of weight tiles, fused epilogue")
+    names = ("X", "W", "Y", "scale", "shift") if fused else ("X", "W", "Y")
+    for i, name in enumerate(names):
+        base_address(asm, layout, name, f"a{i}")
+
+    def load_image_rows(rows: range) -> None:
+        asm.li("gp1", cin)
+        asm("C_SET_STRIDE_REG gp1", "pixels are cin apart")
+        for h in rows:
+            for c in range(cc):
+                for wb in range(nb):
+                    asm.li("gp2", (h * H + wb * B) * cin + c * V)
+                    asm.li("gp3", IMG + (c * Wp * Wp + (h + p) * Wp + p + wb * B) * V)
+                    asm(f"H_PREFETCH_V gp3, gp2, a0, 1, {B}", f"image row {h}, pixels {wb * B}.., chunk {c}")
+
+    def load_tiles(s: int, ts: list[int]) -> None:
+        asm.li("gp1", cout)
+        asm("C_SET_STRIDE_REG gp1", "W rows are cout apart")
+        for t in ts:
+            asm.li("gp2", t * L * cout + s * L)
+            asm.li("gp3", slot(s, t) * T)
+            asm("H_PREFETCH_M gp3, gp2, a1, 1", f"strip {s}, k-tile {t} -> MSRAM slot {slot(s, t)}")
+
+    asm.comment("DMAs in order of need: the first output row's image rows, strip 0's tiles, the rest")
+    load_image_rows(range(min(p + 1, H)))
+    load_tiles(0, list(range(kt)))
+    if fused:
+        for r0 in range(0, strips, hw.v_prefetch_rows):
+            n = min(hw.v_prefetch_rows, strips - r0)
+            asm.li("gp2", r0 * V)
+            asm.li("gp3", SC + r0 * V)
+            asm(f"H_PREFETCH_V gp3, gp2, a3, 0, {n}", "BatchNorm scale, one row per strip")
+            asm.li("gp3", SH + r0 * V)
+            asm(f"H_PREFETCH_V gp3, gp2, a4, 0, {n}", "BatchNorm shift")
+    load_image_rows(range(p + 1, H))
+    asm.li("gp1", cout)
+    asm("C_SET_STRIDE_REG gp1", "from here on every DMA strides by cout")
+
+    buf = 0
+    for s in range(strips):
+        late: list[int] = []
+        if s + 1 < strips:
+            busy = {slot(s, t) for t in range(kt)}
+            early = [t for t in range(kt) if slot(s + 1, t) not in busy]
+            late = [t for t in range(kt) if slot(s + 1, t) in busy]
+            asm.comment(f"strip {s + 1}'s tiles in free slots, queued while strip {s} computes")
+            load_tiles(s + 1, early)
+        for h in range(H):
+            asm.comment(f"---- strip {s}, output row {h} -> buffer {buf}")
+            for wb in range(nb):
+                asm.li("gp5", IMG + (h * Wp + wb * B) * V, "padded pixel (h, 4wb): tap (0, 0)")
+                asm.li("gp4", 0, "column block offset inside the tiles")
+                asm.li("gp2", slot(s, 0) * T, "tap 0 of column block 0")
+                asm.li("gp6", OUT[buf] + wb * B * V, "where this block's write-out goes")
+                asm.li("gp7", DUMMY, "the first iteration writes out an empty ACC to a dummy block")
+                with asm.loop("gp15", L // B, f"{B}-channel column blocks, write-out of the previous one first"):
+                    asm("M_MM_WO gp7, 0", "previous block: waits only for its last M_MM")
+                    asm("M_MM gp2, gp5", "tap (0, 0), chunk 0")
+                    asm("S_ADD_INT gp7, gp6, gp0", "the address updates hide under the M_MMs")
+                    asm(f"S_ADDI_INT gp6, gp6, {B}")
+                    for t, (kh, kw, c) in enumerate(taps[1:], start=1):
+                        asm(f"S_ADDI_INT gp2, gp4, {slot(s, t) * T}")
+                        asm(f"S_ADDI_INT gp3, gp5, {(c * Wp * Wp + kh * Wp + kw) * V}")
+                        asm("M_MM gp2, gp3", f"tap ({kh}, {kw}), chunk {c}")
+                    asm(f"S_ADDI_INT gp4, gp4, {B}")
+                    asm(f"S_ADDI_INT gp2, gp4, {slot(s, 0) * T}", "tap 0 of the next column block")
+                asm("M_MM_WO gp7, 0", "the last column block")
+            if h == H - 1 and late:
+                asm.comment(f"strip {s} has read its last tile: the rest of strip {s + 1}'s tiles")
+                load_tiles(s + 1, late)
+            if fused:
+                asm.li("gp8", SC + s * V)
+                asm.li("gp9", SH + s * V)
+                for r in range(H):
+                    asm.li("gp6", OUT[buf] + r * V)
+                    asm("V_MUL_VV gp6, gp6, gp8", "* scale")
+                    asm("V_ADD_VV gp6, gp6, gp9", "+ shift")
+                    asm("V_MAX_VF gp6, gp6, f0", "relu")
+            for wb in range(nb):
+                asm.li("gp2", h * H * cout + s * L + wb * B * cout)
+                asm.li("gp3", OUT[buf] + wb * B * V)
+                asm(f"H_STORE_V gp3, gp2, a2, 1, {B}", "drains while the next row computes")
+            buf = 1 - buf
+    return asm.text()
