@@ -51,15 +51,21 @@ def expert_conv(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout
     for i, name in enumerate(names):
         base_address(asm, layout, name, f"a{i}")
 
-    def load_image_rows(rows: range) -> None:
+    def load_image_rows(first: int, count: int) -> None:
+        """Image rows first..first+count-1, one hardware-loop iteration per row (uses gp2, gp3, gp12)."""
         asm.li("gp1", cin)
         asm("C_SET_STRIDE_REG gp1", "pixels are cin apart")
-        for h in rows:
+        asm.li("gp2", first * H * cin, f"HBM offset of image row {first}")
+        asm.li("gp3", IMG + ((first + p) * Wp + p) * V, "its padded row in VSRAM")
+        with asm.loop("gp12", count, "image rows"):
             for c in range(cc):
                 for wb in range(nb):
-                    asm.li("gp2", (h * H + wb * B) * cin + c * V)
-                    asm.li("gp3", IMG + (c * Wp * Wp + (h + p) * Wp + p + wb * B) * V)
-                    asm(f"H_PREFETCH_V gp3, gp2, a0, 1, {B}", f"image row {h}, pixels {wb * B}.., chunk {c}")
+                    asm(f"S_ADDI_INT gp4, gp2, {wb * B * cin + c * V}")
+                    asm(f"S_ADDI_INT gp5, gp3, {(c * Wp * Wp + wb * B) * V}")
+                    asm(f"H_PREFETCH_V gp5, gp4, a0, 1, {B}", f"pixels {wb * B}.., chunk {c}")
+            asm.li("gp1", H * cin)
+            asm("S_ADD_INT gp2, gp2, gp1")
+            asm(f"S_ADDI_INT gp3, gp3, {Wp * V}")
 
     def load_tiles(s: int, ts: list[int]) -> None:
         asm.li("gp1", cout)
@@ -69,8 +75,43 @@ def expert_conv(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout
             asm.li("gp3", slot(s, t) * T)
             asm("H_PREFETCH_M gp3, gp2, a1, 1", f"strip {s}, k-tile {t} -> MSRAM slot {slot(s, t)}")
 
+    def emit_row(s: int, buf: int) -> None:
+        """Output row (gp9: its padded image row, gp10: its HBM offset) of strip s into OUT[buf], then store."""
+        for wb in range(nb):
+            asm(f"S_ADDI_INT gp5, gp9, {wb * B * V}", "padded pixel (h, 4wb): tap (0, 0)")
+            asm.li("gp4", 0, "column block offset inside the tiles")
+            asm.li("gp2", slot(s, 0) * T, "tap 0 of column block 0")
+            asm.li("gp6", OUT[buf] + wb * B * V, "where this block's write-out goes")
+            asm.li("gp7", DUMMY, "the first iteration writes out an empty ACC to a dummy block")
+            with asm.loop("gp15", L // B, f"{B}-channel column blocks, write-out of the previous one first"):
+                asm("M_MM_WO gp7, 0", "previous block: waits only for its last M_MM")
+                asm("M_MM gp2, gp5", "tap (0, 0), chunk 0")
+                asm("S_ADD_INT gp7, gp6, gp0", "the address updates hide under the M_MMs")
+                asm(f"S_ADDI_INT gp6, gp6, {B}")
+                for t, (kh, kw, c) in enumerate(taps[1:], start=1):
+                    asm(f"S_ADDI_INT gp2, gp4, {slot(s, t) * T}")
+                    asm(f"S_ADDI_INT gp3, gp5, {(c * Wp * Wp + kh * Wp + kw) * V}")
+                    asm("M_MM gp2, gp3", f"tap ({kh}, {kw}), chunk {c}")
+                asm(f"S_ADDI_INT gp4, gp4, {B}")
+                asm(f"S_ADDI_INT gp2, gp4, {slot(s, 0) * T}", "tap 0 of the next column block")
+            asm("M_MM_WO gp7, 0", "the last column block")
+        if fused:
+            asm.li("gp6", OUT[buf])
+            with asm.loop("gp13", H, "BatchNorm and ReLU on the row while it is on chip"):
+                asm("V_MUL_VV gp6, gp6, gp8", "* scale")
+                asm("V_ADD_VV gp6, gp6, gp11", "+ shift")
+                asm("V_MAX_VF gp6, gp6, f0", "relu")
+                asm(f"S_ADDI_INT gp6, gp6, {V}")
+        for wb in range(nb):
+            asm(f"S_ADDI_INT gp2, gp10, {wb * B * cout}")
+            asm.li("gp3", OUT[buf] + wb * B * V)
+            asm(f"H_STORE_V gp3, gp2, a2, 1, {B}", "drains while the next row computes")
+        asm(f"S_ADDI_INT gp9, gp9, {Wp * V}")
+        asm(f"S_ADDI_INT gp10, gp10, {H * cout}")
+
     asm.comment("DMAs in order of need: the first output row's image rows, strip 0's tiles, the rest")
-    load_image_rows(range(min(p + 1, H)))
+    first = min(p + 1, H)
+    load_image_rows(0, first)
     load_tiles(0, list(range(kt)))
     if fused:
         for r0 in range(0, strips, hw.v_prefetch_rows):
@@ -80,11 +121,14 @@ def expert_conv(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout
             asm(f"H_PREFETCH_V gp3, gp2, a3, 0, {n}", "BatchNorm scale, one row per strip")
             asm.li("gp3", SH + r0 * V)
             asm(f"H_PREFETCH_V gp3, gp2, a4, 0, {n}", "BatchNorm shift")
-    load_image_rows(range(p + 1, H))
+    if first < H:
+        load_image_rows(first, H - first)
     asm.li("gp1", cout)
     asm("C_SET_STRIDE_REG gp1", "from here on every DMA strides by cout")
 
-    buf = 0
+    if fused:
+        asm.li("gp8", SC, "this strip's BatchNorm scale row")
+        asm.li("gp11", SH, "and its shift row")
     for s in range(strips):
         late: list[int] = []
         if s + 1 < strips:
@@ -93,40 +137,15 @@ def expert_conv(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout
             late = [t for t in range(kt) if slot(s + 1, t) in busy]
             asm.comment(f"strip {s + 1}'s tiles in free slots, queued while strip {s} computes")
             load_tiles(s + 1, early)
-        for h in range(H):
-            asm.comment(f"---- strip {s}, output row {h} -> buffer {buf}")
-            for wb in range(nb):
-                asm.li("gp5", IMG + (h * Wp + wb * B) * V, "padded pixel (h, 4wb): tap (0, 0)")
-                asm.li("gp4", 0, "column block offset inside the tiles")
-                asm.li("gp2", slot(s, 0) * T, "tap 0 of column block 0")
-                asm.li("gp6", OUT[buf] + wb * B * V, "where this block's write-out goes")
-                asm.li("gp7", DUMMY, "the first iteration writes out an empty ACC to a dummy block")
-                with asm.loop("gp15", L // B, f"{B}-channel column blocks, write-out of the previous one first"):
-                    asm("M_MM_WO gp7, 0", "previous block: waits only for its last M_MM")
-                    asm("M_MM gp2, gp5", "tap (0, 0), chunk 0")
-                    asm("S_ADD_INT gp7, gp6, gp0", "the address updates hide under the M_MMs")
-                    asm(f"S_ADDI_INT gp6, gp6, {B}")
-                    for t, (kh, kw, c) in enumerate(taps[1:], start=1):
-                        asm(f"S_ADDI_INT gp2, gp4, {slot(s, t) * T}")
-                        asm(f"S_ADDI_INT gp3, gp5, {(c * Wp * Wp + kh * Wp + kw) * V}")
-                        asm("M_MM gp2, gp3", f"tap ({kh}, {kw}), chunk {c}")
-                    asm(f"S_ADDI_INT gp4, gp4, {B}")
-                    asm(f"S_ADDI_INT gp2, gp4, {slot(s, 0) * T}", "tap 0 of the next column block")
-                asm("M_MM_WO gp7, 0", "the last column block")
-            if h == H - 1 and late:
-                asm.comment(f"strip {s} has read its last tile: the rest of strip {s + 1}'s tiles")
-                load_tiles(s + 1, late)
-            if fused:
-                asm.li("gp8", SC + s * V)
-                asm.li("gp9", SH + s * V)
-                for r in range(H):
-                    asm.li("gp6", OUT[buf] + r * V)
-                    asm("V_MUL_VV gp6, gp6, gp8", "* scale")
-                    asm("V_ADD_VV gp6, gp6, gp9", "+ shift")
-                    asm("V_MAX_VF gp6, gp6, f0", "relu")
-            for wb in range(nb):
-                asm.li("gp2", h * H * cout + s * L + wb * B * cout)
-                asm.li("gp3", OUT[buf] + wb * B * V)
-                asm(f"H_STORE_V gp3, gp2, a2, 1, {B}", "drains while the next row computes")
-            buf = 1 - buf
+        asm.li("gp9", IMG, "padded row h, pixel 0")
+        asm.li("gp10", s * L, "HBM offset of Y row h, this strip")
+        with asm.loop("gp14", H // 2, f"strip {s}: pairs of output rows, one per output buffer"):
+            for buf in (0, 1):
+                emit_row(s, buf)
+        if late:
+            asm.comment(f"strip {s} has read its last tile: the rest of strip {s + 1}'s tiles")
+            load_tiles(s + 1, late)
+        if fused:
+            asm(f"S_ADDI_INT gp8, gp8, {V}")
+            asm(f"S_ADDI_INT gp11, gp11, {V}")
     return asm.text()
