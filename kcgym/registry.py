@@ -43,6 +43,16 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "matmul",
         "batch_matmul",
         "linear",
+        "rope",
+        "ffn",
+        "swiglu",
+        "sdpa",
+        "flash_attention",
+        "mha",
+        "gqa",
+        "mqa",
+        "decoder_llama",
+        "decoder_t5",
     ),
 }
 
