@@ -45,7 +45,17 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "linear",
         "conv2d",
         "depthwise_conv",
+        "rope",
+        "ffn",
+        "swiglu",
+        "sdpa",
+        "flash_attention",
+        "mha",
+        "gqa",
+        "mqa",
         "conv_block",
+        "decoder_llama",
+        "decoder_t5",
     ),
 }
 

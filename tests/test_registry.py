@@ -26,7 +26,17 @@ def test_ids_follow_the_table():
         "linear",
         "conv2d",
         "depthwise_conv",
+        "rope",
+        "ffn",
+        "swiglu",
+        "sdpa",
+        "flash_attention",
+        "mha",
+        "gqa",
+        "mqa",
         "conv_block",
+        "decoder_llama",
+        "decoder_t5",
     }
 
 

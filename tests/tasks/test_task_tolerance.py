@@ -129,7 +129,7 @@ HW_KERNELS: dict[str, Callable[[Inputs], Inputs]] = {
 }
 
 
-@pytest.mark.parametrize(("name", "index"), ALL_CONFIGS)
+@pytest.mark.parametrize(("name", "index"), [(n, i) for n, i in ALL_CONFIGS if n in HW_KERNELS])
 def test_hardware_style_kernel_passes(name: str, index: int) -> None:
     for seed in SEEDS:
         task, _, inputs, expected = case(name, index, seed)
@@ -163,6 +163,12 @@ def test_trivial_outputs_fail(name: str, index: int) -> None:
             assert rate <= TRIVIAL_CEILING.get(name, 0.25), f"{label} matches {rate:.1%} (seed {seed})"
 
 
+# Composites whose last stage averages (attention mixes value rows, an MLP's down projection sums
+# SiLU outputs of mean ~0.2): std 0.4-0.6, still 30x the absolute tolerance. Their hardware-style
+# kernels are the compiler's, run on the simulator (tests/sims/npu/test_composite_kernels.py).
+OUTPUT_STD = {name: (0.35, 1.6) for name in ("ffn", "swiglu", "sdpa", "flash_attention", "mha", "gqa", "mqa")}
+
+
 @pytest.mark.parametrize(("name", "index"), ALL_CONFIGS)
 def test_outputs_are_order_one(name: str, index: int) -> None:
     for seed in SEEDS:
@@ -174,7 +180,7 @@ def test_outputs_are_order_one(name: str, index: int) -> None:
         elif name == "conv_block":  # after a ReLU: about half zeros, the rest O(1)
             assert 0.3 < (y > 0).mean() < 0.7 and 0.7 < y[y > 0].mean() < 1.6
         else:
-            assert 0.7 < y.std() < 1.6
+            assert OUTPUT_STD.get(name, (0.7, 1.6))[0] < y.std() < OUTPUT_STD.get(name, (0.7, 1.6))[1]
 
 
 def swap_axes_softmax(x: np.ndarray) -> np.ndarray:
