@@ -9,9 +9,7 @@ and channel chunk, one write-out per 4x4 output block), but:
   the current strip computes (those whose slot the current strip still reads are queued
   right after its last M_MM), so a strip boundary waits for two tiles, not nine;
 - output rows alternate between two VSRAM buffers, so a store drains during the next row;
-- the column-block loop is software-pipelined: each iteration first writes out the previous
-  block, so a write-out waits only for its own last M_MM and the matrix unit idles one
-  cycle per block;
+- the column-block loop is software-pipelined (``blocks.strip_times_block``);
 - ConvBlock fuses BatchNorm and ReLU into the output row while it is on chip (three
   vector ops per row), where the template runs two more passes through HBM.
 """
@@ -22,6 +20,7 @@ from kcgym.sims.base import MemoryLayout
 from kcgym.sims.npu.compiler.emit import Asm, base_address
 from kcgym.sims.npu.compiler.spatial import check_conv_shape
 from kcgym.sims.npu.config import NPUConfig
+from kcgym.sims.npu.expert.blocks import strip_times_block
 from kcgym.tasks.base import Task, TaskConfig
 
 
@@ -77,24 +76,12 @@ def expert_conv(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout
 
     def emit_row(s: int, buf: int) -> None:
         """Output row (gp9: its padded image row, gp10: its HBM offset) of strip s into OUT[buf], then store."""
+        offsets = [(c * Wp * Wp + kh * Wp + kw) * V for kh, kw, c in taps]
+        labels = [f"tap ({kh}, {kw}), chunk {c}" for kh, kw, c in taps]
         for wb in range(nb):
             asm(f"S_ADDI_INT gp5, gp9, {wb * B * V}", "padded pixel (h, 4wb): tap (0, 0)")
-            asm.li("gp4", 0, "column block offset inside the tiles")
-            asm.li("gp2", slot(s, 0) * T, "tap 0 of column block 0")
-            asm.li("gp6", OUT[buf] + wb * B * V, "where this block's write-out goes")
-            asm.li("gp7", DUMMY, "the first iteration writes out an empty ACC to a dummy block")
-            with asm.loop("gp15", L // B, f"{B}-channel column blocks, write-out of the previous one first"):
-                asm("M_MM_WO gp7, 0", "previous block: waits only for its last M_MM")
-                asm("M_MM gp2, gp5", "tap (0, 0), chunk 0")
-                asm("S_ADD_INT gp7, gp6, gp0", "the address updates hide under the M_MMs")
-                asm(f"S_ADDI_INT gp6, gp6, {B}")
-                for t, (kh, kw, c) in enumerate(taps[1:], start=1):
-                    asm(f"S_ADDI_INT gp2, gp4, {slot(s, t) * T}")
-                    asm(f"S_ADDI_INT gp3, gp5, {(c * Wp * Wp + kh * Wp + kw) * V}")
-                    asm("M_MM gp2, gp3", f"tap ({kh}, {kw}), chunk {c}")
-                asm(f"S_ADDI_INT gp4, gp4, {B}")
-                asm(f"S_ADDI_INT gp2, gp4, {slot(s, 0) * T}", "tap 0 of the next column block")
-            asm("M_MM_WO gp7, 0", "the last column block")
+            strip_times_block(asm, hw, "gp5", offsets, [slot(s, t) for t in range(kt)], OUT[buf] + wb * B * V,
+                              DUMMY, labels)
         if fused:
             asm.li("gp6", OUT[buf])
             with asm.loop("gp13", H, "BatchNorm and ReLU on the row while it is on chip"):
