@@ -25,13 +25,14 @@ MEASURED_GEOMEAN = {
     "linear": 1.33,
     "conv2d": 1.16,
     "conv_block": 1.47,
+    "ffn": 1.63,
 }
 MARGIN = 0.03  # relative: a timing-model change that costs the experts more than 3% fails here
 
 
 def test_every_expert_has_a_measured_speedup_and_levels_are_covered():
     assert set(MEASURED_GEOMEAN) == set(EXPERTS)
-    assert {TASKS[name].level for name in EXPERTS} >= {1, 3}
+    assert {TASKS[name].level for name in EXPERTS} == {1, 2, 3}
     assert expert_kernel(TASKS["gelu"], TASKS["gelu"].config("NPU", 1), HW, None) is None  # type: ignore[arg-type]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.expert.conv import expert_conv
+from kcgym.sims.npu.expert.ffn import expert_ffn
 from kcgym.sims.npu.expert.matmul import expert_matmul
 from kcgym.sims.npu.expert.rowwise import expert_rowwise
 from kcgym.tasks.base import Task, TaskConfig
@@ -21,6 +22,7 @@ EXPERTS = {
     "rmsnorm": expert_rowwise,
     "conv2d": expert_conv,
     "conv_block": expert_conv,
+    "ffn": expert_ffn,
 }
 
 

@@ -14,13 +14,13 @@ from kcgym.sims.npu.compiler.emit import Asm
 from kcgym.sims.npu.config import NPUConfig
 
 
-def strip_times_block(asm: Asm, hw: NPUConfig, base: str, offsets: list[int], slots: list[int], out: int,
+def strip_times_block(asm: Asm, hw: NPUConfig, base: str, offsets: list[int], slots: list[int], out: int | str,
                       dummy: int, labels: list[str] | None = None) -> None:
     """ACC blocks of (BLEN rows at ``base``) @ (the k-tiles in MSRAM ``slots``) -> VSRAM ``out`` (BLEN x MLEN).
 
     ``base`` is a gp register holding the VSRAM address of k-tile 0's BLEN rows (``offsets[0]``
-    must be 0); k-tile k's rows are at ``base + offsets[k]``. Uses gp2, gp3, gp4, gp6, gp7 and
-    the loop counter gp15.
+    must be 0); k-tile k's rows are at ``base + offsets[k]``. ``out`` is an address or a gp register
+    holding one. Uses gp2, gp3, gp4, gp6, gp7 and the loop counter gp15.
     """
     B, L, T = hw.BLEN, hw.MLEN, hw.MLEN * hw.MLEN
     if offsets[0] != 0 or len(offsets) != len(slots):
@@ -28,7 +28,10 @@ def strip_times_block(asm: Asm, hw: NPUConfig, base: str, offsets: list[int], sl
     labels = labels or [f"k-tile {k}" for k in range(len(slots))]
     asm.li("gp4", 0, "column block offset inside the tiles")
     asm.li("gp2", slots[0] * T, "k-tile 0 of column block 0")
-    asm.li("gp6", out, "where this block's write-out goes")
+    if isinstance(out, str):
+        asm(f"S_ADD_INT gp6, {out}, gp0", "where this block's write-out goes")
+    else:
+        asm.li("gp6", out, "where this block's write-out goes")
     asm.li("gp7", dummy, "the first iteration writes out an empty ACC to a dummy block")
     with asm.loop("gp15", L // B, f"{B}-column blocks, write-out of the previous one first"):
         asm("M_MM_WO gp7, 0", "previous block: waits only for its last M_MM")
