@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.npu.config import NPUConfig
+from kcgym.sims.npu.expert.attention import expert_sdpa
 from kcgym.sims.npu.expert.conv import expert_conv
 from kcgym.sims.npu.expert.ffn import expert_ffn
 from kcgym.sims.npu.expert.matmul import expert_matmul
@@ -23,6 +24,7 @@ EXPERTS = {
     "conv2d": expert_conv,
     "conv_block": expert_conv,
     "ffn": expert_ffn,
+    "sdpa": expert_sdpa,
 }
 
 
