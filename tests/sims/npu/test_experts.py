@@ -27,6 +27,7 @@ MEASURED_GEOMEAN = {
     "conv_block": 1.47,
     "depthwise_conv": 1.61,
     "ffn": 1.63,
+    "swiglu": 1.76,
     "sdpa": 2.29,
     "flash_attention": 2.29,
 }

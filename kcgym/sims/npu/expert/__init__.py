@@ -26,6 +26,7 @@ EXPERTS = {
     "conv_block": expert_conv,
     "depthwise_conv": expert_depthwise,
     "ffn": expert_ffn,
+    "swiglu": expert_ffn,
     "sdpa": expert_sdpa,
     # the same function and shapes; at s <= 128 every score fits VSRAM, so no online softmax is needed
     # to keep the scores out of HBM
