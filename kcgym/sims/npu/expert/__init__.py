@@ -11,12 +11,16 @@ from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.expert.attention import expert_sdpa
 from kcgym.sims.npu.expert.conv import expert_conv
 from kcgym.sims.npu.expert.depthwise import expert_depthwise
+from kcgym.sims.npu.expert.elementwise import expert_elementwise
 from kcgym.sims.npu.expert.ffn import expert_ffn
 from kcgym.sims.npu.expert.matmul import expert_matmul
 from kcgym.sims.npu.expert.rowwise import expert_rowwise
 from kcgym.tasks.base import Task, TaskConfig
 
 EXPERTS = {
+    "silu": expert_elementwise,
+    "relu": expert_elementwise,
+    "gelu": expert_elementwise,
     "matmul": expert_matmul,
     "linear": expert_matmul,
     "softmax": expert_rowwise,
