@@ -24,6 +24,7 @@ MEASURED_GEOMEAN = {
     "softmax": 2.93,
     "layernorm": 2.36,
     "rmsnorm": 2.57,
+    "gemv": 1.90,
     "matmul": 1.34,
     "linear": 1.33,
     "conv2d": 1.16,

@@ -13,6 +13,7 @@ from kcgym.sims.npu.expert.conv import expert_conv
 from kcgym.sims.npu.expert.depthwise import expert_depthwise
 from kcgym.sims.npu.expert.elementwise import expert_elementwise
 from kcgym.sims.npu.expert.ffn import expert_ffn
+from kcgym.sims.npu.expert.gemv import expert_gemv
 from kcgym.sims.npu.expert.matmul import expert_matmul
 from kcgym.sims.npu.expert.rowwise import expert_rowwise
 from kcgym.tasks.base import Task, TaskConfig
@@ -26,6 +27,7 @@ EXPERTS = {
     "softmax": expert_rowwise,
     "layernorm": expert_rowwise,
     "rmsnorm": expert_rowwise,
+    "gemv": expert_gemv,
     "conv2d": expert_conv,
     "conv_block": expert_conv,
     "depthwise_conv": expert_depthwise,
