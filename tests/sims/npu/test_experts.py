@@ -56,3 +56,18 @@ def test_expert_is_correct_bounded_and_keeps_its_speedup(name):
         speedups.append(rep.speedup)
     geomean = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
     assert geomean >= MEASURED_GEOMEAN[name] * (1 - MARGIN), [round(s, 3) for s in speedups]
+
+
+@pytest.mark.parametrize("name", sorted(EXPERTS))
+def test_expert_on_a_machine_too_small_says_why(name):
+    """On a machine with a quarter of the SRAM an expert either still emits a kernel or raises a ValueError
+    naming the resource; never another exception."""
+    small = HW.model_copy(update={"msram_tiles": 4, "vsram_rows": 256})
+    task = TASKS[name]
+    for cfg in task.configs("NPU"):
+        try:
+            src = ACCELERATOR.expert(task, cfg, small)
+        except ValueError as e:
+            assert any(word in str(e) for word in ("MSRAM", "VSRAM", "tiles", "DMA")), str(e)
+        else:
+            assert isinstance(src, str) and src.strip()
