@@ -68,7 +68,7 @@ class DecoderLLaMA(_Decoder):
         s, h, nh, hi = cfg["s"], cfg["h"], cfg["nh"], cfg["hi"]
         return {
             "X": unit_activations(rng, (s, h)),
-            **cm.attention_weights(rng, h, nh, nh),
+            **cm.attention_weights(rng, h, nh, nh, query_gain=cm.DECODER_QUERY_GAIN),
             "W1": fan_in_weights(rng, (h, hi), fan_in=h),
             "W3": fan_in_weights(rng, (h, hi), fan_in=h),
             "W2": fan_in_weights(rng, (hi, h), fan_in=hi),
@@ -117,8 +117,8 @@ class DecoderT5(_Decoder):
         return {
             "X": unit_activations(rng, (s, h)),
             "E": unit_activations(rng, (s, h)),
-            **cm.attention_weights(rng, h, nh, nh),
-            **cm.attention_weights(rng, h, nh, nh, "_cross"),
+            **cm.attention_weights(rng, h, nh, nh, query_gain=cm.DECODER_QUERY_GAIN),
+            **cm.attention_weights(rng, h, nh, nh, "_cross", query_gain=cm.DECODER_QUERY_GAIN),
             "W1": fan_in_weights(rng, (h, hi), fan_in=h),
             "W2": fan_in_weights(rng, (hi, h), fan_in=hi),
         }

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from kcgym.tasks import TASKS
+from kcgym.tasks import composite_math as cm
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import compare_outputs
 from kcgym.tasks.numerics import round_bf16 as bf
@@ -183,7 +184,14 @@ WRONG_KERNELS: dict[str, dict[str, Callable[[Inputs], Inputs]]] = {
     "matmul": {"W column-major": lambda i: {"Y": bf(i["X"] @ column_major(i["W"]))}},
     "batch_matmul": {"shared W[0]": lambda i: {"Y": bf(np.matmul(i["X"], i["W"][0]))}},
     "linear": {"no bias": lambda i: {"Y": bf(i["X"] @ i["W"])}},
+    "rope": {"rotated the other way": lambda i: {"Y": cm.add(cm.mul(i["X"], i["cos"]),
+                                                             cm.mul(-hw_matmul(i["X"], i["P"]), i["sin"]))}},
+    "ffn": {"ReLU for SiLU": lambda i: {"Y": hw_matmul(cm.relu(hw_matmul(i["X"], i["W1"])), i["W2"])}},
+    "swiglu": {"no gate": lambda i: {"Y": hw_matmul(hw_matmul(i["X"], i["W3"]), i["W2"])}},
+    "sdpa": {"unscaled": lambda i: {"O": cm.attention(i["Q"], i["K"], i["V"], 1.0)}},
+    "flash_attention": {"unscaled": lambda i: {"O": cm.attention(i["Q"], i["K"], i["V"], 1.0)}},
 }
+
 
 
 @pytest.mark.parametrize(("name", "index"), [(n, i) for n, i in ALL_CONFIGS if n in WRONG_KERNELS])
