@@ -22,6 +22,10 @@ ROPE_BASE = 10000.0
 # Gain of the query projection (and of Q in the core attention tasks): logits with std ~2.5
 # make softmax rows peaky enough that the attention output is O(1) rather than a flat mean.
 QUERY_GAIN = 2.5
+# The decoder blocks use unit logits instead: their output is O(1) through the residual anyway, and
+# bf16 logits near 10 (ulp 1/16) turn a one-ulp difference upstream (an RMSNorm rounded by another
+# route) into a 6% change of an attention weight, a drift that compounds through the later stages.
+DECODER_QUERY_GAIN = 1.0
 
 
 def silu(x: np.ndarray) -> np.ndarray:
@@ -95,11 +99,12 @@ def projected_attention(x: np.ndarray, ctx: np.ndarray, w: dict[str, np.ndarray]
     return matmul_bf16(grouped_attention(q, k, v, nh, nkv), w["Wo" + suffix])
 
 
-def attention_weights(rng: np.random.Generator, h: int, nh: int, nkv: int, suffix: str = "") -> dict[str, np.ndarray]:
-    """Wq (h, h) with gain QUERY_GAIN, Wk and Wv (h, nkv * d), Wo (h, h); fan-in scaled."""
+def attention_weights(rng: np.random.Generator, h: int, nh: int, nkv: int, suffix: str = "",
+                      query_gain: float = QUERY_GAIN) -> dict[str, np.ndarray]:
+    """Wq (h, h) with gain ``query_gain``, Wk and Wv (h, nkv * d), Wo (h, h); fan-in scaled."""
     d = h // nh
     return {
-        "Wq" + suffix: round_bf16(fan_in_weights(rng, (h, h), fan_in=h) * QUERY_GAIN),
+        "Wq" + suffix: round_bf16(fan_in_weights(rng, (h, h), fan_in=h) * query_gain),
         "Wk" + suffix: fan_in_weights(rng, (h, nkv * d), fan_in=h),
         "Wv" + suffix: fan_in_weights(rng, (h, nkv * d), fan_in=h),
         "Wo" + suffix: fan_in_weights(rng, (h, h), fan_in=h),

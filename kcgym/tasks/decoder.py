@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from kcgym.tasks import composite_math as cm
-from kcgym.tasks.base import Task, TaskConfig, TensorSpec
+from kcgym.tasks.base import BF16_TOLERANCE, Task, TaskConfig, TensorSpec, Tolerance
 from kcgym.tasks.families import ConfigTable, fan_in_weights, matmul_bf16, unit_activations
 
 DECODER_CONFIGS: ConfigTable = {
@@ -27,10 +27,20 @@ _ATTN = ("attention(Z) = concat_i(softmax(bf16(bf16(Q_i K_i^T) * scale)) V_i) @ 
          "and the softmax exact, rounded once")
 
 
+# Tolerance: the paper's rtol, atol widened from 0.012 to 2^-5 (one bf16 ulp in [4, 8), two in [2, 4)).
+# Measured (benchmarks/npu_composite_drift.py, compiler kernels, 6 seeds at C1-C3 and 2 at C4-C5): the
+# blocks' outputs never drift further than 2^-5 from the staged reference, but up to 0.2% of the
+# elements exceed the default atol. The drift is intrinsic to bf16 attention: an RMSNorm output one ulp
+# away (any rounding route) moves a bf16 logit across a rounding boundary, which changes an attention
+# weight by the factor exp(one ulp of the logit), and the residual adds carry that into outputs ~4.
+DECODER_TOLERANCE = Tolerance(atol=2.0**-5, rtol=BF16_TOLERANCE.rtol)
+
+
 class _Decoder(Task):
     level = 3
     category = "Transformer"
     configs_by_accelerator: ClassVar[ConfigTable] = DECODER_CONFIGS
+    tolerance: ClassVar[Tolerance] = DECODER_TOLERANCE
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:
         return {"eps": cm.NORM_EPS, "inv_hidden": 1.0 / cfg["h"], "scale": 1.0 / math.sqrt(cfg["h"] // cfg["nh"])}
@@ -68,7 +78,7 @@ class DecoderLLaMA(_Decoder):
         s, h, nh, hi = cfg["s"], cfg["h"], cfg["nh"], cfg["hi"]
         return {
             "X": unit_activations(rng, (s, h)),
-            **cm.attention_weights(rng, h, nh, nh),
+            **cm.attention_weights(rng, h, nh, nh, query_gain=cm.DECODER_QUERY_GAIN),
             "W1": fan_in_weights(rng, (h, hi), fan_in=h),
             "W3": fan_in_weights(rng, (h, hi), fan_in=h),
             "W2": fan_in_weights(rng, (hi, h), fan_in=hi),
@@ -117,8 +127,8 @@ class DecoderT5(_Decoder):
         return {
             "X": unit_activations(rng, (s, h)),
             "E": unit_activations(rng, (s, h)),
-            **cm.attention_weights(rng, h, nh, nh),
-            **cm.attention_weights(rng, h, nh, nh, "_cross"),
+            **cm.attention_weights(rng, h, nh, nh, query_gain=cm.DECODER_QUERY_GAIN),
+            **cm.attention_weights(rng, h, nh, nh, "_cross", query_gain=cm.DECODER_QUERY_GAIN),
             "W1": fan_in_weights(rng, (h, hi), fan_in=h),
             "W2": fan_in_weights(rng, (hi, h), fan_in=hi),
         }

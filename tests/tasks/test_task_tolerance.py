@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from kcgym.tasks import TASKS
+from kcgym.tasks import composite_math as cm
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import compare_outputs
 from kcgym.tasks.numerics import round_bf16 as bf
@@ -220,7 +221,14 @@ WRONG_KERNELS: dict[str, dict[str, Callable[[Inputs], Inputs]]] = {
     "conv2d": {"X read channels-first": lambda i: {"Y": hw_conv(channels_first(i["X"]), i["W"])}},
     "depthwise_conv": {"flipped filters": lambda i: {"Y": hw_depthwise(i["X"], i["W"][::-1, ::-1])}},
     "conv_block": {"no ReLU": lambda i: {"Y": bf(bf(hw_conv(i["X"], i["W"]) * i["scale"]) + i["shift"])}},
+    "rope": {"rotated the other way": lambda i: {"Y": cm.add(cm.mul(i["X"], i["cos"]),
+                                                             cm.mul(-hw_matmul(i["X"], i["P"]), i["sin"]))}},
+    "ffn": {"ReLU for SiLU": lambda i: {"Y": hw_matmul(cm.relu(hw_matmul(i["X"], i["W1"])), i["W2"])}},
+    "swiglu": {"no gate": lambda i: {"Y": hw_matmul(hw_matmul(i["X"], i["W3"]), i["W2"])}},
+    "sdpa": {"unscaled": lambda i: {"O": cm.attention(i["Q"], i["K"], i["V"], 1.0)}},
+    "flash_attention": {"unscaled": lambda i: {"O": cm.attention(i["Q"], i["K"], i["V"], 1.0)}},
 }
+
 
 
 @pytest.mark.parametrize(("name", "index"), [(n, i) for n, i in ALL_CONFIGS if n in WRONG_KERNELS])

@@ -233,8 +233,8 @@ def test_text_fields(name: str) -> None:
     assert 100 < len(task.description) < 800
     if task.level == 1:
         assert task.tolerance == BF16_TOLERANCE
-    else:  # composites may widen it to the measured drift of their staged roundings, never by much
-        assert task.tolerance.atol <= 2 * BF16_TOLERANCE.atol and task.tolerance.rtol <= 2 * BF16_TOLERANCE.rtol
+    else:  # composites may widen atol to the measured drift of their staged roundings, never by much
+        assert task.tolerance.atol <= 2.0**-5 and task.tolerance.rtol == BF16_TOLERANCE.rtol
 
 
 @pytest.mark.parametrize("name", list(TASKS))

@@ -102,7 +102,10 @@ def gemm(asm: Asm, hw: NPUConfig, x: View, w: View, y: View, *, transpose_w: boo
             asm.li("gp3", out + r * V)
             asm("V_MUL_VF gp3, gp3, f0", "clear the output strip ...")
             asm("V_ADD_VF gp3, gp3, f1", "... and fill its padding columns")
-    rv_regs = ["gp1", "gp2", "gp11", "gp12"]  # VSRAM address of k-tile 1.. of the x block, inside the block loop
+    # VSRAM addresses of k-tiles 1.. of the x block live in registers inside the column-block loop, so
+    # that most M_MMs cost one address add; the strip and row-block offsets (gp4-gp7) wait in INT SRAM
+    rv_regs = ["gp1", "gp2", "gp11", "gp12", "gp9"] + (["gp4", "gp5", "gp6", "gp7"] if kt > 6 else [])
+    spilled = rv_regs[5:]
 
     def strip(width: int) -> None:
         _set_stride(asm, w.ld, "w rows")
@@ -119,22 +122,29 @@ def gemm(asm: Asm, hw: NPUConfig, x: View, w: View, y: View, *, transpose_w: boo
                 asm(f"S_ADDI_INT gp2, gp6, {k * L}")
                 asm.li("gp3", k * B * V)
                 asm(f"H_PREFETCH_V gp3, gp2, a0, 1, {B}", f"x block, k-tile {k}")
+            for i, reg in enumerate(spilled):
+                asm(f"S_ST_INT {reg}, gp0, {i}", "spill")
             for k in range(1, min(kt, len(rv_regs) + 1)):
                 asm.li(rv_regs[k - 1], k * B * V)
             asm.li("gp8", 0, "MSRAM address of the column block")
             asm.li("gp10", out, "write-out address")
             with asm.loop("gp13", width // B, f"{B}-column blocks"):
                 asm(f"{mm} gp8, gp0", "k-tile 0")
+                moved = 0  # gp8 = the block's MSRAM address + moved (stepped for k-tiles without a register)
                 for k in range(1, kt):
-                    asm(f"S_ADDI_INT gp3, gp8, {k * L * L}")
                     if k <= len(rv_regs):
+                        asm(f"S_ADDI_INT gp3, gp8, {k * L * L - moved}")
                         asm(f"{mm} gp3, {rv_regs[k - 1]}", f"k-tile {k}")
                     else:
-                        asm.li("gp9", k * B * V)
-                        asm(f"{mm} gp3, gp9", f"k-tile {k}")
+                        asm(f"S_ADDI_INT gp8, gp8, {k * L * L - moved}")
+                        moved = k * L * L
+                        asm.li("gp3", k * B * V)
+                        asm(f"{mm} gp8, gp3", f"k-tile {k}")
                 asm("M_MM_WO gp10, 0")
-                asm(f"S_ADDI_INT gp8, gp8, {block_step}")
+                asm(f"S_ADDI_INT gp8, gp8, {block_step - moved}")
                 asm(f"S_ADDI_INT gp10, gp10, {B}")
+            for i, reg in enumerate(spilled):
+                asm(f"S_LD_INT {reg}, gp0, {i}", "restore")
             _set_stride(asm, y.ld, "y rows")
             asm("S_ADD_INT gp2, gp7, gp5")
             asm.li("gp3", out)
