@@ -30,6 +30,7 @@ MEASURED_GEOMEAN = {
     "conv2d": 1.16,
     "conv_block": 1.47,
     "depthwise_conv": 1.61,
+    "rope": 1.99,
     "ffn": 1.63,
     "swiglu": 1.76,
     "sdpa": 2.29,

@@ -15,6 +15,7 @@ from kcgym.sims.npu.expert.elementwise import expert_elementwise
 from kcgym.sims.npu.expert.ffn import expert_ffn
 from kcgym.sims.npu.expert.gemv import expert_gemv
 from kcgym.sims.npu.expert.matmul import expert_matmul
+from kcgym.sims.npu.expert.rope import expert_rope
 from kcgym.sims.npu.expert.rowwise import expert_rowwise
 from kcgym.tasks.base import Task, TaskConfig
 
@@ -31,6 +32,7 @@ EXPERTS = {
     "conv2d": expert_conv,
     "conv_block": expert_conv,
     "depthwise_conv": expert_depthwise,
+    "rope": expert_rope,
     "ffn": expert_ffn,
     "swiglu": expert_ffn,
     "sdpa": expert_sdpa,
