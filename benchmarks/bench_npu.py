@@ -26,7 +26,7 @@ def main() -> None:
     ap.add_argument("--inputs", type=int, default=1, help="input sets per simulate (1 = the simulate tool)")
     args = ap.parse_args()
     hw = ACCELERATOR.make_hw()
-    print(f"{'task':13s} {'cfg':3s} {'cycles':>9s} {'roofline':>9s} {'dyn.instr':>9s} {'cold s':>7s} "
+    print(f"{'task':15s} {'cfg':3s} {'cycles':>9s} {'roofline':>9s} {'dyn.instr':>9s} {'cold s':>7s} "
           f"{'warm s':>7s} {'instr/s':>9s}")
     for name in args.tasks.split(","):
         task = TASKS[name]
@@ -46,7 +46,7 @@ def main() -> None:
                 warm.append(time.perf_counter() - t0)
             w = statistics.median(warm)
             roof = ACCELERATOR.roofline_cycles(task, cfg, hw)
-            print(f"{name:13s} C{index:<2d} {res.cycles:9d} {roof:9d} {res.instructions:9d} {cold:7.2f} {w:7.3f} "
+            print(f"{name:15s} C{index:<2d} {res.cycles:9d} {roof:9d} {res.instructions:9d} {cold:7.2f} {w:7.3f} "
                   f"{res.instructions / w:9.0f}", flush=True)
 
 

@@ -24,6 +24,19 @@ def test_ids_follow_the_table():
         "matmul",
         "batch_matmul",
         "linear",
+        "conv2d",
+        "depthwise_conv",
+        "rope",
+        "ffn",
+        "swiglu",
+        "sdpa",
+        "flash_attention",
+        "mha",
+        "gqa",
+        "mqa",
+        "conv_block",
+        "decoder_llama",
+        "decoder_t5",
     }
 
 

@@ -1,0 +1,149 @@
+"""The composite tasks (levels 2 and 3) on the NPU: compiler kernels correct on hidden inputs and
+above the roofline, the hack battery, the scratch layout, the stage templates' checks, program
+sizes, and the interpreter's several-steps-per-iteration loop.
+
+Their simulations are the expensive ones (up to 1.5 M instructions), so each (task, config) gets
+one simulate of one hidden input set that checks correctness and the roofline together;
+test_kernels.py covers the level-1 tasks with the same checks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kcgym.evaluation import Evaluator
+from kcgym.sims.npu import ACCELERATOR
+from kcgym.sims.npu import machine as M
+from kcgym.sims.npu.compiler import SCRATCH, stages
+from kcgym.sims.npu.compiler.emit import Asm
+from kcgym.sims.npu.compiler.stages import View
+from kcgym.sims.npu.config import NPUConfig
+from kcgym.tasks import TASKS
+from kcgym.tasks.compare import compare_outputs
+from tests.sims.npu.adversarial import copy_input_kernel, zeros_kernel
+from tests.sims.npu.harness import run
+
+HW = ACCELERATOR.make_hw()
+HIDDEN_SEED = 20261130
+COMPOSITES = ("rope", "ffn", "swiglu", "sdpa", "flash_attention", "mha", "gqa", "mqa", "decoder_llama", "decoder_t5")
+CASES = [(name, i) for name in COMPOSITES for i in range(1, 6)]
+NO_STEP_LIMIT = 50_000_000
+
+
+def _ev(name: str, index: int) -> Evaluator:
+    task = TASKS[name]
+    return Evaluator(ACCELERATOR, task, task.config("NPU", index), HW)
+
+
+@pytest.mark.parametrize("name, index", CASES)
+def test_compiler_kernel_is_correct_on_hidden_inputs_and_above_the_roofline(name, index):
+    ev = _ev(name, index)
+    rep = ev.evaluate(ACCELERATOR.compile(ev.task, ev.cfg, HW), ev.input_sets(HIDDEN_SEED, 1), with_baseline=False,
+                      max_steps=NO_STEP_LIMIT)
+    assert rep.fault is None, rep.fault.render()
+    assert rep.correct, [(c.name, c.n_match, c.n_elements) for c in rep.comparisons]
+    assert rep.cycles >= rep.roofline_cycles and not rep.below_roofline
+
+
+@pytest.mark.parametrize("name, index", CASES)
+def test_hack_battery_fails(name, index):
+    ev = _ev(name, index)
+    layout = ACCELERATOR.layout(ev.task, ev.cfg, HW)
+    inputs = ev.input_sets(HIDDEN_SEED, 1)
+    for kernel in (zeros_kernel(layout, HW), copy_input_kernel(layout, HW)):
+        rep = ev.evaluate(kernel, inputs, with_baseline=False)
+        assert rep.assembled and rep.fault is None
+        assert not rep.correct and rep.match_rate < 1.0
+
+
+@pytest.mark.parametrize("name", COMPOSITES)
+def test_half_written_output_fails(name):
+    """The compiler kernel stopped halfway leaves poisoned (NaN) outputs that can never match."""
+    ev = _ev(name, 1)
+    program = ACCELERATOR.assemble(ACCELERATOR.compile(ev.task, ev.cfg, HW), HW)
+    inputs = ev.input_sets(HIDDEN_SEED, 1)
+    (full,) = ACCELERATOR.run(program, ev.task, ev.cfg, HW, inputs, NO_STEP_LIMIT)
+    (res,) = ACCELERATOR.run(program, ev.task, ev.cfg, HW, inputs, max_steps=full.instructions // 2)
+    comps = compare_outputs(res.outputs, ev.task.reference(ev.cfg, inputs[0]), ev.task.tolerance)
+    assert not all(c.correct for c in comps)
+    assert any(c.n_nonfinite > 0 for c in comps)
+    assert res.fault is not None and res.fault.name == "STEP_BUDGET"
+
+
+def test_every_composite_has_a_template_and_scratch():
+    assert set(COMPOSITES) <= set(SCRATCH)
+    assert {n for n, t in TASKS.items() if t.level >= 2 and n in SCRATCH} == set(COMPOSITES)
+
+
+@pytest.mark.parametrize("name", COMPOSITES)
+def test_scratch_follows_the_outputs_aligned_and_disjoint(name):
+    task = TASKS[name]
+    for index in (1, 5):
+        cfg = task.config("NPU", index)
+        regions = [r for r in ACCELERATOR.layout(task, cfg, HW).regions if r.space == "HBM"]
+        roles = [r.role for r in regions]
+        assert roles == sorted(roles, key=["input", "output", "scratch"].index)  # inputs, outputs, then scratch
+        assert "scratch" in roles
+        for a, b in zip(regions, regions[1:], strict=False):
+            assert a.offset % 64 == 0 and a.offset + a.size <= b.offset
+        # the roofline counts the task's own tensors only: an optimal kernel needs no scratch
+        nbytes = 2 * sum(t.size for t in task.tensors(cfg))
+        peak = HW.peak_macs_per_cycle + HW.VLEN / 2
+        assert ACCELERATOR.roofline_cycles(task, cfg, HW) == math.floor(max(task.macs(cfg) / peak, nbytes / 64))
+
+
+def test_level_one_layouts_have_no_scratch():
+    for name in ("matmul", "softmax", "gemv"):
+        task = TASKS[name]
+        layout = ACCELERATOR.layout(task, task.config("NPU", 3), HW)
+        assert all(r.role != "scratch" for r in layout.regions)
+
+
+@pytest.mark.parametrize("name", COMPOSITES)
+def test_compiler_programs_fit_instruction_memory(name):
+    task = TASKS[name]
+    for cfg in task.configs("NPU"):
+        program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
+        assert 0 < program.length <= HW.imem_size
+        assert not program.warnings
+
+
+def test_gemm_stage_rejects_shapes_it_cannot_tile():
+    asm = Asm("t")
+    x, w, y = View(0, 4, 100, 100), View(0, 100, 64, 64), View(0, 4, 64, 64)
+    with pytest.raises(ValueError, match="K % 64 == 0"):
+        stages.gemm(asm, HW, x, w, y)
+    with pytest.raises(ValueError, match="inner dimensions differ"):
+        stages.gemm(asm, HW, View(0, 4, 128, 128), w, y)
+    small = NPUConfig(msram_tiles=2)
+    with pytest.raises(ValueError, match="needs 4 MSRAM tiles; this NPU has 2"):
+        stages.gemm(asm, small, View(0, 4, 256, 256), View(0, 256, 64, 64), y)
+    with pytest.raises(ValueError, match="narrower than MLEN needs pad_fill"):
+        stages.gemm(asm, HW, View(0, 4, 64, 64), View(0, 64, 32, 32), View(0, 4, 32, 32))
+    with pytest.raises(ValueError, match="contiguous"):
+        stages.unary(asm, HW, "silu", View(0, 4, 64, 128), View(0, 4, 64, 64))
+    with pytest.raises(ValueError, match="columns 64..127 outside"):
+        View(0, 4, 64, 64).columns(64, 64)
+
+
+@pytest.mark.parametrize("budget", [5, 6, 7])
+def test_step_budget_is_exact_with_several_steps_per_iteration(budget):
+    assert M.STEPS_PER_ITERATION >= 2  # what this test is about
+    st, _ = run("C_LOOP_START gp1, 100\nS_ADDI_INT gp2, gp2, 1\nC_LOOP_END gp1\n", max_steps=budget)
+    ctl = np.asarray(st.ctl)[0]
+    assert ctl[M.STEPS] == budget and not ctl[M.HALTED]
+    assert np.asarray(st.gp)[0][2] == budget // 2  # the body runs on steps 2, 4, 6, ...
+
+
+@pytest.mark.parametrize("length", [3, 4])
+def test_a_halt_mid_iteration_stops_the_clock(length):
+    """A program ending on either step of an iteration: counts and cycles as if run one at a time."""
+    src = "\n".join(["S_ADDI_INT gp2, gp2, 1"] * (length - 1) + ["C_HALT"]) + "\n"
+    st, _ = run(src)
+    ctl = np.asarray(st.ctl)[0]
+    assert ctl[M.HALTED] and ctl[M.STEPS] == length and ctl[M.FAULT] == 0
+    assert ctl[M.T_END] == length  # one scalar cycle each, nothing after the halt
+    assert np.asarray(st.gp)[0][2] == length - 1
