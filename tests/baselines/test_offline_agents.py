@@ -41,15 +41,25 @@ def test_unknown_agent_suggests_a_name():
 
 def test_main_job_promise_on_the_npu(tmp_path):
     """Compiler: success and speedup 1.0; expert: beats it where it exists, excluded elsewhere; search: >= 1."""
-    specs = plan(accelerators=["NPU"], tasks=["relu", "matmul"], configs=[1])
+    from kcgym.sims.npu import ACCELERATOR
+    from kcgym.tasks import task_for
+
+    tasks = ("relu", "mha")  # one task with an expert kernel, one without (checked below)
+    specs = plan(accelerators=["NPU"], tasks=list(tasks), configs=[1])
     run_eval(specs, ["compiler", "expert", "search", "random"], tmp_path, progress=False,
              options={"search_budget": 6})
     records = {(r.agent, r.task): r for r in load_records(tmp_path / "episodes.jsonl")}
-    for task in ("relu", "matmul"):
+    for task in tasks:
         comp = records["compiler", task]
         assert comp.success and comp.speedup == pytest.approx(1.0) and comp.cycles == comp.baseline_cycles
         search = records["search", task]
         assert search.success and search.speedup >= 1.0
         assert records["random", task].error_class != "harness"
-    assert records["expert", "relu"].status == "excluded"
-    assert records["expert", "matmul"].success and records["expert", "matmul"].speedup > 1.05
+    hw = ACCELERATOR.make_hw()
+    has_expert = {}
+    for t in tasks:
+        task = task_for("NPU", t)
+        has_expert[t] = ACCELERATOR.expert(task, task.config("NPU", 1), hw) is not None
+    assert has_expert == {"relu": True, "mha": False}
+    assert records["expert", "mha"].status == "excluded"
+    assert records["expert", "relu"].success and records["expert", "relu"].speedup > 1.0
