@@ -341,14 +341,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "eval",
         "Run agents over accelerators x tasks x configs x runs; one JSONL record per episode, then the report. "
-        "With no arguments: the offline agents (compiler, expert, search) on C1-C2 of every registered env.",
+        "With no arguments: the offline agents (compiler, expert, search) on C1 of every registered env.",
     )
     p.add_argument("--agent", default="compiler,expert,search",
                    help="agent(s), comma-separated: llm, compiler, expert, random, search (default: %(default)s)")
     p.add_argument("--accelerators", metavar="ACC,...", help="e.g. NPU,RVV (default: all registered)")
     p.add_argument("--tasks", metavar="TASK,...", help="e.g. matmul,relu (default: all)")
     p.add_argument("--levels", metavar="L,...", help="e.g. 1,2 (default: all)")
-    p.add_argument("--configs", default="1-2", metavar="RANGE", help="e.g. 1-5 or 1,3 (default: %(default)s)")
+    p.add_argument("--configs", default="1", metavar="RANGE", help="e.g. 1-5 or 1,3 (default: %(default)s)")
     p.add_argument("--runs", type=int, default=1, metavar="N", help="runs per config (default: 1)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of run 0; run r uses S+r (default: 0)")
     p.add_argument("--model", help="model name for --agent llm")
