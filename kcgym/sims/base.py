@@ -104,6 +104,9 @@ class Accelerator(ABC):
     summary: ClassVar[str]
     hw_model: ClassVar[type[BaseModel]]  # frozen pydantic model with defaults
     numerics: ClassVar[str] = "bf16"  # which task family it runs (see kcgym.tasks.tasks_for)
+    # True where cycles can depend on the data (branches or loop counts from loaded values): the
+    # baseline is then timed on the very input set the kernel is timed on, so speedups stay fair.
+    data_dependent_timing: ClassVar[bool] = False
 
     def make_hw(self, overrides: dict[str, Any] | BaseModel | None = None) -> BaseModel:
         """The default hardware config, updated by ``overrides`` (validated)."""

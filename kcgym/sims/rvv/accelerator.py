@@ -120,6 +120,7 @@ class RVVAccelerator(Accelerator):
                               "8 KB ITCM, 32 KB single-cycle DTCM, external memory over AXI; int8 kernels, exact.")
     hw_model: ClassVar[type[RVVConfig]] = RVVConfig
     numerics: ClassVar[str] = "int8"
+    data_dependent_timing: ClassVar[bool] = True  # scalar code may branch on loaded data
 
     def supports(self, task: Task) -> bool:
         return "RVV" in task.configs_by_accelerator

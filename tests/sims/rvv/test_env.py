@@ -61,3 +61,19 @@ def test_guide_placeholders_are_filled_and_sections_present():
     docs = rvv_docs(HW)
     assert not any("{{" in s.text for s in docs)
     assert [s.id for s in docs][:3] == ["overview", "memory-map", "vsetvli-sew-and-lmul"] and docs[-1].id == "isa"
+
+
+def test_compiler_speedup_is_exactly_one_although_its_cycles_depend_on_the_data():
+    """rmsnorm's integer square root loops a data-dependent number of times: the baseline is timed per input set."""
+    env = gym.make("KernelCraft-RVV-rmsnorm", config=1, docs_in_prompt=False)
+    cycles = set()
+    for seed in (0, 1, 2):
+        env.reset(seed=seed)
+        u = env.unwrapped
+        call(env, "write_kernel", source=ACCELERATOR.compile(u.task, u.cfg, u.hw))
+        *_, info = call(env, "simulate")
+        assert info["correct"] and info["speedup"] == 1.0 and info["cycles"] == info["baseline_cycles"]
+        cycles.add(info["cycles"])
+        _, r, term, _, info = call(env, "submit")
+        assert term and r == 1.0
+    assert len(cycles) > 1  # the premise: timing differs between input sets
