@@ -28,11 +28,24 @@ ENTRY_POINT = "kcgym.envs.kernel_env:KernelCraftEnv"
 # accelerator name -> "module:attribute" of its Accelerator instance
 _ACCELERATOR_PATHS: dict[str, str] = {
     "NPU": "kcgym.sims.npu:ACCELERATOR",
+    "VLIW": "kcgym.sims.vliw:ACCELERATOR",
 }
 
 # accelerator name -> the tasks it runs (env-id names, see kcgym.tasks.TASKS)
 SUPPORTED: dict[str, tuple[str, ...]] = {
     "NPU": (
+        "silu",
+        "relu",
+        "gelu",
+        "softmax",
+        "layernorm",
+        "rmsnorm",
+        "gemv",
+        "matmul",
+        "batch_matmul",
+        "linear",
+    ),
+    "VLIW": (
         "silu",
         "relu",
         "gelu",

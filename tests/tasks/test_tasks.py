@@ -127,7 +127,29 @@ def test_npu_configs_match_paper_table_12(name: str) -> None:
     assert [c.index for c in cfgs] == [1, 2, 3, 4, 5]
     assert [c.params for c in cfgs] == NPU_CONFIGS[name]
     with pytest.raises(KeyError):
-        task.configs("VLIW")
+        task.configs("RVV")
+
+
+# Paper Table 13 (AMD NPU), the VLIW tile's configurations.
+VLIW_MATMUL_SHAPES = ((8, 64, 64), (16, 256, 128), (32, 256, 256), (64, 512, 256), (128, 512, 1024))
+VLIW_CONFIGS: dict[str, list[dict[str, int]]] = {
+    **{name: NPU_CONFIGS[name] for name in ("silu", "relu", "gelu", "softmax", "layernorm", "rmsnorm")},
+    "gemv": [{"M": m, "N": n} for m, n in ((64, 64), (128, 256), (256, 256), (512, 256), (512, 1024))],
+    "matmul": [{"M": m, "K": k, "N": n} for m, k, n in VLIW_MATMUL_SHAPES],
+    "batch_matmul": [
+        {"b": b, "M": m, "K": k, "N": n}
+        for b, m, k, n in (
+            (8, 16, 64, 64), (16, 32, 256, 128), (16, 64, 256, 256), (32, 64, 512, 256), (32, 64, 256, 1024)
+        )
+    ],
+    "linear": [{"n": n, "hin": i, "hout": o} for n, i, o in
+               ((8, 64, 64), (16, 256, 128), (32, 256, 256), (64, 256, 512), (128, 1024, 512))],
+}
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_vliw_configs_match_paper_table_13(name: str) -> None:
+    assert [c.params for c in TASKS[name].configs("VLIW")] == VLIW_CONFIGS[name]
 
 
 @pytest.mark.parametrize(("name", "index"), ALL_CONFIGS)
