@@ -18,7 +18,7 @@ from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.numerics import round_bf16
 
 EXT_ALIGN = LANES  # elements: every tensor starts on a 64-byte boundary
-EXT_BUCKET = 1 << 16
+EXT_BUCKET = 1 << 20  # elements: one compile serves every config up to 4 MB of tensors
 
 
 class VLIWAccelerator(Accelerator):
