@@ -290,6 +290,7 @@ class Machine:
             first = ok & ~cond
             code, detail = jnp.where(first, c, code), jnp.where(first, d, detail)
             ok = ok & cond
+        live = jnp.asarray(live, bool)  # (a Python True would turn ~live into the integer -2)
         ok = ok | ~live  # a step that is not live records no fault (and commits nothing, below)
 
         # ---- timing ----------------------------------------------------------------------------
