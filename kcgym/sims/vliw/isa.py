@@ -100,7 +100,7 @@ INSTRUCTIONS = (
     # ---- loads (two per bundle) -------------------------------------------------------
     _s("VLD", [XD, PINC, INC], "LD", "xd = the 32 bf16 values at DM[pa]; then pa += inc.",
        "pa must be a multiple of 64 (one vector). Post-increment: the pointer's new value is visible to the "
-       "next bundle.", lat=_ld),
+       "next bundle (the latency column is the vector's).", lat=_ld),
     _s("VLDB", [XD, PINC, Operand("inc", Imm(-32768, 32767, align=2), "post-increment, bytes")], "LD",
        "Broadcast load: every lane of xd = the bf16 value at DM[pa]; then pa += inc.",
        "pa must be even (one bf16 element).", lat=_ld),

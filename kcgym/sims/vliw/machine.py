@@ -88,6 +88,7 @@ class Machine:
         J = self.F - 3
         self.read_base = np.full((n_ops, J), -1, np.int32)
         self.write_base = np.full((n_ops, J), -1, np.int32)
+        self.write_latency = np.zeros((n_ops, J), np.int32)  # a post-incremented pointer is ready next cycle
         for o, spec in enumerate(isa.instructions):
             for j, od in enumerate(spec.operands):
                 if isinstance(od.kind, Reg):
@@ -96,6 +97,7 @@ class Machine:
                         self.read_base[o, j] = base
                     if od.kind.write:
                         self.write_base[o, j] = base
+                        self.write_latency[o, j] = 1 if od.kind.file == "p" else self.lat[o]
         self.sub = isa.sub_ids
         nop = isa.opcodes["NOP"]
         halt = isa.opcodes["HALT"]
@@ -314,7 +316,7 @@ class Machine:
         commit = ok & live
         wbase = jnp.asarray(self.write_base)[ops]
         widx = jnp.where((wbase >= 0) & commit, wbase + row[:, 3 : 3 + J], N_READY)
-        wready = jnp.broadcast_to((t + jnp.asarray(self.lat)[ops])[:, None], widx.shape)
+        wready = t + jnp.asarray(self.write_latency)[ops]
         ready = st.ready.at[widx.reshape(-1)].set(wready.reshape(-1), mode="drop")
         ready = ready.at[0].set(0)
 

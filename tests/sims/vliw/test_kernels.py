@@ -74,3 +74,22 @@ def test_vmap_over_inputs_equals_one_at_a_time():
         assert alone.cycles == res.cycles and alone.instructions == res.instructions
         np.testing.assert_array_equal(alone.outputs["Y"], res.outputs["Y"])
     assert not np.array_equal(together[0].outputs["Y"], together[1].outputs["Y"])
+
+
+EXPERT_CASES = [(n, i) for n in ("relu", "silu", "gelu", "softmax", "layernorm", "rmsnorm") for i in (1, 3, 5)]
+
+
+@pytest.mark.parametrize("name, index", EXPERT_CASES)
+def test_expert_kernels_correct_and_faster(name, index):
+    ev = _ev(name, index)
+    src = ACCELERATOR.expert(ev.task, ev.cfg, HW)
+    rep = ev.evaluate(src, ev.input_sets(HIDDEN_SEED, 2))
+    assert rep.correct, rep.fault or rep.comparisons
+    assert rep.cycles >= rep.roofline_cycles
+    assert rep.speedup > (1.2 if index == 1 else 2.0)
+
+
+def test_an_expert_keeps_the_vector_slot_half_busy():
+    ev = _ev("gelu", 5)
+    rep = ev.evaluate(ACCELERATOR.expert(ev.task, ev.cfg, HW), ev.input_sets(HIDDEN_SEED, 1))
+    assert rep.correct and rep.unit_busy["VECTOR"] / rep.cycles >= 0.5

@@ -175,3 +175,8 @@ def test_step_budget_is_a_fault_naming_the_line():
                       with_baseline=False)
     assert rep.fault is not None and rep.fault.name == "STEP_BUDGET"
     assert rep.fault.line in (2, 3) and "1000 bundles" in rep.fault.message
+
+
+def test_post_incremented_pointers_are_ready_the_next_cycle():
+    st, _ = run("VLD x0, p0, 64\nVLD x1, p0, 64\nVLD x2, p0, 64")
+    assert int(st.ctl[M.T_ISSUE]) == 4  # three loads back to back on one pointer, then the implicit HALT

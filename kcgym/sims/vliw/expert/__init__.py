@@ -1,12 +1,17 @@
-"""Hand-optimised VLIW kernels: bundles packed, loops software-pipelined, DMAs double-buffered."""
+"""Hand-optimised VLIW kernels: bundles packed, several vectors in flight, DMAs double-buffered.
+
+Each module emits a kernel for every configuration of its tasks (or None where it has none).
+They are readable references for agents and users, and regression tests of the timing model.
+"""
 
 from __future__ import annotations
 
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.config import VLIWConfig
+from kcgym.sims.vliw.expert.streaming import expert_streaming
 from kcgym.tasks.base import Task, TaskConfig
 
-EXPERTS: dict = {}
+EXPERTS = {name: expert_streaming for name in ("relu", "silu", "gelu", "softmax", "layernorm", "rmsnorm")}
 
 
 def expert_kernel(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str | None:
