@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.config import VLIWConfig
+from kcgym.sims.vliw.expert.matmul import expert_matmul
 from kcgym.sims.vliw.expert.streaming import expert_streaming
 from kcgym.tasks.base import Task, TaskConfig
 
-EXPERTS = {name: expert_streaming for name in ("relu", "silu", "gelu", "softmax", "layernorm", "rmsnorm")}
+EXPERTS = {
+    **{name: expert_streaming for name in ("relu", "silu", "gelu", "softmax", "layernorm", "rmsnorm")},
+    **{name: expert_matmul for name in ("matmul", "linear", "batch_matmul")},
+}
 
 
 def expert_kernel(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str | None:
