@@ -24,6 +24,16 @@ def test_ids_follow_the_table():
         "matmul",
         "batch_matmul",
         "linear",
+        "rope",
+        "ffn",
+        "swiglu",
+        "sdpa",
+        "flash_attention",
+        "mha",
+        "gqa",
+        "mqa",
+        "decoder_llama",
+        "decoder_t5",
     }
 
 

@@ -11,15 +11,19 @@ from __future__ import annotations
 import difflib
 import importlib
 
+from kcgym.tasks.attention import GQA, MHA, MQA, SDPA, FlashAttention
 from kcgym.tasks.base import Task
 from kcgym.tasks.batch_matmul import BatchMatMul
+from kcgym.tasks.decoder import DecoderLLaMA, DecoderT5
 from kcgym.tasks.gelu import GELU
 from kcgym.tasks.gemv import GEMV
 from kcgym.tasks.layernorm import LayerNorm
 from kcgym.tasks.linear import Linear
 from kcgym.tasks.matmul import GEMM
+from kcgym.tasks.mlp import FFN, SwiGLU
 from kcgym.tasks.relu import ReLU
 from kcgym.tasks.rmsnorm import RMSNorm
+from kcgym.tasks.rope import RoPE
 from kcgym.tasks.silu import SiLU
 from kcgym.tasks.softmax import Softmax
 
@@ -34,6 +38,16 @@ _ALL: tuple[Task, ...] = (
     GEMM(),
     BatchMatMul(),
     Linear(),
+    RoPE(),
+    FFN(),
+    SwiGLU(),
+    SDPA(),
+    FlashAttention(),
+    MHA(),
+    GQA(),
+    MQA(),
+    DecoderLLaMA(),
+    DecoderT5(),
 )
 
 TASKS: dict[str, Task] = {t.name: t for t in _ALL}

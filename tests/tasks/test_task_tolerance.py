@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from kcgym.tasks import TASKS
+from kcgym.tasks import composite_math as cm
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import compare_outputs
 from kcgym.tasks.numerics import round_bf16 as bf
@@ -103,7 +104,7 @@ HW_KERNELS: dict[str, Callable[[Inputs], Inputs]] = {
 }
 
 
-@pytest.mark.parametrize(("name", "index"), ALL_CONFIGS)
+@pytest.mark.parametrize(("name", "index"), [(n, i) for n, i in ALL_CONFIGS if n in HW_KERNELS])
 def test_hardware_style_kernel_passes(name: str, index: int) -> None:
     for seed in SEEDS:
         task, _, inputs, expected = case(name, index, seed)
@@ -137,6 +138,12 @@ def test_trivial_outputs_fail(name: str, index: int) -> None:
             assert rate <= TRIVIAL_CEILING.get(name, 0.25), f"{label} matches {rate:.1%} (seed {seed})"
 
 
+# Composites whose last stage averages (attention mixes value rows, an MLP's down projection sums
+# SiLU outputs of mean ~0.2): std 0.4-0.6, still 30x the absolute tolerance. Their hardware-style
+# kernels are the compiler's, run on the simulator (tests/sims/npu/test_composite_kernels.py).
+OUTPUT_STD = {name: (0.35, 1.6) for name in ("ffn", "swiglu", "sdpa", "flash_attention", "mha", "gqa", "mqa")}
+
+
 @pytest.mark.parametrize(("name", "index"), ALL_CONFIGS)
 def test_outputs_are_order_one(name: str, index: int) -> None:
     for seed in SEEDS:
@@ -146,7 +153,7 @@ def test_outputs_are_order_one(name: str, index: int) -> None:
             peaks = y.max(axis=-1)
             assert peaks.min() > 0.05 and 0.15 < np.median(peaks) < 0.8
         else:
-            assert 0.7 < y.std() < 1.6
+            assert OUTPUT_STD.get(name, (0.7, 1.6))[0] < y.std() < OUTPUT_STD.get(name, (0.7, 1.6))[1]
 
 
 def swap_axes_softmax(x: np.ndarray) -> np.ndarray:
@@ -177,7 +184,14 @@ WRONG_KERNELS: dict[str, dict[str, Callable[[Inputs], Inputs]]] = {
     "matmul": {"W column-major": lambda i: {"Y": bf(i["X"] @ column_major(i["W"]))}},
     "batch_matmul": {"shared W[0]": lambda i: {"Y": bf(np.matmul(i["X"], i["W"][0]))}},
     "linear": {"no bias": lambda i: {"Y": bf(i["X"] @ i["W"])}},
+    "rope": {"rotated the other way": lambda i: {"Y": cm.add(cm.mul(i["X"], i["cos"]),
+                                                             cm.mul(-hw_matmul(i["X"], i["P"]), i["sin"]))}},
+    "ffn": {"ReLU for SiLU": lambda i: {"Y": hw_matmul(cm.relu(hw_matmul(i["X"], i["W1"])), i["W2"])}},
+    "swiglu": {"no gate": lambda i: {"Y": hw_matmul(hw_matmul(i["X"], i["W3"]), i["W2"])}},
+    "sdpa": {"unscaled": lambda i: {"O": cm.attention(i["Q"], i["K"], i["V"], 1.0)}},
+    "flash_attention": {"unscaled": lambda i: {"O": cm.attention(i["Q"], i["K"], i["V"], 1.0)}},
 }
+
 
 
 @pytest.mark.parametrize(("name", "index"), [(n, i) for n, i in ALL_CONFIGS if n in WRONG_KERNELS])

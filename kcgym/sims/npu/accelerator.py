@@ -44,6 +44,14 @@ class NPUAccelerator(Accelerator):
                 desc = (desc + "; " if desc else "") + "bf16, row-major"
             regions.append(MemoryRegion(t.name, "HBM", offset, t.shape, t.role, desc))
             offset += math.ceil(t.size / HBM_ALIGN) * HBM_ALIGN
+        # composites get HBM workspace after the outputs (poisoned like them): the stages of the
+        # template compiler pass their intermediates through it, and an agent's kernel may use it
+        from kcgym.sims.npu.compiler import scratch_regions
+
+        for sc in scratch_regions(task, cfg, hw):
+            desc = f"{sc.description}; free workspace"
+            regions.append(MemoryRegion(sc.name, "HBM", offset, sc.shape, "scratch", desc))
+            offset += math.ceil(math.prod(sc.shape) / HBM_ALIGN) * HBM_ALIGN
         for i, (name, value) in enumerate(task.constants(cfg).items()):
             regions.append(MemoryRegion(name, "FPSRAM", i, (1,), "constant", f"= {value!r} (fp32)"))
         return MemoryLayout(tuple(regions))

@@ -30,7 +30,10 @@ class VLIWAccelerator(Accelerator):
     hw_model: ClassVar[type[VLIWConfig]] = VLIWConfig
 
     def supports(self, task: Task) -> bool:
-        return "VLIW" in task.configs_by_accelerator
+        """A task with VLIW configurations and a template-compiler baseline."""
+        from kcgym.sims.vliw.compiler import TEMPLATES
+
+        return "VLIW" in task.configs_by_accelerator and task.name in TEMPLATES
 
     def assemble(self, source: str, hw: VLIWConfig) -> Program:  # type: ignore[override]
         return assemble(make_isa(hw), source, hw)

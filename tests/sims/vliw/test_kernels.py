@@ -50,7 +50,7 @@ def test_hack_battery_fails(name, index):
         assert not rep.correct and rep.match_rate < 1.0
 
 
-@pytest.mark.parametrize("name", sorted(TASKS))
+@pytest.mark.parametrize("name", sorted({n for n, _ in CASES}))
 def test_half_written_output_fails(name):
     """A kernel stopped halfway leaves poisoned (NaN) outputs that can never match."""
     ev = _ev(name, 1)

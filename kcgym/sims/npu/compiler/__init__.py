@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.npu.compiler import primitives
+from kcgym.sims.npu.compiler import attention, composites, decoder, primitives
 from kcgym.sims.npu.compiler.emit import Asm
+from kcgym.sims.npu.compiler.scratch import ScratchSpec
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.tasks.base import Task, TaskConfig
 
@@ -24,7 +25,23 @@ Template = Callable[[Task, TaskConfig, NPUConfig, MemoryLayout], str]
 # task name -> template; each family module exports its own TEMPLATES
 TEMPLATES: dict[str, Template] = {
     **primitives.TEMPLATES,
+    **composites.TEMPLATES,
+    **attention.TEMPLATES,
+    **decoder.TEMPLATES,
 }
+
+# task name -> the HBM scratch regions its template passes intermediates through (none: no entry)
+SCRATCH: dict[str, Callable[[Task, TaskConfig, NPUConfig], list[ScratchSpec]]] = {
+    **composites.SCRATCH,
+    **attention.SCRATCH,
+    **decoder.SCRATCH,
+}
+
+
+def scratch_regions(task: Task, cfg: TaskConfig, hw: NPUConfig) -> list[ScratchSpec]:
+    """The HBM workspace the NPU layout appends after the task's outputs (empty for most tasks)."""
+    spec = SCRATCH.get(task.name)
+    return spec(task, cfg, hw) if spec else []
 
 
 def compile_task(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout) -> str:
@@ -36,4 +53,4 @@ def compile_task(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayou
     return template(task, cfg, hw, layout)
 
 
-__all__ = ["TEMPLATES", "Asm", "compile_task"]
+__all__ = ["SCRATCH", "TEMPLATES", "Asm", "compile_task", "scratch_regions"]
