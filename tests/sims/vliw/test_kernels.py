@@ -99,3 +99,13 @@ def test_an_expert_keeps_the_vector_slot_half_busy():
     ev = _ev("gelu", 5)
     rep = ev.evaluate(ACCELERATOR.expert(ev.task, ev.cfg, HW), ev.input_sets(HIDDEN_SEED, 1))
     assert rep.correct and rep.unit_busy["VECTOR"] / rep.cycles >= 0.5
+
+
+@pytest.mark.parametrize("name", sorted({n for n, _ in CASES}))
+def test_every_shipped_kernel_assembles_at_every_config(name):
+    """Cheap (no simulation): catches templates that break a static rule at a large config."""
+    task = TASKS[name]
+    for cfg in task.configs("VLIW"):
+        for src in (ACCELERATOR.compile(task, cfg, HW), ACCELERATOR.expert(task, cfg, HW)):
+            if src is not None:
+                assert ACCELERATOR.assemble(src, HW).length <= HW.imem_bundles

@@ -260,13 +260,14 @@ def _matmul(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -
                 if nkc == 1:
                     asm(f"PMOVI p0, {WBUF}")
                     _k_loop(asm, kc)
-                else:
+                else:  # unrolled: a loop here would nest five deep
                     asm("ADD r11, r5, r0")
-                    with asm.loop(nkc, f"chunks of {kc} rows of W"):
+                    for c in range(nkc):
                         asm(f"PMOVI p0, {WBUF}")
-                        asm(f"DMAI p0, r11, r10, {kc}, {VECTOR_BYTES}", "rows of the W strip -> DM")
+                        asm(f"DMAI p0, r11, r10, {kc}, {VECTOR_BYTES}", f"rows {c * kc}.. of the W strip -> DM")
                         _k_loop(asm, kc)
-                        add_const(asm, "r11", "r11", kc * 2 * N)
+                        if c + 1 < nkc:
+                            add_const(asm, "r11", "r11", kc * 2 * N)
                 asm("VCONV x2, c0", "round to bf16")
                 if bias:
                     asm("VADD x2, x2, x9", "+ bias")
