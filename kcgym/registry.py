@@ -66,6 +66,7 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "matmul",
         "batch_matmul",
         "linear",
+        "ffn",
     ),
 }
 

@@ -51,6 +51,11 @@ class VLIWAccelerator(Accelerator):
             regions.append(MemoryRegion(name, "EXT", offset, (LANES,), "constant",
                                         f"{value!r} rounded to bf16, in all 32 lanes; byte address {2 * offset}"))
             offset += LANES
+        from kcgym.sims.vliw.compiler import SCRATCH
+
+        for name, shape, desc in SCRATCH.get(task.name, lambda c: [])(cfg):
+            regions.append(MemoryRegion(name, "EXT", offset, shape, "scratch", f"{desc}; byte address {2 * offset}"))
+            offset += math.ceil(math.prod(shape) / EXT_ALIGN) * EXT_ALIGN
         return MemoryLayout(tuple(regions))
 
     @staticmethod

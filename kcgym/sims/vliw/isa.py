@@ -119,6 +119,9 @@ INSTRUCTIONS = (
     _s("VEXP2", [XD, XA], "VEC", "xd = 2 ** xa.", BF16 + " For e**x compute 2**(x * log2(e)).", lat=_nonlin),
     _s("VINV", [XD, XA], "VEC", "xd = 1 / xa.", BF16, lat=_nonlin),
     _s("VRSQRT", [XD, XA], "VEC", "xd = 1 / sqrt(xa).", BF16, lat=_nonlin),
+    _s("VEXP2C", [XD, CA], "VEC", "xd = 2 ** ca (an fp32 accumulator argument).",
+       BF16 + " The argument is not rounded to bf16 first: e**x as 2**(x*log2(e)) keeps its accuracy when "
+       "x*log2(e) is formed in an accumulator (VMPY / VMAC with a split constant).", lat=_nonlin),
     _s("VMPY", [CD, XA, XB], "VEC", "cd = xa * xb (32 fp32 products; exact for bf16 inputs).", lat=_mul),
     _s("VMAC", [CACC, XA, XB], "VEC", "cacc = cacc + xa * xb (fp32 multiply-accumulate, 32 lanes).",
        "cacc is read and written: chains of VMAC into one accumulator wait for each other (latency "

@@ -9,6 +9,7 @@ from kcgym.evaluation import Evaluator
 from kcgym.sims.vliw import ACCELERATOR
 from kcgym.sims.vliw import machine as M
 from kcgym.tasks import TASKS
+from kcgym.tasks.numerics import round_bf16
 from tests.sims.vliw.harness import fault_name, run
 
 HW = ACCELERATOR.make_hw()
@@ -56,11 +57,14 @@ def test_vector_arithmetic_rounds_to_bf16_and_accumulators_do_not():
         MOVI r1, 3
         VINS x5, x0, r1
         VMACL c2, x0, x5, r1
+        VEXP2C x6, c0                            // 2 ** 1.00390625, from the unrounded fp32 argument
+        VEXP2 x7, x3                             // 2 ** 1.0
     """)
     assert st.x[2][0] == 1.0
     assert st.c[0][0] == np.float32(1.00390625) and st.x[3][0] == 1.0
     assert st.x[4][0] == 32.0 and st.c[1][0] == np.float32(0.00390625)
     assert list(st.x[5][2:5]) == [0.0, 1.0, 0.0] and st.c[2][7] == 1.0
+    assert st.x[6][0] == round_bf16(np.exp2(np.float32(1.00390625))) and st.x[7][0] == 2.0
 
 
 def test_loops_nest_and_branches_use_scalar_registers():

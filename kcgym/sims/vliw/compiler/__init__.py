@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.vliw.compiler import primitives
+from kcgym.sims.vliw.compiler import composites, primitives
 from kcgym.sims.vliw.compiler.emit import Asm
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.tasks.base import Task, TaskConfig
@@ -19,7 +19,10 @@ Template = Callable[[Task, TaskConfig, VLIWConfig, MemoryLayout], str]
 
 TEMPLATES: dict[str, Template] = {
     **primitives.TEMPLATES,
+    **composites.TEMPLATES,
 }
+# task name -> (cfg -> [(name, shape, description)]): EXT scratch tensors the layout appends
+SCRATCH = composites.SCRATCH
 
 
 def compile_task(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
@@ -31,4 +34,4 @@ def compile_task(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayo
     return template(task, cfg, hw, layout)
 
 
-__all__ = ["TEMPLATES", "Asm", "compile_task"]
+__all__ = ["SCRATCH", "TEMPLATES", "Asm", "compile_task"]

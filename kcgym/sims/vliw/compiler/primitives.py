@@ -63,13 +63,27 @@ ELEMENTWISE_CONSTANTS: dict[str, list[tuple[str, float]]] = {
 
 
 def _stream(asm: Asm, layout: MemoryLayout, total_bytes: int, body: Callable[[Asm], None]) -> None:
-    """DMA X into DM chunk by chunk, run ``body`` on the chunk in place, DMA it out to Y."""
+    stream_stage(asm, ext_bytes(layout, "X"), ext_bytes(layout, "Y"), total_bytes, body)
+
+
+def stream_stage(asm: Asm, src: int, dst: int, total_bytes: int, body: Callable[[Asm], None],
+                 second: int | None = None) -> None:
+    """DMA ``src`` into DM chunk by chunk, run ``body`` on the chunk in place, DMA it out to ``dst``.
+
+    With ``second``, the same chunk of that tensor comes in too, at DM[CHUNK_BYTES..] (p3 walks it).
+    """
     chunk = min(total_bytes, CHUNK_BYTES)
-    asm(f"MOVI r1, {ext_bytes(layout, 'X')}", "EXT address of the current chunk of X")
-    asm(f"MOVI r2, {ext_bytes(layout, 'Y')}", "EXT address of the current chunk of Y")
+    asm(f"MOVI r1, {src}", "EXT address of the current source chunk")
+    asm(f"MOVI r2, {dst}", "EXT address of the current destination chunk")
+    if second is not None:
+        asm(f"MOVI r3, {second}", "EXT address of the current chunk of the second operand")
     with asm.loop(total_bytes // chunk, f"chunks of {chunk} bytes"):
         asm("PMOVI p0, 0")
         asm(f"DMAI p0, r1, r0, 1, {chunk}", "chunk -> DM[0..]")
+        if second is not None:
+            asm(f"PMOVI p3, {CHUNK_BYTES}")
+            asm(f"DMAI p3, r3, r0, 1, {chunk}", "second operand -> DM[CHUNK_BYTES..]")
+            asm(f"ADDI r3, r3, {chunk}")
         asm("PMOVI p1, 0", "read pointer")
         asm("PMOVI p2, 0", "write pointer")
         body(asm)
@@ -217,13 +231,21 @@ def matmul_dims(task: Task, cfg: TaskConfig) -> tuple[int, int, int, int]:
 
 
 def _matmul(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
-    """Y = X @ W (+ b) by 32-column strips of W: per output row, K broadcast multiply-accumulates.
+    asm = Asm(f"{task.title} {cfg.label}")
+    B, M, K, N = matmul_dims(task, cfg)
+    bias = ext_bytes(layout, "b") if task.name == "linear" else None
+    matmul_stage(asm, hw, (B, M, K, N), ext_bytes(layout, "X"), ext_bytes(layout, "W"), ext_bytes(layout, "Y"), bias)
+    return asm.text()
+
+
+def matmul_stage(asm: Asm, hw: VLIWConfig, dims: tuple[int, int, int, int], x: int, w: int, y: int,
+                 bias: int | None = None) -> None:
+    """Y = X @ W (+ b) (EXT byte addresses) by 32-column strips of W: per output row, K broadcast MACs.
 
     The strip (K rows x 32 columns) is DMAed once per strip when it fits in one DMA, else in
     chunks of rows once per output row; each row of X is DMAed right before it is used.
     """
-    asm = Asm(f"{task.title} {cfg.label}")
-    B, M, K, N = matmul_dims(task, cfg)
+    B, M, K, N = dims
     kc = min(K, hw.dma_max_bytes // VECTOR_BYTES)  # rows of W per DMA
     nkc = K // kc
     WBUF, XBUF = 0, kc * VECTOR_BYTES
@@ -231,12 +253,11 @@ def _matmul(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -
     BBUF = YBUF + VECTOR_BYTES
     if hw.dm_bytes < BBUF + VECTOR_BYTES or K % kc or N % LANES:
         raise ValueError(f"matmul M={M}, K={K}, N={N} does not fit the VLIW template")
-    bias = task.name == "linear"
-    asm(f"MOVI r1, {ext_bytes(layout, 'X')}", "X of this batch")
-    asm(f"MOVI r2, {ext_bytes(layout, 'W')}", "W of this batch")
-    asm(f"MOVI r3, {ext_bytes(layout, 'Y')}", "Y of this batch")
-    if bias:
-        asm(f"MOVI r4, {ext_bytes(layout, 'b')}")
+    asm(f"MOVI r1, {x}", "X of this batch")
+    asm(f"MOVI r2, {w}", "W of this batch")
+    asm(f"MOVI r3, {y}", "Y of this batch")
+    if bias is not None:
+        asm(f"MOVI r4, {bias}")
     asm(f"MOVI r10, {2 * N}", "row stride of W and Y, bytes")
     with asm.loop(B, "batches"):
         asm("ADD r5, r2, r0", "W strip")
@@ -245,7 +266,7 @@ def _matmul(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -
             if nkc == 1:
                 asm(f"PMOVI p0, {WBUF}")
                 asm(f"DMAI p0, r5, r10, {K}, {VECTOR_BYTES}", "W strip -> DM")
-            if bias:
+            if bias is not None:
                 asm("ADD r8, r4, r6")
                 asm(f"PMOVI p4, {BBUF}")
                 asm(f"DMAI p4, r8, r0, 1, {VECTOR_BYTES}", "bias chunk")
@@ -269,7 +290,7 @@ def _matmul(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -
                         if c + 1 < nkc:
                             add_const(asm, "r11", "r11", kc * 2 * N)
                 asm("VCONV x2, c0", "round to bf16")
-                if bias:
+                if bias is not None:
                     asm("VADD x2, x2, x9", "+ bias")
                 asm(f"PMOVI p2, {YBUF}")
                 asm("VST x2, p2, 0")
@@ -282,7 +303,6 @@ def _matmul(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -
         add_const(asm, "r1", "r1", 2 * M * K)
         add_const(asm, "r2", "r2", 2 * K * N)
         add_const(asm, "r3", "r3", 2 * M * N)
-    return asm.text()
 
 
 def _k_loop(asm: Asm, count: int) -> None:
