@@ -24,6 +24,8 @@ def test_ids_follow_the_table():
         "matmul",
         "batch_matmul",
         "linear",
+        "conv2d",
+        "depthwise_conv",
         "rope",
         "ffn",
         "swiglu",
@@ -32,6 +34,7 @@ def test_ids_follow_the_table():
         "mha",
         "gqa",
         "mqa",
+        "conv_block",
         "decoder_llama",
         "decoder_t5",
     }

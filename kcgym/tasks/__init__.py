@@ -14,7 +14,10 @@ import importlib
 from kcgym.tasks.attention import GQA, MHA, MQA, SDPA, FlashAttention
 from kcgym.tasks.base import Task
 from kcgym.tasks.batch_matmul import BatchMatMul
+from kcgym.tasks.conv2d import Conv2D
+from kcgym.tasks.conv_block import ConvBlock
 from kcgym.tasks.decoder import DecoderLLaMA, DecoderT5
+from kcgym.tasks.depthwise_conv import DepthwiseConv
 from kcgym.tasks.gelu import GELU
 from kcgym.tasks.gemv import GEMV
 from kcgym.tasks.layernorm import LayerNorm
@@ -38,6 +41,8 @@ _ALL: tuple[Task, ...] = (
     GEMM(),
     BatchMatMul(),
     Linear(),
+    Conv2D(),
+    DepthwiseConv(),
     RoPE(),
     FFN(),
     SwiGLU(),
@@ -46,6 +51,7 @@ _ALL: tuple[Task, ...] = (
     MHA(),
     GQA(),
     MQA(),
+    ConvBlock(),
     DecoderLLaMA(),
     DecoderT5(),
 )

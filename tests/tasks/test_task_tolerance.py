@@ -21,6 +21,7 @@ from kcgym.tasks import composite_math as cm
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import compare_outputs
 from kcgym.tasks.numerics import round_bf16 as bf
+from kcgym.tasks.spatial import im2col, pad_same
 
 SEEDS = (0, 1, 2)
 ALL_CONFIGS = [(name, i) for name in TASKS for i in range(1, 6)]
@@ -90,6 +91,28 @@ def hw_matmul(x: np.ndarray, w: np.ndarray, tile: int = 64) -> np.ndarray:
     return bf(acc)
 
 
+def hw_conv(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Implicit GEMM: the patch matrix times the (k*k*cin, cout) weights, fp32 over 64-wide k-tiles."""
+    h, wd, _ = x.shape
+    return hw_matmul(im2col(x, w.shape[0]), w.reshape(-1, w.shape[-1])).reshape(h, wd, -1)
+
+
+def hw_depthwise(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Per-op bf16 multiply-adds in the task's row-major tap order.
+
+    The order is part of the task: a chain of 9 to 25 bf16-rounded adds drifts from the exact
+    sum by up to about twice the tolerance, and another order drifts differently (reversed:
+    ~0.04% of the elements differ), so the reference fixes the order a vector unit would use.
+    """
+    k, h, wd = w.shape[0], x.shape[0], x.shape[1]
+    xp, acc = pad_same(x, k), None
+    for t in range(k * k):
+        kh, kw = divmod(t, k)
+        prod = bf(xp[kh : kh + h, kw : kw + wd] * w[kh, kw])
+        acc = prod if acc is None else bf(acc + prod)
+    return acc
+
+
 HW_KERNELS: dict[str, Callable[[Inputs], Inputs]] = {
     "silu": lambda i: {"Y": hw_silu(i["X"])},
     "relu": lambda i: {"Y": np.maximum(i["X"], np.float32(0))},
@@ -101,6 +124,9 @@ HW_KERNELS: dict[str, Callable[[Inputs], Inputs]] = {
     "matmul": lambda i: {"Y": hw_matmul(i["X"], i["W"])},
     "batch_matmul": lambda i: {"Y": hw_matmul(i["X"], i["W"])},
     "linear": lambda i: {"Y": bf(hw_matmul(i["X"], i["W"]) + i["b"])},
+    "conv2d": lambda i: {"Y": hw_conv(i["X"], i["W"])},
+    "depthwise_conv": lambda i: {"Y": hw_depthwise(i["X"], i["W"])},
+    "conv_block": lambda i: {"Y": np.maximum(bf(bf(hw_conv(i["X"], i["W"]) * i["scale"]) + i["shift"]), 0)},
 }
 
 
@@ -116,7 +142,7 @@ def test_hardware_style_kernel_passes(name: str, index: int) -> None:
 # Loose ceilings on the best match rate of a trivial output (the worst over 100 seeds is about
 # two thirds of each): ReLU's zeros match every negative input, GELU's match its negative tail,
 # most softmax probabilities are below atol, and an RMSNorm row whose RMS is near 1 is almost a copy.
-TRIVIAL_CEILING = {"relu": 0.65, "gelu": 0.4, "softmax": 0.95, "rmsnorm": 0.4}
+TRIVIAL_CEILING = {"relu": 0.65, "gelu": 0.4, "softmax": 0.95, "rmsnorm": 0.4, "conv_block": 0.7}
 
 
 def trivial_outputs(inputs: Inputs, expected: Inputs) -> dict[str, Inputs]:
@@ -152,6 +178,8 @@ def test_outputs_are_order_one(name: str, index: int) -> None:
         if name == "softmax":  # probabilities: judge the rows' peaks instead
             peaks = y.max(axis=-1)
             assert peaks.min() > 0.05 and 0.15 < np.median(peaks) < 0.8
+        elif name == "conv_block":  # after a ReLU: about half zeros, the rest O(1)
+            assert 0.3 < (y > 0).mean() < 0.7 and 0.7 < y[y > 0].mean() < 1.6
         else:
             assert OUTPUT_STD.get(name, (0.7, 1.6))[0] < y.std() < OUTPUT_STD.get(name, (0.7, 1.6))[1]
 
@@ -174,6 +202,12 @@ def column_major(a: np.ndarray) -> np.ndarray:
     return a.reshape(a.shape[::-1]).T
 
 
+def channels_first(x: np.ndarray) -> np.ndarray:
+    """The image a kernel sees when it reads channels-last storage as (C, H, W)."""
+    h, w, c = x.shape
+    return x.reshape(c, h, w).transpose(1, 2, 0)
+
+
 WRONG_KERNELS: dict[str, dict[str, Callable[[Inputs], Inputs]]] = {
     "silu": {"relu": lambda i: {"Y": np.maximum(i["X"], 0)}},
     "gelu": {"silu": lambda i: {"Y": hw_silu(i["X"])}},
@@ -190,6 +224,9 @@ WRONG_KERNELS: dict[str, dict[str, Callable[[Inputs], Inputs]]] = {
     "swiglu": {"no gate": lambda i: {"Y": hw_matmul(hw_matmul(i["X"], i["W3"]), i["W2"])}},
     "sdpa": {"unscaled": lambda i: {"O": cm.attention(i["Q"], i["K"], i["V"], 1.0)}},
     "flash_attention": {"unscaled": lambda i: {"O": cm.attention(i["Q"], i["K"], i["V"], 1.0)}},
+    "conv2d": {"X read channels-first": lambda i: {"Y": hw_conv(channels_first(i["X"]), i["W"])}},
+    "depthwise_conv": {"flipped filters": lambda i: {"Y": hw_depthwise(i["X"], i["W"][::-1, ::-1])}},
+    "conv_block": {"no ReLU": lambda i: {"Y": bf(bf(hw_conv(i["X"], i["W"]) * i["scale"]) + i["shift"])}},
 }
 
 

@@ -22,6 +22,8 @@ PAPER_ORDER = [
     ("matmul", "GEMM", "Matrix"),
     ("batch_matmul", "BatchMatMul", "Matrix"),
     ("linear", "Linear", "Matrix"),
+    ("conv2d", "Conv2D", "Spatial"),
+    ("depthwise_conv", "DepthwiseConv", "Spatial"),
     ("rope", "RoPE", "Encoding"),
     ("ffn", "FFN", "MLP"),
     ("swiglu", "SwiGLU", "MLP"),
@@ -30,14 +32,16 @@ PAPER_ORDER = [
     ("mha", "MHA", "Attention (+proj)"),
     ("gqa", "GQA", "Attention (+proj)"),
     ("mqa", "MQA", "Attention (+proj)"),
+    ("conv_block", "ConvBlock", "CNN"),
     ("decoder_llama", "DecoderBlock (LLaMA)", "Transformer"),
     ("decoder_t5", "DecoderBlock (T5)", "Transformer"),
 ]
 LEVEL = {"rope": 2, "ffn": 2, "swiglu": 2, "sdpa": 2, "flash_attention": 2, "mha": 2, "gqa": 2, "mqa": 2,
-         "decoder_llama": 3, "decoder_t5": 3}
+         "conv_block": 3, "decoder_llama": 3, "decoder_t5": 3}
 
 ELEMENTS = (256, 1024, 2048, 8192, 16384)
 MATMUL_SHAPES = ((4, 64, 64), (8, 128, 128), (16, 128, 256), (32, 256, 256), (64, 256, 512))
+CONV_SHAPES = ((8, 64, 64, 1), (8, 64, 64, 3), (8, 64, 128, 3), (8, 64, 256, 3), (16, 64, 128, 3))
 MLP_SHAPES = ((4, 64, 128), (8, 128, 256), (16, 128, 512), (32, 256, 512), (64, 256, 1024))
 ATTN_SHAPES = ((32, 64), (64, 128), (64, 256), (128, 128), (128, 256))
 DECODER_SHAPES = ((32, 64, 1, 128), (64, 128, 2, 256), (64, 256, 4, 512), (128, 256, 4, 512), (128, 512, 8, 1024))
@@ -56,6 +60,11 @@ NPU_CONFIGS: dict[str, list[dict[str, int]]] = {
         for b, (m, k, n) in zip((2, 4, 8, 16, 32), MATMUL_SHAPES, strict=True)
     ],
     "linear": [{"n": m, "hin": k, "hout": n} for m, k, n in MATMUL_SHAPES],
+    # Not in Table 12 (PLENA could not run them): the paper's Table 14 (Coral) shapes with channels x8
+    "conv2d": [{"H": h, "cin": ci, "cout": co, "k": k} for h, ci, co, k in CONV_SHAPES],
+    "depthwise_conv": [{"H": h, "c": c, "k": k} for h, c, k in ((8, 128, 3), (16, 64, 3), (16, 128, 3), (16, 128, 5),
+                                                                  (16, 256, 5))],
+    "conv_block": [{"H": h, "cin": ci, "cout": co, "k": k} for h, ci, co, k in CONV_SHAPES],
     "rope": [{"s": s, "d": d} for s, d in ((32, 64), (64, 128), (128, 64), (128, 128), (256, 128))],
     "ffn": [{"n": n, "h": h, "hi": i} for n, h, i in MLP_SHAPES],
     "swiglu": [{"n": n, "h": h, "hi": i} for n, h, i in MLP_SHAPES],
@@ -82,6 +91,10 @@ VLIW_CONFIGS: dict[str, list[tuple[int, ...]]] = {
 }
 VLIW_CONFIGS |= {"swiglu": VLIW_CONFIGS["ffn"], "flash_attention": VLIW_CONFIGS["sdpa"],
                  "decoder_t5": VLIW_CONFIGS["decoder_llama"]}
+# The spatial tasks on the VLIW machine: Table 14 (Coral) shapes, channels x8 (conv) and x4 (depthwise).
+VLIW_CONFIGS["conv2d"] = [(8, 32, 64, 1), (8, 64, 64, 3), (8, 64, 128, 3), (8, 64, 256, 3), (8, 256, 64, 3)]
+VLIW_CONFIGS["conv_block"] = VLIW_CONFIGS["conv2d"]
+VLIW_CONFIGS["depthwise_conv"] = [(8, 64, 3), (16, 32, 3), (16, 64, 3), (16, 64, 5), (16, 128, 5)]
 
 
 def expected_tensors(name: str, p: dict[str, int]) -> list[tuple[str, tuple[int, ...], str]]:
@@ -99,6 +112,13 @@ def expected_tensors(name: str, p: dict[str, int]) -> list[tuple[str, tuple[int,
     if name == "batch_matmul":
         b, m, k, n = p["b"], p["M"], p["K"], p["N"]
         return [("X", (b, m, k), "input"), ("W", (b, k, n), "input"), ("Y", (b, m, n), "output")]
+    if name in ("conv2d", "conv_block"):
+        h, ci, co, k = p["H"], p["cin"], p["cout"], p["k"]
+        bn = [("scale", (co,), "input"), ("shift", (co,), "input")] if name == "conv_block" else []
+        return [("X", (h, h, ci), "input"), ("W", (k, k, ci, co), "input"), *bn, ("Y", (h, h, co), "output")]
+    if name == "depthwise_conv":
+        h, c, k = p["H"], p["c"], p["k"]
+        return [("X", (h, h, c), "input"), ("W", (k, k, c), "input"), ("Y", (h, h, c), "output")]
     if name in COMPOSITE_TENSORS:
         return COMPOSITE_TENSORS[name](p)
     n, hin, hout = p["n"], p["hin"], p["hout"]
@@ -165,6 +185,9 @@ def expected_macs(name: str, p: dict[str, int]) -> int:
         "matmul": lambda: p["M"] * p["K"] * p["N"],
         "batch_matmul": lambda: p["b"] * p["M"] * p["K"] * p["N"],
         "linear": lambda: p["n"] * p["hin"] * p["hout"],
+        "conv2d": lambda: p["H"] * p["H"] * p["k"] ** 2 * p["cin"] * p["cout"],
+        "conv_block": lambda: p["H"] * p["H"] * p["k"] ** 2 * p["cin"] * p["cout"],
+        "depthwise_conv": lambda: p["H"] * p["H"] * p["k"] ** 2 * p["c"],
     }.get(name, lambda: 0)()
 
 

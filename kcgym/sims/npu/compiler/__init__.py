@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.npu.compiler import attention, composites, decoder, primitives
+from kcgym.sims.npu.compiler import attention, composites, decoder, primitives, spatial
 from kcgym.sims.npu.compiler.emit import Asm
 from kcgym.sims.npu.compiler.scratch import ScratchSpec
 from kcgym.sims.npu.config import NPUConfig
@@ -25,6 +25,7 @@ Template = Callable[[Task, TaskConfig, NPUConfig, MemoryLayout], str]
 # task name -> template; each family module exports its own TEMPLATES
 TEMPLATES: dict[str, Template] = {
     **primitives.TEMPLATES,
+    **spatial.TEMPLATES,
     **composites.TEMPLATES,
     **attention.TEMPLATES,
     **decoder.TEMPLATES,

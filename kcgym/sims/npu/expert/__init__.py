@@ -8,10 +8,29 @@ from __future__ import annotations
 
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.npu.config import NPUConfig
+from kcgym.sims.npu.expert.attention import expert_sdpa
+from kcgym.sims.npu.expert.conv import expert_conv
+from kcgym.sims.npu.expert.depthwise import expert_depthwise
+from kcgym.sims.npu.expert.ffn import expert_ffn
 from kcgym.sims.npu.expert.matmul import expert_matmul
+from kcgym.sims.npu.expert.rowwise import expert_rowwise
 from kcgym.tasks.base import Task, TaskConfig
 
-EXPERTS = {"matmul": expert_matmul, "linear": expert_matmul}
+EXPERTS = {
+    "matmul": expert_matmul,
+    "linear": expert_matmul,
+    "softmax": expert_rowwise,
+    "layernorm": expert_rowwise,
+    "rmsnorm": expert_rowwise,
+    "conv2d": expert_conv,
+    "conv_block": expert_conv,
+    "depthwise_conv": expert_depthwise,
+    "ffn": expert_ffn,
+    "sdpa": expert_sdpa,
+    # the same function and shapes; at s <= 128 every score fits VSRAM, so no online softmax is needed
+    # to keep the scores out of HBM
+    "flash_attention": expert_sdpa,
+}
 
 
 def expert_kernel(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout) -> str | None:
