@@ -84,7 +84,10 @@ def test_vmap_over_inputs_equals_one_at_a_time():
 
 
 EXPERT_CASES = [(n, i) for n in ("relu", "silu", "gelu", "softmax", "layernorm", "rmsnorm") for i in (1, 3, 5)]
-EXPERT_CASES += [("matmul", 1), ("matmul", 2), ("linear", 1), ("linear", 2), ("batch_matmul", 1)]
+EXPERT_CASES += [("matmul", 1), ("matmul", 2), ("linear", 1), ("linear", 2), ("batch_matmul", 1), ("gemv", 1),
+                 ("gemv", 5)]
+# a little below the measured speedups (README), so a timing-model regression shows up
+MIN_SPEEDUP = {"matmul": 5.0, "linear": 5.0, "batch_matmul": 5.0, "gemv": 4.0}
 
 
 @pytest.mark.parametrize("name, index", EXPERT_CASES)
@@ -94,7 +97,7 @@ def test_expert_kernels_correct_and_faster(name, index):
     rep = ev.evaluate(src, ev.input_sets(HIDDEN_SEED, 2))
     assert rep.correct, rep.fault or rep.comparisons
     assert rep.cycles >= rep.roofline_cycles
-    assert rep.speedup > ({1: 4.0, 2: 5.0} if name in HEAVY else {1: 1.2, 3: 1.5, 5: 2.5})[index]
+    assert rep.speedup > MIN_SPEEDUP.get(name, {1: 1.2, 3: 1.5, 5: 2.5}[index])
 
 
 def test_the_gemm_expert_declines_a_strip_that_does_not_fit():
