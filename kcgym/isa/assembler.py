@@ -266,15 +266,18 @@ def encode_bundles(isa: ISA, parsed: list[ParsedInstr], n_bundles: int, source: 
                isa.sub_ids[isa.nop_mnemonic]]
     words = np.tile(nop, (n_bundles, len(units)))
     lines = [0] * n_bundles
+    slot_lines = [[0] * len(units) for _ in range(n_bundles)]
     origins: list[str | None] = [None] * n_bundles
     taken: dict[int, set[int]] = {}
     for pi in parsed:
         slot = next(s for s, u in enumerate(units) if u == pi.spec.unit and s not in taken.setdefault(pi.pc, set()))
         taken[pi.pc].add(slot)
         words[pi.pc, slot * F : (slot + 1) * F] = encode_one(isa, pi)
+        slot_lines[pi.pc][slot] = pi.src.line
         if not lines[pi.pc]:
             lines[pi.pc], origins[pi.pc] = pi.src.line, pi.src.origin
-    return Program(isa_name=isa.name, words=words, lines=lines, origins=origins, source=source, warnings=warnings)
+    return Program(isa_name=isa.name, words=words, lines=lines, origins=origins, source=source, warnings=warnings,
+                   slot_lines=slot_lines)
 
 
 def _check_operands(isa: ISA, pi: ParsedInstr, labels: dict[str, int], rep: Reporter) -> None:

@@ -76,7 +76,7 @@ class VLIWAccelerator(Accelerator):
                 elif r.role == "constant":
                     ext[b, r.offset : r.offset + r.size] = round_bf16(np.float32(constants[r.name]))
         st = self.execute(program, ext, limit, hw, max_steps)
-        return [self._result(st, b, program, layout, max_steps) for b in range(len(inputs))]
+        return [self._result(st, b, program, layout, hw, max_steps) for b in range(len(inputs))]
 
     @staticmethod
     def execute(program: Program, ext: np.ndarray, ext_limit: int, hw: VLIWConfig, max_steps: int) -> M.State:
@@ -86,7 +86,8 @@ class VLIWAccelerator(Accelerator):
         st = runner(words, ext, np.int32(ext_limit), np.int32(max_steps))
         return jax.device_get(st)
 
-    def _result(self, st: M.State, b: int, program: Program, layout: MemoryLayout, max_steps: int) -> RunResult:
+    def _result(self, st: M.State, b: int, program: Program, layout: MemoryLayout, hw: VLIWConfig,
+                max_steps: int) -> RunResult:
         ctl = np.asarray(st.ctl[b])
         steps = int(ctl[M.STEPS])
         counts_raw = np.asarray(st.counts[b]).copy()
@@ -98,7 +99,8 @@ class VLIWAccelerator(Accelerator):
             busy[M.BUSY_KEYS.index("CONTROL")] -= 1
         fault = None
         if ctl[M.FAULT] != 0:
-            fault = self.fault_info(int(ctl[M.FAULT]), int(ctl[M.FAULT_PC]), int(ctl[M.FAULT_DETAIL]), program)
+            fault = self.fault_info(int(ctl[M.FAULT]), int(ctl[M.FAULT_PC]), int(ctl[M.FAULT_DETAIL]), program, hw,
+                                    int(ctl[M.FAULT_SLOT]))
         elif not ctl[M.HALTED]:
             pc = int(ctl[M.PC])
             fault = FaultInfo(code=M.F_STEP_BUDGET, name="STEP_BUDGET", pc=pc, line=program.line_of(pc),
@@ -124,20 +126,21 @@ class VLIWAccelerator(Accelerator):
         )
 
     @staticmethod
-    def fault_info(code: int, pc: int, detail: int, program: Program) -> FaultInfo:
+    def fault_info(code: int, pc: int, detail: int, program: Program, hw: VLIWConfig, slot: int = -1) -> FaultInfo:
+        """The fault, located at the faulting operation's own line (a bundle in braces spans lines)."""
         name = M.FAULT_NAMES[code]
-        hw = VLIWConfig()
         msg = {
-            "OOB_DM": f"data-memory access at byte address {detail} is out of bounds (DM holds {hw.dm_bytes} bytes "
-                      "by default, and the whole access must fit)",
+            "OOB_DM": f"data-memory access at byte address {detail} is out of bounds (DM holds {hw.dm_bytes} bytes, "
+                      "and the whole access must fit)",
             "MISALIGNED": f"address {detail} is misaligned (VLD/VST and DMA DM addresses: multiples of 64 bytes; "
                           "VLDB addresses and DMA EXT addresses/strides: even)",
             "OOB_EXT": f"DMA touches external-memory byte address {detail}, outside this task's EXT image",
             "BAD_LANE": f"lane register holds {detail}; lanes are 0..{LANES - 1}",
-            "LOOP_DEPTH": f"LOOP entered with {detail} loops already active: the hardware loop stack is full",
+            "LOOP_DEPTH": f"LOOP entered with {detail} loops already active: the hardware loop stack holds "
+                          f"{hw.loop_depth}",
         }.get(name, name)
-        return FaultInfo(code=code, name=name, pc=pc, line=program.line_of(pc), source=program.source_line(pc),
-                         message=msg)
+        line = program.slot_line(pc, slot)
+        return FaultInfo(code=code, name=name, pc=pc, line=line, source=program.source_line(pc, line), message=msg)
 
     # ---- baselines, docs, bounds -----------------------------------------------------
     def compile(self, task: Task, cfg: TaskConfig, hw: VLIWConfig) -> str:  # type: ignore[override]

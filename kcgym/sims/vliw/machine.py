@@ -35,8 +35,8 @@ FAULT_NAMES = ("NONE", "OOB_DM", "MISALIGNED", "OOB_EXT", "BAD_LANE", "LOOP_DEPT
 F_OOB_DM, F_MISALIGNED, F_OOB_EXT, F_BAD_LANE, F_LOOP_DEPTH, F_STEP_BUDGET = range(1, 7)
 
 # indices into State.ctl
-PC, STEPS, HALTED, FAULT, FAULT_PC, FAULT_DETAIL, T_ISSUE, T_END, DEPTH = range(9)
-N_CTL = 9
+PC, STEPS, HALTED, FAULT, FAULT_PC, FAULT_DETAIL, T_ISSUE, T_END, DEPTH, FAULT_SLOT = range(10)
+N_CTL = 10
 # loop stack columns
 L_START, L_END, L_COUNT = range(3)
 SLOT_NAMES = ("LD", "LD", "ST", "VEC", "SCL", "MOV", "CTL")
@@ -285,13 +285,15 @@ class Machine:
         target = jnp.where(csub == sub["J"], c0, jnp.where(is_loop, c1, c1))
         push = is_loop & (count > 0)
         depth = st.ctl[DEPTH]
-        checks = [*ld[0][3], *ld[1][3], *st_checks, *v_checks, *m_checks, *geometry[7],
-                  (~push | (depth < hw.loop_depth), F_LOOP_DEPTH, depth)]
+        checks = [(S_LD0, *c) for c in ld[0][3]] + [(S_LD1, *c) for c in ld[1][3]] + \
+            [(S_ST, *c) for c in st_checks] + [(S_VEC, *c) for c in v_checks] + [(S_MOV, *c) for c in m_checks] + \
+            [(S_CTL, *c) for c in geometry[7]] + [(S_CTL, ~push | (depth < hw.loop_depth), F_LOOP_DEPTH, depth)]
         ok = jnp.bool_(True)
-        code, detail = jnp.int32(0), jnp.int32(0)
-        for cond, c, d in checks:
+        code, detail, fslot = jnp.int32(0), jnp.int32(0), jnp.int32(0)
+        for slot_id, cond, c, d in checks:
             first = ok & ~cond
             code, detail = jnp.where(first, c, code), jnp.where(first, d, detail)
+            fslot = jnp.where(first, slot_id, fslot)
             ok = ok & cond
         live = jnp.asarray(live, bool)  # (a Python True would turn ~live into the integer -2)
         ok = ok | ~live  # a step that is not live records no fault (and commits nothing, below)
@@ -363,6 +365,7 @@ class Machine:
         ctl = ctl.at[FAULT].set(jnp.where(ok, ctl[FAULT], code))
         ctl = ctl.at[FAULT_PC].set(jnp.where(ok, ctl[FAULT_PC], pc))
         ctl = ctl.at[FAULT_DETAIL].set(jnp.where(ok, ctl[FAULT_DETAIL], detail))
+        ctl = ctl.at[FAULT_SLOT].set(jnp.where(ok, ctl[FAULT_SLOT], fslot))
         ctl = ctl.at[T_ISSUE].set(jnp.where(commit, t + 1 + jnp.where(taken, hw.branch_penalty, 0), ctl[T_ISSUE]))
         end = jnp.max(jnp.where(wbase >= 0, wready, 0))
         ctl = ctl.at[T_END].set(jnp.where(commit, jnp.maximum(ctl[T_END], jnp.maximum(t + 1, end)), ctl[T_END]))

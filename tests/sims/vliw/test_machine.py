@@ -184,3 +184,13 @@ def test_step_budget_is_a_fault_naming_the_line():
 def test_post_incremented_pointers_are_ready_the_next_cycle():
     st, _ = run("VLD x0, p0, 64\nVLD x1, p0, 64\nVLD x2, p0, 64")
     assert int(st.ctl[M.T_ISSUE]) == 4  # three loads back to back on one pointer, then the implicit HALT
+
+
+def test_fault_messages_name_the_line_and_the_limit():
+    task = TASKS["relu"]
+    ev = Evaluator(ACCELERATOR, task, task.config("VLIW", 1), HW)
+    rep = ev.evaluate("PMOVI p0, 65536\n{\n  VBCST x1, 1.0\n  VLD x0, p0, 0\n}\n", ev.input_sets(0, 1),
+                      with_baseline=False)
+    assert rep.fault is not None and rep.fault.name == "OOB_DM" and rep.fault.line == 4  # the VLD's own line
+    assert "VLD x0, p0, 0" in rep.fault.source
+    assert "65536" in rep.fault.message and f"holds {HW.dm_bytes} bytes" in rep.fault.message
