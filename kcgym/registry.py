@@ -70,6 +70,7 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "batch_matmul",
         "linear",
         "ffn",
+        "swiglu",
     ),
 }
 

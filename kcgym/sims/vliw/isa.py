@@ -122,6 +122,8 @@ INSTRUCTIONS = (
     _s("VEXP2C", [XD, CA], "VEC", "xd = 2 ** ca (an fp32 accumulator argument).",
        BF16 + " The argument is not rounded to bf16 first: e**x as 2**(x*log2(e)) keeps its accuracy when "
        "x*log2(e) is formed in an accumulator (VMPY / VMAC with a split constant).", lat=_nonlin),
+    _s("VINVC", [XD, CA], "VEC", "xd = 1 / ca (an fp32 accumulator argument).",
+       BF16 + " E.g. a sigmoid 1 / (1 + e) with 1 + e formed exactly in an accumulator.", lat=_nonlin),
     _s("VMPY", [CD, XA, XB], "VEC", "cd = xa * xb (32 fp32 products; exact for bf16 inputs).", lat=_mul),
     _s("VMAC", [CACC, XA, XB], "VEC", "cacc = cacc + xa * xb (fp32 multiply-accumulate, 32 lanes).",
        "cacc is read and written: chains of VMAC into one accumulator wait for each other (latency "

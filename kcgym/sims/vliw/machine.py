@@ -166,7 +166,7 @@ class Machine:
             "VADD": bf16(a + b), "VSUB": bf16(a - b), "VMUL": bf16(a * b), "VMAX": jnp.maximum(a, b),
             "VMIN": jnp.minimum(a, b), "VRMAX": full(jnp.max(a)), "VRADD": full(bf16(jnp.sum(ca))),
             "VEXP2": bf16(jnp.exp2(a)), "VINV": bf16(1.0 / a), "VRSQRT": bf16(lax.rsqrt(a)),
-            "VEXP2C": bf16(jnp.exp2(ca)),
+            "VEXP2C": bf16(jnp.exp2(ca)), "VINVC": bf16(1.0 / ca),
             "VMPY": a * b, "VMAC": cd + a * b, "VMPYL": a * bl, "VMACL": cd + a * bl,
         }
         order = sorted(results, key=lambda m: self.sub[m])

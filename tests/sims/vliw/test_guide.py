@@ -19,7 +19,7 @@ def test_sections_are_filled_from_the_config_and_cover_the_essentials():
     text = "\n".join(d.text for d in docs)
     assert "{{" not in text
     assert f"| VLD, VLDB | {HW.load_latency} |" in text
-    for mnemonic in ("VMACL", "VRADD", "DMAI", "LOOPI", "VEXP2C"):
+    for mnemonic in ("VMACL", "VRADD", "DMAI", "LOOPI", "VEXP2C", "VINVC"):
         assert f"### {mnemonic}" in text
     assert "E020" in text and "E021" in text
 
