@@ -1,4 +1,4 @@
-"""The ``kcgym`` command: list envs, read docs, print baselines, check a kernel by hand.
+"""The ``kcgym`` command: list envs, read docs, print baselines, check a kernel, evaluate agents, report.
 
 ``kcgym check`` goes through the env's own scoring and rendering code, so a person at the
 terminal sees exactly what an agent's ``simulate`` call would show for the same seed.
@@ -17,6 +17,7 @@ EXIT_OK = 0
 EXIT_INCORRECT = 1
 EXIT_USAGE = 2
 EXIT_ASSEMBLY = 3
+EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -24,6 +25,7 @@ exit codes:
   1  the kernel is incorrect, faulted, or suspiciously below the roofline bound
   2  usage error (unknown env id or accelerator, bad config or --hw, missing file)
   3  the kernel did not assemble
+  130  eval was interrupted (Ctrl-C); rerun with --resume
 """
 
 
@@ -167,6 +169,119 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _csv(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    return items or None
+
+
+def _default_out() -> Path:
+    import datetime
+
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / f"eval-{stamp}"
+
+
+def _write_report(run_dirs: list[str], out_file: Path, plots_dir: Path | None) -> str:
+    from kcgym.eval.report import load_runs, render
+
+    try:
+        records = load_runs(run_dirs)
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+    text = render(records, run_dirs)
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text(text, encoding="utf-8")
+    if plots_dir is not None and records:
+        from kcgym.eval.plots import write_plots
+
+        written = write_plots(records, plots_dir)
+        text += "\nPlots: " + ", ".join(str(p) for p in written) + "\n"
+    return text + f"Report written to {out_file}\n"
+
+
+def _check_agent_options(options: dict[str, Any]) -> None:
+    """Reject bad agent flags up front (one line naming the flag), not in a worker mid-run."""
+    from pydantic import ValidationError
+
+    from baselines import AgentOptions
+
+    try:
+        AgentOptions(**options)
+    except ValidationError as e:
+        err = e.errors()[0]
+        flag = "--" + str(err["loc"][0]).replace("_s", "").replace("_", "-")
+        raise UsageError(f"{flag}: {err['msg']}, got {err.get('input')!r}") from None
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from baselines import AGENTS
+    from kcgym.eval.episode import import_plugins
+    from kcgym.eval.runner import RunDirError, run_eval
+    from kcgym.eval.suite import parse_configs, plan
+    from kcgym.registry import unknown_name_message
+
+    try:
+        import_plugins(args.imports)
+    except ImportError as e:
+        raise UsageError(f"--import: {e}") from None
+    agents = _csv(args.agent) or []
+    for name in agents:
+        if name not in AGENTS:
+            raise UsageError(unknown_name_message("agent", name, list(AGENTS)))
+    if "llm" in agents and not args.model:
+        raise UsageError("--agent llm needs --model (e.g. --model gpt-5.2, with --base-url for other servers)")
+    try:
+        levels = [int(x) for x in _csv(args.levels) or []]
+    except ValueError:
+        raise UsageError(f"--levels must be comma-separated integers, got {args.levels!r}") from None
+    try:
+        specs = plan(
+            accelerators=_csv(args.accelerators), tasks=_csv(args.tasks), levels=levels or None,
+            configs=parse_configs(args.configs), runs=args.runs, seed=args.seed,
+        )
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not specs:
+        raise UsageError("the selection matches no episodes (check --accelerators, --tasks, --levels, --configs)")
+    options = {
+        "model": args.model, "base_url": args.base_url, "api_key_env": args.api_key_env,
+        "temperature": args.temperature, "reasoning_effort": args.reasoning_effort, "max_tokens": args.max_tokens,
+        "timeout_s": args.timeout, "max_retries": args.max_retries, "search_budget": args.search_budget,
+    }
+    _check_agent_options(options)
+    concurrency = args.concurrency if args.concurrency is not None else (8 if "llm" in agents else 2)
+    if concurrency < 1:
+        raise UsageError(f"--concurrency must be >= 1, got {concurrency}")
+    out = Path(args.out) if args.out else _default_out()
+    print(f"kcgym eval: {len(specs)} episodes x {len(agents)} agent(s) ({', '.join(agents)}) -> {out}",
+          file=sys.stderr)
+    try:
+        summary = run_eval(
+            specs, agents, out, options=options, resume=args.resume, rerun_errors=args.rerun_errors,
+            concurrency=concurrency,
+            backend=args.backend, plugins=args.imports, progress=not args.quiet,
+        )
+    except RunDirError as e:
+        raise UsageError(str(e)) from None
+    if summary.interrupted:
+        print(f"\nkcgym eval: interrupted; {summary.skipped + summary.completed}/{summary.planned} episodes are "
+              f"recorded in {out}. Continue with the same command plus --resume --out {out}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if not args.no_report:
+        print(_write_report([str(out)], out / "report.md", None if args.no_plots else out / "plots"))
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    first = Path(args.run_dirs[0])
+    out_file = Path(args.out) if args.out else first / "report.md"
+    plots = None if args.no_plots else (Path(args.plots) if args.plots else first / "plots")
+    print(_write_report(args.run_dirs, out_file, plots))
+    return EXIT_OK
+
+
 # -- parser ----------------------------------------------------------------------------------------
 
 
@@ -222,6 +337,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--hw", metavar="JSON", help="hardware-config overrides")
     p.set_defaults(func=cmd_check)
+
+    p = add(
+        "eval",
+        "Run agents over accelerators x tasks x configs x runs; one JSONL record per episode, then the report. "
+        "With no arguments: the offline agents (compiler, expert, search) on C1-C2 of every registered env.",
+    )
+    p.add_argument("--agent", default="compiler,expert,search",
+                   help="agent(s), comma-separated: llm, compiler, expert, random, search (default: %(default)s)")
+    p.add_argument("--accelerators", metavar="ACC,...", help="e.g. NPU,RVV (default: all registered)")
+    p.add_argument("--tasks", metavar="TASK,...", help="e.g. matmul,relu (default: all)")
+    p.add_argument("--levels", metavar="L,...", help="e.g. 1,2 (default: all)")
+    p.add_argument("--configs", default="1-2", metavar="RANGE", help="e.g. 1-5 or 1,3 (default: %(default)s)")
+    p.add_argument("--runs", type=int, default=1, metavar="N", help="runs per config (default: 1)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of run 0; run r uses S+r (default: 0)")
+    p.add_argument("--model", help="model name for --agent llm")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: OpenAI)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="environment variable holding the API key (default: %(default)s)")
+    p.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
+    p.add_argument("--reasoning-effort", help="e.g. low, medium, high (the paper uses medium)")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="max output tokens per model call")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds per model call (default: 600)")
+    p.add_argument("--max-retries", type=int, default=6, metavar="N",
+                   help="retries on rate limits, 5xx and timeouts, with backoff and jitter (default: 6)")
+    p.add_argument("--search-budget", type=int, default=30, metavar="N",
+                   help="candidate kernels the search agent simulates per episode (default: 30)")
+    p.add_argument("--concurrency", type=int, metavar="K", help="episodes in parallel (default: 8 with llm, else 2)")
+    p.add_argument("--out", metavar="DIR", help="run directory (default: runs/eval-<UTC time>)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out, skipping recorded episodes")
+    p.add_argument("--rerun-errors", action="store_true",
+                   help="with --resume semantics, also replay episodes recorded with an api or harness error")
+    p.add_argument("--backend", choices=["local", "ray"], default="local",
+                   help="local threads, or Ray tasks (pip install 'kcgym[ray]'; uses RAY_ADDRESS if set)")
+    p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                   help="import a module that registers extra envs or agents (repeatable)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--no-report", action="store_true", help="do not print the report at the end")
+    p.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
+    p.set_defaults(func=cmd_eval)
+
+    p = add("report", "Tables (Markdown, the paper's layouts) and PNG plots of one or more eval run directories.")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="directories written by kcgym eval --out")
+    p.add_argument("--out", metavar="FILE", help="Markdown file (default: RUN_DIR/report.md of the first)")
+    p.add_argument("--plots", metavar="DIR", help="plot directory (default: RUN_DIR/plots of the first)")
+    p.add_argument("--no-plots", action="store_true", help="tables only")
+    p.set_defaults(func=cmd_report)
     return parser
 
 

@@ -29,6 +29,7 @@ ENTRY_POINT = "kcgym.envs.kernel_env:KernelCraftEnv"
 _ACCELERATOR_PATHS: dict[str, str] = {
     "NPU": "kcgym.sims.npu:ACCELERATOR",
     "VLIW": "kcgym.sims.vliw:ACCELERATOR",
+    "RVV": "kcgym.sims.rvv:ACCELERATOR",
 }
 
 # accelerator name -> the tasks it runs (env-id names, see kcgym.tasks.TASKS)
@@ -71,6 +72,23 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "linear",
         "ffn",
         "swiglu",
+    ),
+    "RVV": (
+        "relu",
+        "silu",
+        "gelu",
+        "softmax",
+        "layernorm",
+        "rmsnorm",
+        "gemv",
+        "matmul",
+        "batch_matmul",
+        "linear",
+        "conv2d",
+        "depthwise_conv",
+        "ffn",
+        "swiglu",
+        "conv_block",
     ),
 }
 
@@ -130,6 +148,9 @@ def parse_env_id(eid: str) -> tuple[str, str]:
     endings = [i for i in ids if i.lower().endswith("-" + str(eid).lower().lstrip("-"))]
     if len(endings) == 1:  # "matmul" or "NPU-matmul"
         raise KeyError(f"unknown env id {eid!r} (did you mean {endings[0]!r}?); valid: {', '.join(ids)}")
+    if endings:  # "matmul" when several accelerators run it
+        options = " or ".join(repr(e) for e in endings)
+        raise KeyError(f"unknown env id {eid!r} (did you mean {options}?); valid: {', '.join(ids)}")
     raise KeyError(unknown_name_message("env id", eid, ids))
 
 

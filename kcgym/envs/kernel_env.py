@@ -23,6 +23,7 @@ from kcgym.envs.prompts import build_prompt
 from kcgym.envs.rewards import RewardSpec
 from kcgym.envs.text import CHARSET, to_observation, truncate_middle
 from kcgym.envs.tools import TOOLS, ToolResult, openai_tools
+from kcgym.envs.vector import tolerate_mixed_info_types
 from kcgym.evaluation import MAX_SOURCE_CHARS, Evaluator, KernelReport
 from kcgym.registry import ACCELERATORS, env_id, unknown_name_message
 from kcgym.sims.base import Accelerator, DocSection
@@ -147,6 +148,7 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
                 f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
         self.render_mode = render_mode
+        tolerate_mixed_info_types()  # so gym.make_vec can batch infos that mix None and numbers
         self.evaluator = Evaluator(self.accelerator, self.task, self.cfg, self.hw)
         self.observation_space = spaces.Text(max_length=OBS_MAX_CHARS, min_length=1, charset=CHARSET)
         self.action_space = spaces.Text(max_length=ACTION_MAX_CHARS, min_length=1, charset=CHARSET)

@@ -158,7 +158,7 @@ class Preprocessor:
                 i = end
             elif low in (".endm", ".endr"):
                 self.err(sl, "E013", f"'{low}' without an opening directive", col + 1, len(head))
-            elif low.startswith(".") and low not in self.reserved:
+            elif low.startswith(".") and not low.endswith(":") and low not in self.reserved:  # ".L1:" is a label
                 close = difflib.get_close_matches(low, DIRECTIVES, n=1)
                 self.err(sl, "E011", f"unknown directive '{head}'", col + 1, len(head),
                          hint=f"did you mean '{close[0]}'?" if close else

@@ -61,6 +61,7 @@ TASKS: dict[str, Task] = {t.name: t for t in _ALL}
 # number format -> "module:attribute" of that family's ``name -> Task`` table (imported on first use)
 _FAMILIES: dict[str, str] = {
     "bf16": "kcgym.tasks:TASKS",
+    "int8": "kcgym.tasks.int8:TASKS",
 }
 
 

@@ -218,15 +218,15 @@ WRONG_KERNELS: dict[str, dict[str, Callable[[Inputs], Inputs]]] = {
     "matmul": {"W column-major": lambda i: {"Y": bf(i["X"] @ column_major(i["W"]))}},
     "batch_matmul": {"shared W[0]": lambda i: {"Y": bf(np.matmul(i["X"], i["W"][0]))}},
     "linear": {"no bias": lambda i: {"Y": bf(i["X"] @ i["W"])}},
+    "conv2d": {"X read channels-first": lambda i: {"Y": hw_conv(channels_first(i["X"]), i["W"])}},
+    "depthwise_conv": {"flipped filters": lambda i: {"Y": hw_depthwise(i["X"], i["W"][::-1, ::-1])}},
+    "conv_block": {"no ReLU": lambda i: {"Y": bf(bf(hw_conv(i["X"], i["W"]) * i["scale"]) + i["shift"])}},
     "rope": {"rotated the other way": lambda i: {"Y": cm.add(cm.mul(i["X"], i["cos"]),
                                                              cm.mul(-hw_matmul(i["X"], i["P"]), i["sin"]))}},
     "ffn": {"ReLU for SiLU": lambda i: {"Y": hw_matmul(cm.relu(hw_matmul(i["X"], i["W1"])), i["W2"])}},
     "swiglu": {"no gate": lambda i: {"Y": hw_matmul(hw_matmul(i["X"], i["W3"]), i["W2"])}},
     "sdpa": {"unscaled": lambda i: {"O": cm.attention(i["Q"], i["K"], i["V"], 1.0)}},
     "flash_attention": {"unscaled": lambda i: {"O": cm.attention(i["Q"], i["K"], i["V"], 1.0)}},
-    "conv2d": {"X read channels-first": lambda i: {"Y": hw_conv(channels_first(i["X"]), i["W"])}},
-    "depthwise_conv": {"flipped filters": lambda i: {"Y": hw_depthwise(i["X"], i["W"][::-1, ::-1])}},
-    "conv_block": {"no ReLU": lambda i: {"Y": bf(bf(hw_conv(i["X"], i["W"]) * i["scale"]) + i["shift"])}},
 }
 
 

@@ -394,3 +394,65 @@ def test_task_families_resolve_by_the_accelerators_number_format() -> None:
         tasks_for("int4")
     with pytest.raises(KeyError, match="did you mean 'matmul'"):
         task_for("NPU", "matmull")
+
+
+# --- composite references against independent float64 models ---------------------------------
+
+
+def _f64_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, nh: int, nkv: int) -> np.ndarray:
+    """Grouped attention with einsum: query head i reads K/V head i // (nh / nkv)."""
+    s, d = q.shape[0], q.shape[1] // nh
+    qh = q.reshape(s, nh, d).transpose(1, 0, 2)
+    kh = np.repeat(k.reshape(-1, nkv, d).transpose(1, 0, 2), nh // nkv, axis=0)
+    vh = np.repeat(v.reshape(-1, nkv, d).transpose(1, 0, 2), nh // nkv, axis=0)
+    logits = np.einsum("hqd,hkd->hqk", qh, kh) / math.sqrt(d)
+    w = np.exp(logits - logits.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    return np.einsum("hqk,hkd->hqd", w, vh).transpose(1, 0, 2).reshape(s, nh * d)
+
+
+def _f64_rmsnorm(x: np.ndarray) -> np.ndarray:
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5)
+
+
+def _f64_silu(x: np.ndarray) -> np.ndarray:
+    return x / (1 + np.exp(-x))
+
+
+def _f64_model(name: str, p: dict[str, int], i: dict[str, np.ndarray]) -> np.ndarray:
+    if name == "rope":
+        x, half = i["X"], p["d"] // 2
+        return x * i["cos"] + np.concatenate([-x[:, half:], x[:, :half]], axis=1) * i["sin"]
+    if name == "ffn":
+        return _f64_silu(i["X"] @ i["W1"]) @ i["W2"]
+    if name == "swiglu":
+        return (_f64_silu(i["X"] @ i["W1"]) * (i["X"] @ i["W3"])) @ i["W2"]
+    if name in ("sdpa", "flash_attention"):
+        return _f64_attention(i["Q"], i["K"], i["V"], 1, 1)
+    nh = p["nh"]
+    nkv = {"gqa": p.get("nkv"), "mqa": 1}.get(name, nh)
+
+    def attn(z: np.ndarray, c: np.ndarray, sfx: str = "") -> np.ndarray:
+        return _f64_attention(z @ i["Wq" + sfx], c @ i["Wk" + sfx], c @ i["Wv" + sfx], nh, nkv) @ i["Wo" + sfx]
+
+    if name in ("mha", "gqa", "mqa"):
+        return attn(i["X"], i["X"])
+    h = i["X"] + attn(_f64_rmsnorm(i["X"]), _f64_rmsnorm(i["X"]))
+    if name == "decoder_llama":
+        z = _f64_rmsnorm(h)
+        return h + (_f64_silu(z @ i["W1"]) * (z @ i["W3"])) @ i["W2"]
+    h = h + attn(_f64_rmsnorm(h), i["E"], "_cross")
+    return h + np.maximum(_f64_rmsnorm(h) @ i["W1"], 0) @ i["W2"]
+
+
+@pytest.mark.parametrize("name", list(LEVEL))
+def test_composite_references_follow_an_independent_float64_model(name: str) -> None:
+    """The staged bf16 references stay close to a plain float64 model written independently (einsum
+    attention, explicit rotate-half): a wrong head grouping, scale or stage order would not."""
+    task = TASKS[name]
+    cfg = task.config("NPU", 2)
+    inputs = task.generate_inputs(cfg, rng_for(cfg))
+    (got,) = task.reference(cfg, inputs).values()
+    want = _f64_model(name, cfg.params, {k: v.astype(np.float64) for k, v in inputs.items()})
+    err = np.abs(got - want)
+    assert np.mean(err) < 0.01 and np.max(err) < 0.15, (float(np.mean(err)), float(np.max(err)))

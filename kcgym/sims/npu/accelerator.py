@@ -49,7 +49,7 @@ class NPUAccelerator(Accelerator):
         from kcgym.sims.npu.compiler import scratch_regions
 
         for sc in scratch_regions(task, cfg, hw):
-            desc = f"{sc.description}; free workspace"
+            desc = f"free workspace, NaN at start (the template compiler keeps here: {sc.description})"
             regions.append(MemoryRegion(sc.name, "HBM", offset, sc.shape, "scratch", desc))
             offset += math.ceil(math.prod(sc.shape) / HBM_ALIGN) * HBM_ALIGN
         for i, (name, value) in enumerate(task.constants(cfg).items()):

@@ -265,7 +265,7 @@ def rope_combine(asm: Asm, hw: NPUConfig, x: View, cos: View, sin: View, rot: Vi
 
 
 # ---- row-wise stages -----------------------------------------------------------------------------
-def _row_stage(asm: Asm, hw: NPUConfig, x: View, y: View, what: str, body: Callable[[list[str]], None]) -> None:
+def _row_stage(asm: Asm, hw: NPUConfig, x: View, y: View, what: str, body: Callable[[list[int]], None]) -> None:
     """For each row of x (cols/VLEN VSRAM rows): load it, ``body(row addresses)``, store it to y."""
     R, V = hw.v_prefetch_rows, hw.VLEN
     if x.cols % V or x.cols != y.cols or x.rows != y.rows:
@@ -276,7 +276,7 @@ def _row_stage(asm: Asm, hw: NPUConfig, x: View, y: View, what: str, body: Calla
     _set_base(asm, "a1", y.offset, "y")
     asm.li("gp6", 0, "x offset of the row")
     asm.li("gp7", 0, "y offset of the row")
-    rows = [f"{c * V}" for c in range(chunks)]
+    rows = [c * V for c in range(chunks)]
     with asm.loop("gp15", x.rows, "rows"):
         for c in range(0, chunks, R):
             n = min(R, chunks - c)
@@ -295,10 +295,10 @@ def _row_stage(asm: Asm, hw: NPUConfig, x: View, y: View, what: str, body: Calla
         asm("S_ADD_INT gp7, gp7, gp1")
 
 
-def _each(asm: Asm, rows: list[str], text: str) -> None:
+def _each(asm: Asm, rows: list[int], text: str) -> None:
     """Emit ``text`` once per VSRAM row of the current row, {r} the row's address (in gp4)."""
     for addr in rows:
-        asm.li("gp4", int(addr))
+        asm.li("gp4", addr)
         asm(text.format(r="gp4"))
 
 
@@ -307,11 +307,11 @@ def rmsnorm(asm: Asm, hw: NPUConfig, layout: MemoryLayout, x: View, y: View) -> 
     R, V = hw.v_prefetch_rows, hw.VLEN
     tmp = ((x.cols // V + R - 1) // R) * R * V  # a VSRAM row after the row's chunks
 
-    def body(rows: list[str]) -> None:
+    def body(rows: list[int]) -> None:
         asm.li("gp5", tmp)
         asm("S_ADD_FP f1, f0, f0")
         for addr in rows:
-            asm.li("gp4", int(addr))
+            asm.li("gp4", addr)
             asm("V_MUL_VV gp5, gp4, gp4", "x^2")
             asm("V_RED_SUM f1, gp5", "sum x^2 (fp32)")
         asm("S_MUL_FP f1, f1, f6", "mean")
@@ -329,13 +329,13 @@ def softmax(asm: Asm, hw: NPUConfig, layout: MemoryLayout, s: View, p: View) -> 
     """p = softmax(s * scale) per row, three passes over the row held in VSRAM: max, exp and
     sum, normalise. Padding columns holding NEG_LARGE come out as 0."""
 
-    def body(rows: list[str]) -> None:
+    def body(rows: list[int]) -> None:
         _each(asm, rows, "V_MUL_VF {r}, {r}, f5")
         asm(f"S_LI_FP f1, {NEG_LARGE}")
         _each(asm, rows, "V_RED_MAX f1, {r}")
         asm("S_ADD_FP f2, f0, f0")
         for addr in rows:
-            asm.li("gp4", int(addr))
+            asm.li("gp4", addr)
             asm("V_SUB_VF gp4, gp4, f1", "x - max")
             asm("V_EXP_V gp4, gp4")
             asm("V_RED_SUM f2, gp4", "row sum (fp32)")

@@ -1,0 +1,193 @@
+"""The paper's agent: an LLM driving the env through native function calling, nothing else.
+
+Any OpenAI-compatible endpoint works (OpenAI, vLLM, llama.cpp server, Ollama, OpenRouter):
+the tools are ``env.unwrapped.tools`` as given, the system prompt is the env's reset prompt
+(role, two-phase workflow, tools, hardware config, memory layout, task, ISA docs: the
+paper's App. H structure, built once in :mod:`kcgym.envs.prompts`), and each tool call the
+model makes is one env step. There is no scaffold beyond that loop, as in the paper.
+
+Failures are recorded, not raised: a reply without a tool call is nudged once and then ends
+the episode as a tool-use failure (the paper's "T"); rate limits, 5xx, timeouts and dropped
+connections are retried with exponential backoff and jitter, then end it as an API failure;
+a context overflow ends it at once with a clear message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import time
+from typing import Any, ClassVar
+
+from baselines.base import Agent
+from baselines.session import Session
+
+NUDGE = (
+    "You replied without calling a tool, so nothing happened. This environment only acts through tool "
+    "calls: call write_kernel with the complete program, then simulate, and call submit when the kernel "
+    "is correct. Reply with a tool call now."
+)
+_CONTEXT_MARKERS = ("context_length_exceeded", "context length", "maximum context", "too many tokens",
+                    "prompt is too long", "exceeds the context")
+
+
+# Parameters some OpenAI-compatible servers reject -> what to send instead (None: drop it). Without
+# parallel_tool_calls=False several calls in one reply are still played one step each.
+_FALLBACKS: dict[str, str | None] = {"parallel_tool_calls": None, "max_completion_tokens": "max_tokens"}
+
+
+class APIFailure(Exception):
+    """The endpoint could not produce a reply (after retries where retrying makes sense)."""
+
+
+def is_context_overflow(error: Exception) -> bool:
+    code = str(getattr(error, "code", "") or "")
+    text = f"{code} {error}".lower()
+    return any(m in text for m in _CONTEXT_MARKERS)
+
+
+class LLMAgent(Agent):
+    """Native function calling through the ``openai`` client; one tool call per env step."""
+
+    name: ClassVar[str] = "llm"
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        self._client: Any = None
+        self._rejected: set[str] = set()  # request parameters this server refused
+
+    @property
+    def model(self) -> str | None:
+        return self.options.model
+
+    def client(self) -> Any:
+        if self._client is None:
+            from openai import OpenAI
+
+            o = self.options
+            # Retries are ours (bounded, with jitter, recorded); the SDK's are switched off.
+            self._client = OpenAI(
+                api_key=os.environ.get(o.api_key_env) or "not-needed",
+                base_url=o.base_url,
+                timeout=o.timeout_s,
+                max_retries=0,
+            )
+        return self._client
+
+    def play(self, session: Session) -> None:
+        if not self.options.model:
+            raise ValueError("the llm agent needs a model name (--model)")
+        session.start()
+        nudges = 0
+        while not session.done:
+            try:
+                message, finish = self._complete(session)
+            except APIFailure as e:
+                session.fail("api", str(e))
+                return
+            calls = list(message.tool_calls or [])
+            if not calls:
+                session.say("assistant", message.content)
+                if nudges >= self.options.max_nudges:
+                    cut = " (its last reply was cut off at the output-token limit)" if finish == "length" else ""
+                    session.fail("tool_use", f"the model replied without a tool call {nudges + 1} time(s){cut}")
+                    return
+                nudges += 1
+                session.say("user", NUDGE)
+                continue
+            # Several calls in one reply are queued: each is its own env step (and assistant message).
+            for i, call in enumerate(calls):
+                if session.done:
+                    break
+                fn = getattr(call, "function", None)
+                session.call(
+                    getattr(fn, "name", None) or "",
+                    getattr(fn, "arguments", None) or "",
+                    call_id=getattr(call, "id", None) or session.new_call_id(),
+                    content=message.content if i == 0 else None,
+                )
+
+    # -- the model call ------------------------------------------------------------------------
+    def _request(self, session: Session) -> dict[str, Any]:
+        o = self.options
+        kwargs: dict[str, Any] = {
+            "model": o.model,
+            "messages": session.messages,
+            "tools": session.tools,
+            "tool_choice": "auto",
+            "parallel_tool_calls": False,
+        }
+        if o.temperature is not None:
+            kwargs["temperature"] = o.temperature
+        if o.reasoning_effort is not None:
+            kwargs["reasoning_effort"] = o.reasoning_effort
+        if o.max_tokens is not None:
+            kwargs["max_completion_tokens"] = o.max_tokens
+        for name in self._rejected:
+            value = kwargs.pop(name, None)
+            if _FALLBACKS[name] is not None and value is not None:
+                kwargs[_FALLBACKS[name]] = value
+        return kwargs
+
+    def _complete(self, session: Session) -> tuple[Any, str | None]:
+        """``(message, finish_reason)`` of one chat completion, retried on transient errors; raises
+        APIFailure when it gives up."""
+        import openai
+
+        o = self.options
+        attempt = 0
+        while True:
+            request = self._request(session)
+            try:
+                response = self.client().chat.completions.create(**request)
+            except openai.BadRequestError as e:
+                if is_context_overflow(e):
+                    raise APIFailure(f"context overflow: the conversation no longer fits the model's context "
+                                     f"window ({e})") from None
+                rejected = [k for k in _FALLBACKS if k in request and k in str(e)]
+                if rejected:  # an older server: drop (or rename) the parameter for the rest of the episode
+                    self._rejected.update(rejected)
+                    continue
+                raise APIFailure(f"bad request (400): {e}") from None
+            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
+                    openai.APIConnectionError) as e:
+                if is_context_overflow(e):
+                    raise APIFailure(f"context overflow: {e}") from None
+                if attempt >= o.max_retries:
+                    raise APIFailure(f"gave up after {attempt + 1} attempts: {_describe(e)}") from None
+                time.sleep(self._backoff(attempt, e))
+                attempt += 1
+                continue
+            except openai.APIStatusError as e:
+                if is_context_overflow(e):
+                    raise APIFailure(f"context overflow: {e}") from None
+                if e.status_code >= 500 and attempt < o.max_retries:
+                    time.sleep(self._backoff(attempt, e))
+                    attempt += 1
+                    continue
+                raise APIFailure(_describe(e)) from None
+            except (openai.APIError, ValueError) as e:  # an unreadable reply (bad JSON, wrong shape)
+                raise APIFailure(f"unreadable reply: {_describe(e)}") from None
+            session.tokens.add(getattr(response, "usage", None))
+            choices = getattr(response, "choices", None) or []
+            if not choices:
+                raise APIFailure("the endpoint returned no choices")
+            return choices[0].message, getattr(choices[0], "finish_reason", None)
+
+    def _backoff(self, attempt: int, error: Exception) -> float:
+        """Exponential backoff with full jitter; a server's Retry-After is honoured up to the cap."""
+        o = self.options
+        wait = min(o.retry_cap_s, o.retry_base_s * 2**attempt) * random.uniform(0.5, 1.0)
+        response = getattr(error, "response", None)
+        retry_after = response.headers.get("retry-after") if response is not None else None
+        if retry_after:
+            with contextlib.suppress(ValueError):  # an HTTP date instead of seconds: keep our own wait
+                wait = max(wait, min(o.retry_cap_s, float(retry_after)))
+        return wait
+
+
+def _describe(error: Exception) -> str:
+    status = getattr(error, "status_code", None)
+    kind = type(error).__name__
+    return f"{kind} ({status}): {error}" if status else f"{kind}: {error}"

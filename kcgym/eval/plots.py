@@ -1,0 +1,114 @@
+"""PNG plots of a report: speedup per task and config (the paper's Fig. 3), success vs. turn budget.
+
+matplotlib is a core dependency (reports are part of the main job); the Agg backend is
+forced so plotting works on headless machines and from worker threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kcgym.eval import metrics as M
+from kcgym.eval.records import EpisodeRecord
+from kcgym.eval.report import by_agent, registry_order
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def speedup_plot(records: Sequence[EpisodeRecord], accelerator: str, path: Path) -> Path:
+    """Grouped bars: for each task, one bar per config; one panel per agent. Failures are marked x."""
+    plt = _pyplot()
+    groups = {k: [r for r in v if r.accelerator == accelerator] for k, v in by_agent(records).items()}
+    groups = {k: v for k, v in groups.items() if M.counted(v)}
+    rs_all = [r for v in groups.values() for r in v]
+    tasks = registry_order(rs_all)[1]
+    configs = sorted({r.config for r in rs_all})
+    fig, axes = plt.subplots(len(groups), 1, figsize=(max(6.0, 0.9 * len(tasks) * max(1, len(configs)) / 2 + 3),
+                                                      2.6 * len(groups) + 0.6), squeeze=False)
+    width = 0.8 / max(1, len(configs))
+    cmap = plt.get_cmap("viridis")
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    colors = [cmap(ci / max(1, len(configs) - 1)) if len(configs) > 1 else cmap(0.35) for ci in range(len(configs))]
+    for ax, (label, rs) in zip(axes[:, 0], groups.items(), strict=True):
+        any_fail = False
+        for ci, c in enumerate(configs):
+            xs, ys, fails = [], [], []
+            for ti, task in enumerate(tasks):
+                played = [r for r in M.counted(rs) if r.task == task and r.config == c]
+                good = [r.speedup for r in played if r.success and r.speedup]
+                x = ti + (ci - (len(configs) - 1) / 2) * width
+                if good:
+                    xs.append(x)
+                    ys.append(max(good))
+                elif played:
+                    fails.append(x)
+            if xs:
+                bars = ax.bar(xs, ys, width=width, color=colors[ci])
+                ax.bar_label(bars, labels=[f"{y:.2f}" for y in ys], fontsize=6, padding=1)
+            if fails:
+                any_fail = True
+                ax.scatter(fails, [0.05] * len(fails), marker="x", color="crimson", zorder=3)
+        # explicit handles: every config keeps its colour in the legend even where it has no bar
+        handles = [Patch(color=colors[ci], label=f"C{c}") for ci, c in enumerate(configs)]
+        if any_fail:
+            handles.append(Line2D([], [], marker="x", color="crimson", linestyle="", label="fail"))
+        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_xlim(-0.6, len(tasks) - 0.4)  # same task positions in every panel, bars or not
+        ax.set_xticks(range(len(tasks)))
+        ax.set_xticklabels(tasks, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("speedup (x)")
+        ax.set_ylim(0, max([1.0, *(r.speedup or 0 for r in rs)]) * 1.18)
+        ax.set_title(f"{label} on {accelerator}: speedup over the template compiler (blank: not run or excluded)",
+                     fontsize=9)
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside the bars
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def success_budget_plot(records: Sequence[EpisodeRecord], path: Path) -> Path:
+    """Success rate if the turn budget had been b, for b = 1..max turns, one line per agent."""
+    plt = _pyplot()
+    groups = {k: v for k, v in by_agent(records).items() if M.counted(v)}
+    max_budget = max((r.max_turns for r in records), default=1) or 1
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    styles = ["-", "--", "-.", ":"]
+    for i, (label, rs) in enumerate(groups.items()):
+        curve = M.success_curve(rs, max_budget)
+        ax.step(range(1, len(curve) + 1), [100 * y for y in curve], where="post", label=label,
+                linestyle=styles[i % len(styles)], linewidth=1.6)
+    for b in (15, 20, 25):
+        if b <= max_budget:
+            ax.axvline(b, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_xlabel("turn budget (tool calls)")
+    ax.set_ylabel("success (%)")
+    ax.set_ylim(-2, 102)
+    ax.set_title("Success vs. turn budget", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_plots(records: Sequence[EpisodeRecord], out_dir: str | Path) -> list[Path]:
+    """All plots for these records into ``out_dir``; returns the files written."""
+    out = Path(out_dir)
+    paths = [success_budget_plot(records, out / "success_vs_turns.png")]
+    for acc in dict.fromkeys(r.accelerator for r in records):
+        if any(r.accelerator == acc for r in M.counted(records)):
+            paths.append(speedup_plot(records, acc, out / f"speedup_{acc}.png"))
+    return paths

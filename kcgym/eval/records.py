@@ -1,0 +1,97 @@
+"""What one evaluated episode leaves behind: one :class:`EpisodeRecord` per JSONL line.
+
+A record carries everything a report needs (and everything needed to reproduce the
+episode: suite version, hw config, agent, model, seed), so reports never re-run anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Why an episode failed. syntax/functional/below_roofline come from the env's final evaluation;
+# tool_use: the agent stopped calling tools or never produced a kernel; api: the model endpoint
+# failed (retries exhausted, timeout, context overflow); harness: a bug outside the agent.
+ErrorClass = Literal["syntax", "functional", "below_roofline", "tool_use", "api", "harness"]
+Status = Literal["done", "excluded"]
+
+
+class EpisodeKey(BaseModel):
+    """Identifies an episode of a run; ``--resume`` skips keys already in the file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str
+    model: str | None = None
+    env_id: str
+    config: int
+    run: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.agent}|{self.model or '-'}|{self.env_id}|C{self.config}|run{self.run}"
+
+
+class TokenCounts(BaseModel):
+    prompt: int = 0
+    completion: int = 0
+    reasoning: int = 0
+    api_calls: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.completion
+
+
+class EpisodeRecord(BaseModel):
+    """One episode's outcome. ``status="excluded"`` (e.g. no expert kernel) is left out of rates."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    agent: str
+    model: str | None = None
+    env_id: str
+    accelerator: str
+    task: str
+    level: int
+    config: int
+    run: int
+    seed: int
+    suite_version: str
+    hw: dict[str, Any] = Field(default_factory=dict)
+    max_turns: int = 0
+    status: Status = "done"
+    excluded_reason: str | None = None
+    success: bool = False
+    score: float = 0.0
+    reward: float = 0.0
+    cycles: int | None = None
+    baseline_cycles: int | None = None
+    speedup: float | None = None
+    turns: int = 0
+    first_correct_turn: int | None = None
+    tool_counts: dict[str, int] = Field(default_factory=dict)
+    tokens: TokenCounts = Field(default_factory=TokenCounts)
+    error_class: ErrorClass | None = None
+    error: str | None = None
+    wall_s: float = 0.0
+    transcript: str | None = None  # path relative to the run directory
+
+    @property
+    def key(self) -> EpisodeKey:
+        return EpisodeKey(agent=self.agent, model=self.model, env_id=self.env_id, config=self.config, run=self.run)
+
+    @property
+    def evaluations(self) -> int:
+        """Simulator runs the agent asked for (the paper's "evaluations")."""
+        return int(self.tool_counts.get("simulate", 0) + self.tool_counts.get("profile", 0))
+
+    @property
+    def tool_calls(self) -> int:
+        return int(sum(self.tool_counts.values()))
+
+    @property
+    def label(self) -> str:
+        """How reports name the agent: ``llm:gpt-5.2`` or ``compiler``."""
+        return f"{self.agent}:{self.model}" if self.model else self.agent

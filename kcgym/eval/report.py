@@ -1,0 +1,202 @@
+"""Markdown report of one or more run directories, in the paper's table shapes.
+
+Several run directories (or several agents in one) are shown side by side: every cell lists
+the agents in the order of the summary table, comma-separated, as the paper's Table 5 lists
+its four models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kcgym.eval import metrics as M
+from kcgym.eval.records import EpisodeRecord
+from kcgym.eval.store import EPISODES, load_records
+
+ERROR_LETTERS = {
+    "syntax": "S", "functional": "F", "below_roofline": "R", "tool_use": "T", "api": "A", "harness": "H",
+}
+
+
+def load_runs(run_dirs: Sequence[str | Path]) -> list[EpisodeRecord]:
+    """Records of every run directory, in order; FileNotFoundError names a directory without records."""
+    out: list[EpisodeRecord] = []
+    for d in run_dirs:
+        path = Path(d) / EPISODES
+        if not path.is_file():
+            raise FileNotFoundError(f"{d}: no {EPISODES} here (is this a `kcgym eval --out` directory?)")
+        out.extend(load_records(path))
+    return out
+
+
+def registry_order(records: Sequence[EpisodeRecord]) -> tuple[list[str], list[str]]:
+    """Accelerators and tasks in the registry's order (then any others in record order): stable tables
+    whatever order concurrent workers finished in."""
+    from kcgym.registry import SUPPORTED
+
+    accs = list(SUPPORTED)
+    tasks = [t for row in SUPPORTED.values() for t in row]
+    accs += [r.accelerator for r in records]
+    tasks += [r.task for r in records]
+    present_accs = {r.accelerator for r in records}
+    present_tasks = {r.task for r in records}
+    return ([a for a in dict.fromkeys(accs) if a in present_accs],
+            [t for t in dict.fromkeys(tasks) if t in present_tasks])
+
+
+def by_agent(records: Sequence[EpisodeRecord]) -> dict[str, list[EpisodeRecord]]:
+    groups: dict[str, list[EpisodeRecord]] = {}
+    for r in records:
+        groups.setdefault(r.label, []).append(r)
+    return groups
+
+
+def _fmt(x: float | None, spec: str = ".2f", none: str = "–") -> str:
+    return none if x is None else format(x, spec)
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def summary_table(groups: dict[str, list[EpisodeRecord]]) -> str:
+    header = [
+        "agent", "episodes", "success", *(f"fast_{p:g}" for p in M.FAST_P), "geomean speedup",
+        "turn of first correct", "tool calls", "evaluations", "tokens / episode", "excluded",
+    ]
+    rows = []
+    for label, rs in groups.items():
+        played = M.counted(rs)
+        n_ok = sum(r.success for r in played)
+        rows.append([
+            label,
+            str(len(played)),
+            f"{n_ok}/{len(played)} ({_pct(M.success_rate(rs))})",
+            *(_pct(M.fast_p(rs, p)) for p in M.FAST_P),
+            _fmt(M.geomean_speedup(rs), ".3f"),
+            _fmt(M.turns_to_first_correct(rs), ".1f"),
+            _fmt(M.mean(r.tool_calls for r in played), ".1f"),
+            _fmt(M.mean(r.evaluations for r in played), ".1f"),
+            _fmt(M.mean(r.tokens.total for r in played), ",.0f"),
+            str(len(rs) - len(played)),
+        ])
+    return _table(header, rows)
+
+
+def success_table(groups: dict[str, list[EpisodeRecord]]) -> str:
+    """Table 5: successes n/N per task and accelerator, level subtotals and totals."""
+    records = [r for rs in groups.values() for r in rs]
+    accs, task_order = registry_order(records)
+    level_of = {r.task: r.level for r in records}
+    tasks_by_level: dict[int, list[str]] = {}
+    for task in task_order:
+        tasks_by_level.setdefault(level_of[task], []).append(task)
+    labels = list(groups)
+
+    def cell(rs_by_label: dict[str, list[EpisodeRecord]]) -> str:
+        parts = []
+        for label in labels:
+            played = M.counted(rs_by_label.get(label, []))
+            parts.append(f"{sum(r.success for r in played)}/{len(played)}" if played else "–")
+        return ", ".join(parts)
+
+    def select(**where: object) -> dict[str, list[EpisodeRecord]]:
+        return {
+            label: [r for r in rs if all(getattr(r, k) == v for k, v in where.items())]
+            for label, rs in groups.items()
+        }
+
+    header = ["level", "task", *accs]
+    rows = []
+    for level in sorted(tasks_by_level):
+        for task in tasks_by_level[level]:
+            rows.append([f"L{level}", task, *(cell(select(level=level, task=task, accelerator=a)) for a in accs)])
+        rows.append([f"**L{level}**", "**subtotal**", *(f"**{cell(select(level=level, accelerator=a))}**"
+                                                          for a in accs)])
+    rows.append(["**all**", "**total**", *(f"**{cell(select(accelerator=a))}**" for a in accs)])
+    return f"Cells: successes/episodes for {', '.join(labels)} (in that order); – = not run or excluded.\n\n" + \
+        _table(header, rows)
+
+
+def speedup_tables(groups: dict[str, list[EpisodeRecord]]) -> str:
+    """Fig. 3 / Tables 15-17: best speedup over the compiler per task and config, per accelerator."""
+    out = []
+    labels = list(groups)
+    records = [r for rs in groups.values() for r in rs]
+    accs, task_order = registry_order(records)
+    for acc in accs:
+        rs_acc = [r for r in records if r.accelerator == acc]
+        configs = sorted({r.config for r in rs_acc})
+        tasks = [t for t in task_order if any(r.task == t for r in rs_acc)]
+        rows = []
+        for task in tasks:
+            row = [task]
+            for c in configs:
+                parts = []
+                for label in labels:
+                    played = [r for r in M.counted(groups[label]) if r.accelerator == acc and r.task == task
+                              and r.config == c]
+                    good = [r.speedup for r in played if r.success and r.speedup]
+                    parts.append(f"{max(good):.2f}" if good else ("fail" if played else "–"))
+                row.append(", ".join(parts))
+            rows.append(row)
+        out.append(f"### {acc}\n\n" + _table(["task", *(f"C{c}" for c in configs)], rows))
+    return f"Best speedup over the template compiler per cell, for {', '.join(labels)}.\n\n" + "\n\n".join(out)
+
+
+def error_table(groups: dict[str, list[EpisodeRecord]]) -> str:
+    header = ["agent", *(f"{name} ({ERROR_LETTERS[name]})" for name in M.ERROR_CLASSES), "prompt tokens",
+              "completion tokens", "reasoning tokens", "tokens / turn", "API calls"]
+    rows = []
+    for label, rs in groups.items():
+        counts = M.error_counts(rs)
+        played = M.counted(rs)
+        rows.append([
+            label, *(str(counts[name]) for name in M.ERROR_CLASSES),
+            _fmt(M.mean(r.tokens.prompt for r in played), ",.0f"),
+            _fmt(M.mean(r.tokens.completion for r in played), ",.0f"),
+            _fmt(M.mean(r.tokens.reasoning for r in played), ",.0f"),
+            _fmt(M.mean(r.tokens.total / r.turns for r in played if r.turns), ",.0f"),  # the paper's Table 7
+            _fmt(M.mean(r.tokens.api_calls for r in played), ".1f"),
+        ])
+    return _table(header, rows)
+
+
+def render(records: Sequence[EpisodeRecord], sources: Sequence[str | Path] = ()) -> str:
+    """The whole report as Markdown."""
+    groups = by_agent(records)
+    if not groups:
+        return "# kcgym evaluation report\n\nNo episodes recorded yet.\n"
+    versions = sorted({r.suite_version for r in records})
+    parts = [
+        "# kcgym evaluation report",
+        f"Runs: {', '.join(str(s) for s in sources) or '(records)'}; suite version {', '.join(versions)}; "
+        f"{len(records)} episodes.",
+        "## Summary",
+        summary_table(groups),
+        "## Success per task (Table 5 layout)",
+        success_table(groups),
+        "## Speedup per task and configuration (Fig. 3 layout)",
+        speedup_tables(groups),
+        "## Errors and cost (Table 9 layout; tokens are means per episode)",
+        error_table(groups),
+        METRICS_LEGEND,
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+METRICS_LEGEND = """\
+Metrics: *success* = the submitted (or, at the turn limit, the last) kernel is correct on the hidden
+inputs; *fast_p* = share of all episodes that are correct AND faster than p x the compiler (KernelBench;
+fast_0 = correctness rate); *geomean speedup* = geometric mean of compiler cycles / kernel cycles over
+correct episodes; *turn of first correct* = mean turn at which `simulate` first reported a correct kernel;
+*tool calls* / *evaluations* = mean tool calls and simulate+profile calls per episode; errors: S syntax,
+F functional (wrong or faulted), R below the roofline bound (flagged), T tool-use failure (stopped calling
+tools, or never wrote a kernel), A API failure (retries exhausted, timeout, context overflow), H harness."""

@@ -1,0 +1,311 @@
+"""Batch scoring for single-turn RL: many candidate kernels for one (env id, config) in one call.
+
+GRPO-style training samples a group of completions per prompt and needs one reward each. A
+:class:`BatchScorer` scores them all on the *same* hidden input sets (those an episode reset
+with ``seed`` would submit on), through the env's own :class:`~kcgym.evaluation.Evaluator`
+and :class:`~kcgym.envs.rewards.RewardSpec`, so a batch reward always equals the reward the
+multi-turn env would pay for the same kernel and seed. What the batch adds over scoring one by
+one: the env, the inputs and the baseline are built once; identical kernels (common inside a
+GRPO group) are simulated once; distinct kernels are simulated concurrently on a thread pool
+(the JAX simulators release the GIL while they run).
+
+Raw model completions are accepted too: :func:`extract_kernel` takes the kernel from the last
+fenced code block; a completion without one scores 0 with ``error_class="no_kernel"``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kcgym.envs.kernel_env import KernelCraftEnv, episode_seeds
+from kcgym.envs.rewards import RewardSpec
+from kcgym.evaluation import KernelReport
+
+ErrorClass = Literal["no_kernel", "syntax", "functional", "below_roofline"]
+Completion = str | Sequence[Mapping[str, Any]]  # plain text, or chat messages (TRL's conversational format)
+
+# An opening fence of 3+ backticks with an optional info string, the body, and the same fence closing it.
+_FENCE = re.compile(r"^(?P<fence>`{3,})[ \t]*(?P<lang>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+_INPUT_CACHE = 4  # hidden-input batches kept per scorer, by seed
+_ERROR_CHARS = 4_000  # error text per record: enough for every diagnostic of a typical kernel
+
+
+class KernelScore(BaseModel):
+    """The outcome of one candidate kernel: what happened, and the reward it earns."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int  # position in the submitted batch
+    kernel_found: bool  # False: a completion without a fenced code block
+    assembled: bool
+    correct: bool
+    match_rate: float  # the worst input set's share of matching output elements
+    cycles: int | None
+    baseline_cycles: int | None
+    speedup: float | None  # baseline cycles / cycles, for correct kernels only
+    roofline_cycles: int | None
+    below_roofline: bool  # faster than physically possible: a simulator bug or an exploit; scores 0
+    reward: float  # the env's RewardSpec score: 0 if incorrect, else 1 + clip(log2(speedup))
+    error_class: ErrorClass | None  # None when the kernel is correct
+    error: str | None  # assembler diagnostics, the runtime fault, or the mismatch summary
+
+
+def extract_kernel(completion: Completion) -> str | None:
+    """The kernel source in a model completion: the body of its *last* fenced code block.
+
+    ``completion`` is text or a list of chat messages (the last assistant message is used).
+    Models often sketch before answering, so the last block is taken as the final answer.
+    Returns None when there is no complete fenced block (e.g. a generation cut off mid-block).
+    """
+    text = completion_text(completion).replace("\r\n", "\n")
+    blocks = list(_FENCE.finditer(text))
+    if not blocks:
+        return None
+    return blocks[-1].group("body")
+
+
+def completion_text(completion: Completion) -> str:
+    """The text of a completion: the string itself, or the last assistant message's content."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Mapping):
+        return str(completion.get("content") or "")
+    for message in reversed(list(completion)):
+        if isinstance(message, Mapping) and message.get("role", "assistant") == "assistant":
+            content = message.get("content")
+            if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
+                return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+            return str(content or "")
+    return ""
+
+
+class BatchScorer:
+    """Scores kernels for one (env id, config, hw, reward); thread-safe, reusable across calls.
+
+    Args:
+        env: a registered env id (``"KernelCraft-NPU-matmul"``) or a :class:`KernelCraftEnv`.
+        config: shape configuration 1..5 (ignored when ``env`` is an env object).
+        hw: hardware-config overrides; reward: a :class:`RewardSpec` or its dict.
+        hidden_inputs: input sets every kernel is checked on (default 3, as the env's ``submit``).
+        max_workers: threads simulating distinct kernels at once (default: CPU count, at most 8).
+    """
+
+    def __init__(
+        self,
+        env: str | KernelCraftEnv,
+        config: int = 1,
+        *,
+        hw: dict[str, Any] | BaseModel | None = None,
+        reward: RewardSpec | dict[str, Any] | None = None,
+        hidden_inputs: int | None = None,
+        max_workers: int | None = None,
+    ):
+        if isinstance(env, KernelCraftEnv):
+            if hw is not None or reward is not None or hidden_inputs is not None:
+                raise ValueError(
+                    "hw, reward and hidden_inputs come from the env object; pass them to its constructor instead"
+                )
+            self.env = env
+        else:
+            self.env = _make_env(env, config, hw, reward, 3 if hidden_inputs is None else hidden_inputs)
+        self.hidden_inputs = self.env.hidden_inputs
+        self.max_workers = int(max_workers) if max_workers else min(8, os.cpu_count() or 1)
+        if self.max_workers < 1:
+            raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+        self._inputs: OrderedDict[int, list] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def env_id(self) -> str:
+        return self.env.env_id
+
+    @property
+    def reward_spec(self) -> RewardSpec:
+        return self.env.reward_spec
+
+    def baseline_cycles(self) -> int:
+        """The template compiler's cycles (computed once per process, then cached)."""
+        return self.env.evaluator.baseline().cycles
+
+    def hidden_input_sets(self, seed: int) -> list:
+        """The hidden input sets an episode reset with ``seed`` submits on (cached)."""
+        with self._lock:
+            if seed in self._inputs:
+                self._inputs.move_to_end(seed)
+                return self._inputs[seed]
+        sets = self.env.evaluator.input_sets(episode_seeds(seed)[1], self.hidden_inputs)
+        with self._lock:
+            self._inputs[seed] = sets
+            while len(self._inputs) > _INPUT_CACHE:
+                self._inputs.popitem(last=False)
+        return sets
+
+    def score(self, kernels: Sequence[str | None], *, seed: int = 0) -> list[KernelScore]:
+        """One record per kernel source (None: no kernel found), all on the hidden inputs of ``seed``."""
+        if isinstance(kernels, str):
+            raise TypeError("score() takes a sequence of kernel sources; wrap a single kernel in a list")
+        for i, k in enumerate(kernels):
+            if k is not None and not isinstance(k, str):
+                raise TypeError(f"kernel {i} is a {type(k).__name__}; expected the assembly source text (or None)")
+        inputs = self.hidden_input_sets(seed)
+        self.env.evaluator.baseline()  # once, before the threads race for it
+        distinct = list(dict.fromkeys(k for k in kernels if k is not None))
+        workers = min(self.max_workers, len(distinct))
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kcgym-score") as pool:
+                done = pool.map(lambda source: self.env.evaluator.evaluate(source, inputs), distinct)
+                reports = dict(zip(distinct, done, strict=True))
+        else:
+            reports = {s: self.env.evaluator.evaluate(s, inputs) for s in distinct}
+        return [
+            _NO_KERNEL.model_copy(update={"index": i}) if k is None else self._record(i, reports[k])
+            for i, k in enumerate(kernels)
+        ]
+
+    def score_completions(
+        self, completions: Sequence[Completion], *, seed: int = 0, require_fence: bool = True
+    ) -> list[KernelScore]:
+        """Score raw model completions; ``require_fence=False`` treats fence-less text as the kernel."""
+        if isinstance(completions, str):
+            raise TypeError("score_completions() takes a sequence of completions; wrap a single one in a list")
+        kernels = []
+        for c in completions:
+            kernel = extract_kernel(c)
+            if kernel is None and not require_fence:
+                kernel = completion_text(c)
+            kernels.append(kernel)
+        return self.score(kernels, seed=seed)
+
+    def _record(self, index: int, report: KernelReport) -> KernelScore:
+        reward = self.env.score_of(report)
+        error_class: ErrorClass | None = report.error_class  # type: ignore[assignment]
+        if report.below_roofline:
+            error_class = "below_roofline"
+        return KernelScore(
+            index=index,
+            kernel_found=True,
+            assembled=report.assembled,
+            correct=report.correct,
+            match_rate=float(report.match_rate),
+            cycles=report.cycles,
+            baseline_cycles=report.baseline_cycles,
+            speedup=report.speedup if report.correct else None,
+            roofline_cycles=report.roofline_cycles,
+            below_roofline=report.below_roofline,
+            reward=reward,
+            error_class=error_class,
+            error=_error_text(report),
+        )
+
+
+_NO_KERNEL = KernelScore(
+    index=0,
+    kernel_found=False,
+    assembled=False,
+    correct=False,
+    match_rate=0.0,
+    cycles=None,
+    baseline_cycles=None,
+    speedup=None,
+    roofline_cycles=None,
+    below_roofline=False,
+    reward=0.0,
+    error_class="no_kernel",
+    error="no kernel found: the completion has no complete fenced code block (```...```) holding the kernel",
+)
+
+
+def _error_text(report: KernelReport) -> str | None:
+    if not report.assembled:
+        text = report.diagnostics_text.strip()
+    elif report.fault is not None:
+        text = report.fault.render()
+    elif not report.correct:
+        wrong = [c for c in report.comparisons if not c.correct]
+        parts = [f"incorrect: {report.match_rate:.1%} of output elements match on the worst input set"]
+        for c in wrong:
+            where = f", first mismatch at {list(c.first_mismatch)}" if c.first_mismatch is not None else ""
+            parts.append(f"{c.name}: {c.n_match}/{c.n_elements} match, {c.n_nonfinite} non-finite{where}")
+        text = "; ".join(parts)
+    elif report.below_roofline:
+        text = (
+            f"{report.cycles} cycles is below the roofline bound of {report.roofline_cycles}: "
+            "not physically possible, so the kernel scores 0"
+        )
+    else:
+        return None
+    return text[:_ERROR_CHARS]
+
+
+def _make_env(env_id: str, config: int, hw: Any, reward: Any, hidden_inputs: int) -> KernelCraftEnv:
+    import gymnasium
+
+    import kcgym  # noqa: F401  (registers the env ids)
+
+    try:
+        spec = gymnasium.spec(env_id)
+    except gymnasium.error.Error as e:
+        from kcgym.registry import parse_env_id
+
+        try:
+            parse_env_id(env_id)
+        except KeyError as unknown:  # the registry's message has a did-you-mean for near misses
+            raise ValueError(unknown.args[0]) from None
+        raise ValueError(str(e)) from None
+    env = gymnasium.make(
+        spec, config=config, hw=hw, reward=reward, hidden_inputs=hidden_inputs, docs_in_prompt=False
+    ).unwrapped
+    if not isinstance(env, KernelCraftEnv):
+        raise TypeError(f"{env_id!r} is not a kcgym env (its entry point made a {type(env).__name__})")
+    return env
+
+
+_SCORERS: dict[tuple, BatchScorer] = {}
+_SCORERS_LOCK = threading.Lock()
+
+
+def scorer_for(
+    env_id: str,
+    config: int = 1,
+    *,
+    hw: dict[str, Any] | BaseModel | None = None,
+    reward: RewardSpec | dict[str, Any] | None = None,
+    hidden_inputs: int = 3,
+) -> BatchScorer:
+    """A shared :class:`BatchScorer` per (env id, config, hw, reward, hidden inputs): built once per process."""
+    spec = RewardSpec.of(reward)
+    hw_items = hw.model_dump(mode="json") if isinstance(hw, BaseModel) else dict(hw or {})
+    key = (env_id, int(config), json.dumps(hw_items, sort_keys=True), spec.model_dump_json(), int(hidden_inputs))
+    with _SCORERS_LOCK:
+        if key not in _SCORERS:
+            _SCORERS[key] = BatchScorer(env_id, config, hw=hw, reward=spec, hidden_inputs=hidden_inputs)
+        return _SCORERS[key]
+
+
+def score_kernels(
+    env_id: str, kernels: Sequence[str | None], config: int = 1, *, seed: int = 0, **kwargs: Any
+) -> list[KernelScore]:
+    """Score kernel sources for one (env id, config); ``kwargs`` as :func:`scorer_for`."""
+    return scorer_for(env_id, config, **kwargs).score(kernels, seed=seed)
+
+
+def score_completions(
+    env_id: str,
+    completions: Sequence[Completion],
+    config: int = 1,
+    *,
+    seed: int = 0,
+    require_fence: bool = True,
+    **kwargs: Any,
+) -> list[KernelScore]:
+    """Score raw model completions for one (env id, config); ``kwargs`` as :func:`scorer_for`."""
+    return scorer_for(env_id, config, **kwargs).score_completions(completions, seed=seed, require_fence=require_fence)

@@ -1,0 +1,711 @@
+"""A GNU-``as``-compatible assembler for the RV32IM + Zve32x subset, with kcgym diagnostics.
+
+RISC-V syntax does not fit the shared table-driven parser (one operand list per mnemonic):
+operands like ``8(a0)``, an optional trailing ``v0.t``, a ``vtype`` spread over several
+comma-separated words, pseudo-instructions that expand to two instructions, sections and
+numeric local labels. This module keeps the shared pieces (the preprocessor for ``.equ`` and
+macros, the expression evaluator, :class:`Diagnostic`, :class:`Program`) and adds a RISC-V
+operand parser driven by the forms of :mod:`kcgym.sims.rvv.isa`.
+
+Two passes: pass 1 lays out sections (text slots, data bytes) and labels, expanding
+pseudo-instructions into real ones whose operands may use ``%hi``/``%lo``/``%pcrel``
+functions; pass 2 parses and checks every operand and encodes ``int32[N, 11]`` words.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kcgym.isa.assembler import Reporter, _operand_spans
+from kcgym.isa.diagnostics import AssemblyError
+from kcgym.isa.expr import ExprError, evaluate
+from kcgym.isa.preprocess import Preprocessor, SourceLine
+from kcgym.isa.program import Program
+from kcgym.sims.rvv import isa as I
+from kcgym.sims.rvv.config import DTCM_BASE, ITCM_BASE, RVVConfig
+
+DIRECTIVES = (".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".align", ".p2align",
+              ".balign", ".word", ".half", ".short", ".byte", ".zero", ".space", ".type", ".size", ".option",
+              ".file", ".ident", ".local", ".weak")
+PSEUDOS = ("li", "la", "mv", "not", "neg", "seqz", "snez", "sltz", "sgtz", "beqz", "bnez", "blez", "bgez",
+           "bltz", "bgtz", "bgt", "ble", "bgtu", "bleu", "j", "jr", "ret", "call", "tail", "nop", "vneg.v",
+           "vnot.v", "vmnot.m", "vmmv.m", "vmclr.m", "vmset.m", "vncvt.x.x.w", "vwcvt.x.x.v", "vwcvtu.x.x.v",
+           "vmsgt.vv", "vmsgtu.vv", "vmsge.vv", "vmsgeu.vv", "csrr")
+_LABEL = re.compile(r"^\s*([A-Za-z_.$][A-Za-z0-9_.$]*|\d+)\s*:")
+_LOCAL_REF = re.compile(r"(?<![A-Za-z0-9_.])(\d+)([bf])(?![A-Za-z0-9_.])")
+_MEM = re.compile(r"^(.*?)\(\s*([A-Za-z0-9]+)\s*\)\s*$")
+_FUNC = re.compile(r"%(hi|lo|pcrel_hi|pcrel_lo|pclo_prev)\s*\(")
+HALT_WORD = np.array([len(I.INSTRUCTIONS), I.CLASS_ID["HALT"]] + [0] * (I.N_FIELDS - 2), np.int32)
+
+
+@dataclass
+class RVVProgram(Program):
+    """A :class:`Program` plus the initial DTCM image of its ``.data`` section."""
+
+    data: bytes = b""
+    symbols: dict[str, int] = field(default_factory=dict)  # label -> byte address
+
+
+@dataclass
+class Slot:
+    """One real instruction after pseudo-instruction expansion (pass 1)."""
+
+    spec: I.RVInstr
+    src: SourceLine
+    ops: list[tuple[str, int]]  # operand text and 1-based column
+    mcol: int  # column of the mnemonic
+    vtype: tuple[int, int] | None  # (SEW, LMUL) statically in force, if known
+    vtype_exact: bool = True  # False once a label lies between the vsetvli and this instruction
+
+
+def _sext(v: int, bits: int) -> int:
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+class _Asm:
+    def __init__(self, source: str, hw: RVVConfig):
+        self.hw = hw
+        self.rep = Reporter()
+        self.source = source
+        self.slots: list[Slot] = []
+        self.data = bytearray()
+        self.labels: dict[str, int] = {}  # name -> byte address
+        self.text_labels: dict[str, int] = {}  # name -> instruction index
+        self.local_defs: dict[str, list[tuple[int, str]]] = {}  # "1" -> [(position key, internal name)]
+        self.section = "text"
+        self.vtype: tuple[int, int] | None = None
+        self.vtype_exact = True
+
+    # ---- helpers -------------------------------------------------------------------------
+    def err(self, sl: SourceLine, code: str, msg: str, col: int = 1, length: int = 1, hint: str | None = None):
+        self.rep.error(sl, code, msg, col, length, hint)
+
+    def _pos_key(self) -> int:
+        return len(self.slots) * 2 if self.section == "text" else 1 << 30
+
+    def define_label(self, sl: SourceLine, name: str, col: int) -> None:
+        if name.isdigit():
+            seq = self.local_defs.setdefault(name, [])
+            internal = f"__L{name}_{len(seq)}"
+            seq.append((len(self.slots) if self.section == "text" else -1 - len(self.data), internal))
+            name = internal
+        elif name in self.labels:
+            self.err(sl, "E009", f"label '{name}' is defined twice", col, len(name))
+            return
+        if self.section == "text":
+            self.text_labels[name] = len(self.slots)
+            self.labels[name] = ITCM_BASE + 4 * len(self.slots)
+            self.vtype_exact = False  # a jump may arrive here with another vtype
+            if self.slots and self.slots[-1].spec.mnemonic in ("jal", "jalr") and self.slots[-1].ops[0][0] in (
+                    "x0", "zero"):
+                self.vtype = None  # reached only by jumps: the textual vtype may not hold
+        else:
+            self.labels[name] = DTCM_BASE + len(self.data)
+
+    def resolve_locals(self, text: str, slot_index: int, data_pos: int | None = None) -> str:
+        """``1b``/``1f`` -> the internal name of the nearest numeric label ``1`` before/after."""
+
+        def sub(m: re.Match) -> str:
+            defs = self.local_defs.get(m.group(1), [])
+            if m.group(2) == "b":
+                cands = [n for pos, n in defs if pos >= 0 and pos <= slot_index]
+                return cands[-1] if cands else m.group(0)
+            cands = [n for pos, n in defs if pos >= 0 and pos > slot_index]
+            return cands[0] if cands else m.group(0)
+
+        return _LOCAL_REF.sub(sub, text)
+
+    # ---- pass 1 ----------------------------------------------------------------------------
+    def pass1(self, lines: list[SourceLine]) -> None:
+        for sl in lines:
+            text, pos = sl.text, 0
+            while (m := _LABEL.match(text[pos:])) is not None:
+                self.define_label(sl, m.group(1), pos + m.start(1) + 1)
+                pos += m.end()
+            body = text[pos:]
+            if not body.strip():
+                continue
+            mcol = pos + len(body) - len(body.lstrip())
+            word = body.split()[0]
+            after = mcol + len(word)
+            ops = _operand_spans(text, after) if text[after:].strip() else []
+            low = word.lower()
+            if low.startswith("."):
+                self.directive(sl, low, ops, mcol + 1)
+            elif self.section != "text":
+                self.err(sl, "E020", f"instruction '{word}' in the .{self.section} section", mcol + 1, len(word),
+                         hint="put instructions after '.text'")
+            else:
+                self.instruction(sl, low, word, ops, mcol + 1)
+
+    def directive(self, sl: SourceLine, d: str, ops: list[tuple[str, int]], col: int) -> None:
+        if d in (".text", ".data", ".rodata", ".bss"):
+            self.section = "text" if d == ".text" else "data"
+        elif d == ".section":
+            name = ops[0][0] if ops else ""
+            if name.startswith(".text"):
+                self.section = "text"
+            elif name.startswith((".data", ".rodata", ".bss", ".sdata", ".sbss")):
+                self.section = "data"
+            else:
+                self.err(sl, "E021", f"unknown section '{name}'", col, hint="sections: .text, .data, .rodata, .bss")
+        elif d in (".globl", ".global", ".type", ".size", ".option", ".file", ".ident", ".local", ".weak"):
+            pass  # symbol bookkeeping for the linker: nothing to do in a flat image
+        elif d in (".align", ".p2align", ".balign"):
+            n = self.const(sl, ops[0] if ops else ("", col), 0, 4096)
+            if n is None:
+                return
+            size = n if d == ".balign" else 1 << min(n, 12)
+            if self.section == "data":
+                while len(self.data) % size:
+                    self.data.append(0)
+            else:
+                while (4 * len(self.slots)) % size:
+                    self.slots.append(Slot(I.BY_MNEMONIC["addi"], sl, [("x0", col), ("x0", col), ("0", col)], col,
+                                           self.vtype, self.vtype_exact))
+        elif d in (".word", ".half", ".short", ".byte"):
+            if self.section != "data":
+                self.err(sl, "E020", f"'{d}' in the .text section: data must go in '.data'", col, len(d),
+                         hint="the ITCM holds instructions only; put tables in .data (they load into the DTCM)")
+                return
+            size = {".word": 4, ".half": 2, ".short": 2, ".byte": 1}[d]
+            for text, c in ops:
+                v = self.const(sl, (text, c), -(1 << (8 * size - 1)), (1 << (8 * size)) - 1)
+                if v is not None:
+                    self.data += int(v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+        elif d in (".zero", ".space"):
+            if self.section != "data":
+                self.err(sl, "E020", f"'{d}' in the .text section", col, len(d), hint="use it in '.data'")
+                return
+            n = self.const(sl, ops[0] if ops else ("", col), 0, self.hw.dtcm_bytes)
+            if n is not None:
+                self.data += bytes(n)
+        else:
+            close = difflib.get_close_matches(d, DIRECTIVES, n=1)
+            self.err(sl, "E011", f"unknown directive '{d}'", col, len(d),
+                     hint=f"did you mean '{close[0]}'?" if close else "supported: " + " ".join(DIRECTIVES))
+
+    def const(self, sl: SourceLine, op: tuple[str, int], lo: int, hi: int) -> int | None:
+        text, col = op
+        try:
+            v = evaluate(text, {**sl.symbols, **self.labels})
+        except ExprError as e:
+            self.err(sl, "E007", e.message, col + e.offset, e.length, e.hint)
+            return None
+        if not lo <= v <= hi:
+            self.err(sl, "E005", f"value {v} is outside {lo}..{hi}", col, len(text))
+            return None
+        return int(v)
+
+    def emit(self, sl: SourceLine, mnemonic: str, ops: list[tuple[str, int]], mcol: int) -> None:
+        spec = I.BY_MNEMONIC[mnemonic]
+        self.slots.append(Slot(spec, sl, ops, mcol, self.vtype, self.vtype_exact))
+        if spec.cls == "VSET" and spec.form != "VSETVL":
+            self.vtype = _static_vtype(ops[2:])
+            self.vtype_exact = True
+        elif spec.cls == "VSET":
+            self.vtype = None
+
+    def instruction(self, sl: SourceLine, low: str, word: str, ops: list[tuple[str, int]], col: int) -> None:
+        if low in I.BY_MNEMONIC:
+            self.emit(sl, low, ops, col)
+            return
+        if low in PSEUDOS:
+            self.pseudo(sl, low, ops, col)
+            return
+        sug = difflib.get_close_matches(low, list(I.BY_MNEMONIC) + list(PSEUDOS), n=1, cutoff=0.6)
+        hint = f"did you mean '{sug[0]}'?" if sug else "see the RVV instruction reference (read_docs)"
+        if low.startswith(("vf", "vfw", "vfn")) or "cvt" in low and low not in PSEUDOS:
+            hint = "there are no vector floating-point or conversion instructions on this core (Zve32x, int only)"
+        elif low in I.XREGS or low in I.VREGS:
+            hint = "a line must start with an instruction mnemonic"
+        self.err(sl, "E001", f"unknown instruction '{word}'", col, len(word), hint)
+
+    def pseudo(self, sl: SourceLine, p: str, ops: list[tuple[str, int]], col: int) -> None:
+        want = {"li": 2, "la": 2, "mv": 2, "not": 2, "neg": 2, "seqz": 2, "snez": 2, "sltz": 2, "sgtz": 2,
+                "beqz": 2, "bnez": 2, "blez": 2, "bgez": 2, "bltz": 2, "bgtz": 2, "bgt": 3, "ble": 3, "bgtu": 3,
+                "bleu": 3, "j": 1, "jr": 1, "ret": 0, "call": 1, "tail": 1, "nop": 0, "vmnot.m": 2, "vmmv.m": 2,
+                "vmclr.m": 1, "vmset.m": 1, "csrr": 2}.get(p)
+        if want is not None and len(ops) != want:
+            self.err(sl, "E002", f"{p} takes {want} operand(s), got {len(ops)}", col, len(p),
+                     hint=f"syntax: {p} " + PSEUDO_SYNTAX.get(p, ""))
+            return
+        o = [t for t, _ in ops]
+        c = [cc for _, cc in ops] or [col]
+        z = ("x0", c[0])
+
+        def e(m: str, *args: tuple[str, int]) -> None:
+            self.emit(sl, m, list(args), col)
+
+        if p == "li":
+            try:
+                v = evaluate(o[1], sl.symbols)
+            except ExprError:
+                v = None  # a label or a later symbol: always two instructions
+            if v is not None and -2048 <= v <= 2047:
+                e("addi", ops[0], z, ops[1])
+            else:
+                e("lui", ops[0], (f"%hi({o[1]})", c[1]))
+                e("addi", ops[0], ops[0], (f"%lo({o[1]})", c[1]))
+        elif p == "la":
+            e("auipc", ops[0], (f"%pcrel_hi({o[1]})", c[1]))
+            e("addi", ops[0], ops[0], (f"%pclo_prev({o[1]})", c[1]))
+        elif p == "mv":
+            e("addi", ops[0], ops[1], ("0", c[1]))
+        elif p == "not":
+            e("xori", ops[0], ops[1], ("-1", c[1]))
+        elif p == "neg":
+            e("sub", ops[0], z, ops[1])
+        elif p == "seqz":
+            e("sltiu", ops[0], ops[1], ("1", c[1]))
+        elif p == "snez":
+            e("sltu", ops[0], z, ops[1])
+        elif p == "sltz":
+            e("slt", ops[0], ops[1], z)
+        elif p == "sgtz":
+            e("slt", ops[0], z, ops[1])
+        elif p in ("beqz", "bnez", "bltz", "bgez"):
+            e({"beqz": "beq", "bnez": "bne", "bltz": "blt", "bgez": "bge"}[p], ops[0], z, ops[1])
+        elif p == "blez":
+            e("bge", z, ops[0], ops[1])
+        elif p == "bgtz":
+            e("blt", z, ops[0], ops[1])
+        elif p in ("bgt", "ble", "bgtu", "bleu"):
+            e({"bgt": "blt", "ble": "bge", "bgtu": "bltu", "bleu": "bgeu"}[p], ops[1], ops[0], ops[2])
+        elif p == "j":
+            e("jal", z, ops[0])
+        elif p == "jr":
+            e("jalr", z, (f"0({o[0]})", c[0]))
+        elif p == "ret":
+            e("jalr", z, ("0(ra)", col))
+        elif p == "call":
+            e("auipc", ("ra", c[0]), (f"%pcrel_hi({o[0]})", c[0]))
+            e("jalr", ("ra", c[0]), (f"%pclo_prev({o[0]})(ra)", c[0]))
+        elif p == "tail":
+            e("auipc", ("t1", c[0]), (f"%pcrel_hi({o[0]})", c[0]))
+            e("jalr", z, (f"%pclo_prev({o[0]})(t1)", c[0]))
+        elif p == "nop":
+            e("addi", ("x0", col), ("x0", col), ("0", col))
+        elif p == "csrr":
+            e("csrr", *ops)
+        elif p in ("vneg.v", "vnot.v", "vncvt.x.x.w", "vwcvt.x.x.v", "vwcvtu.x.x.v"):
+            if len(ops) not in (2, 3):
+                self.err(sl, "E002", f"{p} takes 2 operands (and an optional v0.t), got {len(ops)}", col, len(p))
+                return
+            m, extra = {"vneg.v": ("vrsub.vx", z), "vnot.v": ("vxor.vi", ("-1", c[1])),
+                        "vncvt.x.x.w": ("vnsrl.wx", z), "vwcvt.x.x.v": ("vwadd.vx", z),
+                        "vwcvtu.x.x.v": ("vwaddu.vx", z)}[p]
+            e(m, ops[0], ops[1], extra, *ops[2:])
+        elif p in ("vmsgt.vv", "vmsgtu.vv", "vmsge.vv", "vmsgeu.vv"):
+            if len(ops) not in (3, 4):
+                self.err(sl, "E002", f"{p} takes 3 operands (and an optional v0.t), got {len(ops)}", col, len(p))
+                return
+            m = {"vmsgt.vv": "vmslt.vv", "vmsgtu.vv": "vmsltu.vv", "vmsge.vv": "vmsle.vv",
+                 "vmsgeu.vv": "vmsleu.vv"}[p]
+            e(m, ops[0], ops[2], ops[1], *ops[3:])
+        elif p == "vmnot.m":
+            e("vmnand.mm", ops[0], ops[1], ops[1])
+        elif p == "vmmv.m":
+            e("vmand.mm", ops[0], ops[1], ops[1])
+        elif p == "vmclr.m":
+            e("vmxor.mm", ops[0], ops[0], ops[0])
+        elif p == "vmset.m":
+            e("vmxnor.mm", ops[0], ops[0], ops[0])
+
+    # ---- pass 2 ----------------------------------------------------------------------------
+    def xreg(self, sl: SourceLine, op: tuple[str, int], what: str) -> int:
+        text, col = op
+        low = text.strip().lower()
+        if low in I.XREGS:
+            return I.XREGS[low]
+        if low in I.VREGS:
+            hint = f"'{text}' is a vector register; {what} must be an integer register"
+        elif low == "t7" or re.fullmatch(r"t\d+", low):
+            hint = "there is no t7 (or higher): the temporaries are t0-t6; use s0-s11 or a0-a7 for more"
+        elif re.fullmatch(r"x\d+", low):
+            hint = "integer registers are x0..x31"
+        else:
+            sug = difflib.get_close_matches(low, list(I.XREGS), n=1, cutoff=0.6)
+            hint = f"did you mean '{sug[0]}'?" if sug else "integer registers: x0-x31 or zero ra sp gp tp t0-t6 " \
+                                                          "s0-s11 a0-a7"
+        self.err(sl, "E003", f"{what} must be an integer register, got '{text}'", col, max(1, len(text)), hint)
+        return 0
+
+    def vreg(self, sl: SourceLine, op: tuple[str, int], what: str) -> int:
+        text, col = op
+        low = text.strip().lower()
+        if low in I.VREGS:
+            return I.VREGS[low]
+        hint = "vector registers are v0..v31"
+        if low in I.XREGS:
+            hint = f"'{text}' is an integer register; this operand takes a vector register (v0..v31)"
+        self.err(sl, "E003", f"{what} must be a vector register, got '{text}'", col, max(1, len(text)), hint)
+        return 0
+
+    def imm(self, sl: SourceLine, op: tuple[str, int], lo: int, hi: int, what: str, pc: int,
+            hint: str | None = None) -> int:
+        text, col = op
+        if text.strip().lower() in I.XREGS or text.strip().lower() in I.VREGS:
+            self.err(sl, "E003", f"{what} must be an immediate, got register '{text}'", col, len(text), hint)
+            return 0
+        try:
+            v = self.evaluate(text, sl, pc)
+        except ExprError as e:
+            h = e.hint
+            if e.message.startswith("unknown symbol"):
+                name = e.message.split("'")[1]
+                sug = difflib.get_close_matches(name, list(sl.symbols) + list(self.labels), n=1, cutoff=0.6)
+                h = f"did you mean '{sug[0]}'?" if sug else "define it with '.equ NAME, value' or as a label"
+            self.err(sl, "E007", e.message, col + e.offset, e.length, h)
+            return 0
+        if not lo <= v <= hi:
+            self.err(sl, "E005", f"{what} is {v}, outside {lo}..{hi}", col, len(text), hint)
+            return 0
+        return int(v)
+
+    def evaluate(self, text: str, sl: SourceLine, pc: int) -> int:
+        """Evaluate an immediate with ``%hi %lo %pcrel_hi %pcrel_lo`` relocation functions (pc in bytes)."""
+        text = self.resolve_locals(text, pc // 4)
+        while (m := _FUNC.search(text)) is not None:
+            depth, j = 1, m.end()
+            while j < len(text) and depth:
+                depth += {"(": 1, ")": -1}.get(text[j], 0)
+                j += 1
+            if depth:
+                raise ExprError("missing ')'", m.start(), 1)
+            inner = int(self.evaluate(text[m.end(): j - 1], sl, pc))
+            fn = m.group(1)
+            if fn == "hi":
+                v = ((inner + 0x800) >> 12) & 0xFFFFF
+            elif fn == "lo":
+                v = _sext(inner, 12)
+            elif fn == "pcrel_hi":
+                v = ((inner - pc + 0x800) >> 12) & 0xFFFFF
+            else:  # pclo_prev: low part relative to the auipc just before; pcrel_lo takes the address itself
+                v = _sext(inner - (pc - 4), 12)
+            text = text[: m.start()] + f"({v})" + text[j:]
+        v = evaluate(text, {**sl.symbols, **self.labels})
+        return int(v)
+
+    def target(self, sl: SourceLine, op: tuple[str, int], index: int) -> int:
+        text, col = op
+        name = self.resolve_locals(text.strip(), index)
+        if name in self.text_labels:
+            return self.text_labels[name]
+        if name in self.labels:
+            self.err(sl, "E010", f"'{text}' is a data label; branches and jumps need a code label", col, len(text))
+            return 0
+        sug = difflib.get_close_matches(name, list(self.text_labels), n=1, cutoff=0.6)
+        hint = f"did you mean '{sug[0]}'?" if sug else "branch targets are labels ('loop:'), or 1b/1f for local '1:'"
+        self.err(sl, "E010", f"unknown label '{text}'", col, max(1, len(text)), hint)
+        return 0
+
+    def mem(self, sl: SourceLine, op: tuple[str, int], pc: int, allow_offset: bool) -> tuple[int, int]:
+        text, col = op
+        m = _MEM.match(text)
+        if not m:
+            form = "offset(rs1), e.g. 8(a0)" if allow_offset else "(rs1), e.g. (a0)"
+            self.err(sl, "E015", f"expected a memory operand {form}, got '{text}'", col, max(1, len(text)))
+            return 0, 0
+        base = self.xreg(sl, (m.group(2), col + text.index("(") + 1), "the base address")
+        off_text = m.group(1).strip()
+        if off_text and not allow_offset:
+            self.err(sl, "E015", f"vector loads and stores take no offset: '({m.group(2)})', not '{text}'", col,
+                     len(text), hint="add the offset to the base register first (addi)")
+            return 0, base
+        off = self.imm(sl, (off_text, col), -2048, 2047, "the offset", pc) if off_text else 0
+        return off, base
+
+    def vm(self, sl: SourceLine, ops: list[tuple[str, int]], n: int, spec: I.RVInstr) -> int:
+        """1 = unmasked; 0 = masked by v0.t (the optional operand after the ``n`` fixed ones)."""
+        if len(ops) == n + 1:
+            text, col = ops[n]
+            if text.replace(" ", "").lower() != "v0.t":
+                self.err(sl, "E017", f"expected 'v0.t' (mask) as the last operand, got '{text}'", col, len(text),
+                         hint=f"syntax: {spec.mnemonic} {I.FORMS[spec.form]}")
+            return 0
+        return 1
+
+    def encode_slot(self, idx: int, s: Slot) -> list[int]:
+        spec, sl, ops = s.spec, s.src, s.ops
+        pc = ITCM_BASE + 4 * idx
+        f = [0] * I.N_FIELDS
+        f[I.F_OP], f[I.F_CLS], f[I.F_SUB] = I.OPCODE[spec.mnemonic], I.CLASS_ID[spec.cls], spec.sub
+        f[I.F_SRC], f[I.F_W], f[I.F_SGN], f[I.F_VM] = spec.src, spec.w, spec.sgn, 1
+        form = spec.form
+        syntax = f"{spec.mnemonic} {I.FORMS[form]}"
+        fixed = {"R": 3, "I": 3, "SH": 3, "U": 2, "LD": 2, "ST": 2, "B": 3, "JAL": 2, "JALR": 2, "CSR": 2,
+                 "VSETVL": 3, "VL": 2, "VLS": 3, "VLX": 3, "VS": 2, "VSS": 3, "VSX": 3, "VV": 3, "VX": 3, "VI": 3,
+                 "VIU": 3, "VVMA": 3, "VXMA": 3, "VVM": 4, "VXM": 4, "VIM": 4, "MVV": 2, "MVX": 2, "MVI": 2,
+                 "V2": 2, "V0": 1, "XV": 2, "VXS": 2, "XM": 2, "MM": 3}.get(form)
+        maskable = "[, v0.t]" in I.FORMS[form]
+        if form in ("VSETVLI", "VSETIVLI"):
+            if not 3 <= len(ops) <= 6:
+                self.err(sl, "E002", f"{spec.mnemonic} takes rd, {'rs1' if form == 'VSETVLI' else 'uimm5'}, "
+                         f"and a vtype (eSEW, mLMUL[, ta|tu][, ma|mu]); got {len(ops)} operand(s)", s.mcol,
+                         len(spec.mnemonic), hint=f"syntax: {syntax}, e.g. vsetvli t0, a0, e8, m1, ta, ma")
+                return f
+        elif form == "JALR" and len(ops) == 1:
+            ops = [("ra", ops[0][1]), ops[0]]
+        elif fixed is not None and not (len(ops) == fixed or (maskable and len(ops) == fixed + 1)):
+            col = ops[min(len(ops), fixed) - 1][1] if ops else s.mcol
+            self.err(sl, "E002", f"{spec.mnemonic} takes {fixed} operand(s){' (+ optional v0.t)' if maskable else ''}"
+                     f", got {len(ops)}", col, hint=f"syntax: {syntax}")
+            return f
+        X = lambda k, w: self.xreg(sl, ops[k], w)  # noqa: E731
+        V = lambda k, w: self.vreg(sl, ops[k], w)  # noqa: E731
+        if form == "R":
+            f[I.F_RD], f[I.F_RS1], f[I.F_RS2] = X(0, "rd"), X(1, "rs1"), X(2, "rs2")
+        elif form == "I":
+            f[I.F_RD], f[I.F_RS1] = X(0, "rd"), X(1, "rs1")
+            f[I.F_IMM] = self.imm(sl, ops[2], -2048, 2047, "the immediate", pc,
+                                  "12-bit signed immediates: build larger constants with li (lui + addi)")
+        elif form == "SH":
+            f[I.F_RD], f[I.F_RS1] = X(0, "rd"), X(1, "rs1")
+            f[I.F_IMM] = self.imm(sl, ops[2], 0, 31, "the shift amount", pc)
+        elif form == "U":
+            f[I.F_RD] = X(0, "rd")
+            f[I.F_IMM] = self.imm(sl, ops[1], 0, 0xFFFFF, "the upper immediate", pc,
+                                  "lui/auipc take the upper 20 bits (0..0xFFFFF); use li for a full constant")
+        elif form == "LD":
+            f[I.F_RD] = X(0, "rd")
+            f[I.F_IMM], f[I.F_RS1] = self.mem(sl, ops[1], pc, True)
+        elif form == "ST":
+            f[I.F_RS2] = X(0, "rs2")
+            f[I.F_IMM], f[I.F_RS1] = self.mem(sl, ops[1], pc, True)
+        elif form == "B":
+            f[I.F_RS1], f[I.F_RS2] = X(0, "rs1"), X(1, "rs2")
+            f[I.F_IMM] = self.target(sl, ops[2], idx)
+        elif form == "JAL":
+            if len(ops) == 1:
+                ops = [("ra", ops[0][1]), ops[0]]
+            f[I.F_RD] = X(0, "rd")
+            f[I.F_IMM] = self.target(sl, ops[1], idx)
+        elif form == "JALR":
+            f[I.F_RD] = X(0, "rd")
+            if _MEM.match(ops[1][0]):
+                f[I.F_IMM], f[I.F_RS1] = self.mem(sl, ops[1], pc, True)
+            else:
+                f[I.F_RS1] = X(1, "rs1")
+        elif form == "CSR":
+            f[I.F_RD] = X(0, "rd")
+            name = ops[1][0].strip().lower()
+            if name not in I.CSR_NAMES:
+                self.err(sl, "E018", f"unsupported CSR '{ops[1][0]}'", ops[1][1], len(ops[1][0]),
+                         hint="readable CSRs: " + ", ".join(I.CSR_NAMES))
+            else:
+                f[I.F_IMM] = list(I.CSR_NAMES).index(name)
+        elif form in ("VSETVLI", "VSETIVLI"):
+            f[I.F_RD] = X(0, "rd")
+            if form == "VSETVLI":
+                f[I.F_RS1] = X(1, "rs1")
+            else:
+                f[I.F_RS1] = self.imm(sl, ops[1], 0, 31, "the AVL", pc, "vsetivli takes 0..31; use vsetvli for more")
+            f[I.F_IMM] = self.vtypei(sl, ops[2:], s.mcol)
+        elif form == "VSETVL":
+            f[I.F_RD], f[I.F_RS1], f[I.F_RS2] = X(0, "rd"), X(1, "rs1"), X(2, "rs2")
+        elif form in ("VL", "VLS", "VLX", "VS", "VSS", "VSX"):
+            f[I.F_RD] = V(0, "vd" if form.startswith("VL") else "vs3")
+            _, f[I.F_RS1] = self.mem(sl, ops[1], pc, False)
+            if form in ("VLS", "VSS"):
+                f[I.F_RS2] = X(2, "the stride")
+            elif form in ("VLX", "VSX"):
+                f[I.F_RS2] = V(2, "the index vector")
+            f[I.F_VM] = self.vm(sl, ops, fixed, spec)
+        elif form in ("VV", "VX", "VI", "VIU", "VVM", "VXM", "VIM"):
+            f[I.F_RD], f[I.F_RS2] = V(0, "vd"), V(1, "vs2")
+            if form in ("VV", "VVM"):
+                f[I.F_RS1] = V(2, "vs1")
+            elif form in ("VX", "VXM"):
+                f[I.F_RS1] = X(2, "rs1")
+            elif form in ("VI", "VIM"):
+                f[I.F_IMM] = self.imm(sl, ops[2], -16, 15, "the .vi immediate", pc,
+                                      ".vi immediates are 5-bit signed (-16..15): put the constant in a scalar "
+                                      "register and use the .vx form")
+            else:
+                f[I.F_IMM] = self.imm(sl, ops[2], 0, 31, "the unsigned immediate", pc,
+                                      "this immediate is 5-bit unsigned (0..31); use the .vx form for more")
+            if form in ("VVM", "VXM", "VIM"):
+                if ops[3][0].strip().lower() != "v0":
+                    self.err(sl, "E017", f"the mask operand of {spec.mnemonic} must be v0, got '{ops[3][0]}'",
+                             ops[3][1], len(ops[3][0]))
+                f[I.F_VM] = 0
+            else:
+                f[I.F_VM] = self.vm(sl, ops, 3, spec)
+        elif form in ("VVMA", "VXMA"):
+            f[I.F_RD] = V(0, "vd")
+            f[I.F_RS1] = V(1, "vs1") if form == "VVMA" else X(1, "rs1")
+            f[I.F_RS2] = V(2, "vs2")
+            f[I.F_VM] = self.vm(sl, ops, 3, spec)
+        elif form in ("MVV", "MVX", "MVI"):
+            f[I.F_RD] = V(0, "vd")
+            if form == "MVV":
+                f[I.F_RS1] = V(1, "vs1")
+            elif form == "MVX":
+                f[I.F_RS1] = X(1, "rs1")
+            else:
+                f[I.F_IMM] = self.imm(sl, ops[1], -16, 15, "the immediate", pc,
+                                      "vmv.v.i takes -16..15; use vmv.v.x with a scalar register for more")
+        elif form == "V2":
+            f[I.F_RD], f[I.F_RS2] = V(0, "vd"), V(1, "vs2")
+            f[I.F_VM] = self.vm(sl, ops, 2, spec)
+        elif form == "V0":
+            f[I.F_RD] = V(0, "vd")
+            f[I.F_VM] = self.vm(sl, ops, 1, spec)
+        elif form == "XV":
+            f[I.F_RD], f[I.F_RS2] = X(0, "rd"), V(1, "vs2")
+        elif form == "VXS":
+            f[I.F_RD], f[I.F_RS1] = V(0, "vd"), X(1, "rs1")
+        elif form == "XM":
+            f[I.F_RD], f[I.F_RS2] = X(0, "rd"), V(1, "vs2")
+            f[I.F_VM] = self.vm(sl, ops, 2, spec)
+        elif form == "MM":
+            f[I.F_RD], f[I.F_RS2], f[I.F_RS1] = V(0, "vd"), V(1, "vs2"), V(2, "vs1")
+        self.static_checks(s, f)
+        return f
+
+    def vtypei(self, sl: SourceLine, ops: list[tuple[str, int]], col: int) -> int:
+        sew, lmul_code, ta, ma, seen = None, 0, 0, 0, set()
+        for text, c in ops:
+            t = text.strip().lower()
+            if re.fullmatch(r"e\d+", t):
+                v = int(t[1:])
+                if v not in (8, 16, 32):
+                    self.err(sl, "E019", f"SEW {t} is not supported: ELEN is 32 on Zve32x", c, len(t),
+                             hint="use e8, e16 or e32")
+                else:
+                    sew = v
+            elif re.fullmatch(r"mf?\d+", t):
+                if t.startswith("mf"):
+                    self.err(sl, "E019", f"fractional LMUL '{t}' is not supported by this core", c, len(t),
+                             hint="use m1 (and a wider SEW's natural EMUL) instead")
+                elif t not in ("m1", "m2", "m4", "m8"):
+                    self.err(sl, "E019", f"LMUL '{t}' is invalid", c, len(t), hint="LMUL is m1, m2, m4 or m8")
+                else:
+                    lmul_code = {"m1": 0, "m2": 1, "m4": 2, "m8": 3}[t]
+            elif t in ("ta", "tu"):
+                ta = int(t == "ta")
+            elif t in ("ma", "mu"):
+                ma = int(t == "ma")
+            else:
+                self.err(sl, "E019", f"unexpected '{text}' in the vtype", c, max(1, len(text)),
+                         hint="vtype is eSEW, mLMUL[, ta|tu][, ma|mu], e.g. e8, m1, ta, ma")
+            seen.add(t[:1])
+        if sew is None and "e" not in seen:
+            self.err(sl, "E019", "the vtype needs an element width (e8, e16 or e32)", col,
+                     hint="e.g. vsetvli t0, a0, e8, m1, ta, ma")
+        if sew is None:
+            return 0
+        return (ma << 7) | (ta << 6) | ({8: 0, 16: 1, 32: 2}[sew] << 3) | lmul_code
+
+    def static_checks(self, s: Slot, f: list[int]) -> None:
+        """Register-group alignment under the vtype set by the textually preceding vsetvli, and v0 overlap."""
+        spec, sl = s.spec, s.src
+        if spec.cls in ("VARITH", "VLOAD", "VPERM", "VRED") and f[I.F_VM] == 0 and f[I.F_RD] == 0 and \
+                spec.form not in ("VVM", "VXM", "VIM") and not (spec.cls == "VARITH" and spec.w == I.W_MASK):
+            self.err(sl, "E022", f"{spec.mnemonic}: the destination v0 overlaps the mask register v0 of 'v0.t'",
+                     s.ops[0][1], 2, hint="masked instructions must not write v0; pick another destination")
+        if s.vtype is None or spec.cls not in ("VARITH", "VLOAD", "VSTORE", "VPERM"):
+            return
+        sew, lmul = s.vtype
+        emul_d, emul_2, emul_1 = lmul, lmul, lmul
+        if spec.cls in ("VLOAD", "VSTORE"):
+            emul_d = max(1, spec.w * lmul // sew)
+            if spec.src == I.MODE_INDEXED:
+                emul_d, emul_2 = lmul, max(1, spec.w * lmul // sew)
+        elif spec.w in (I.W_WIDEN, I.W_WIDEN_W):
+            emul_d = 2 * lmul
+            emul_2 = 2 * lmul if spec.w == I.W_WIDEN_W else lmul
+        elif spec.w == I.W_NARROW:
+            emul_2 = 2 * lmul
+        elif spec.w == I.W_MASK:
+            emul_d = 1
+        elif spec.w in (I.W_EXT2, I.W_EXT4):
+            emul_2 = max(1, lmul // (2 if spec.w == I.W_EXT2 else 4))
+        for which, reg, emul in (("vd", f[I.F_RD], emul_d), ("vs2", f[I.F_RS2], emul_2),
+                                 ("vs1", f[I.F_RS1], emul_1)):
+            if which == "vs2" and spec.form in ("MVV", "MVX", "MVI", "V0", "VXS"):
+                continue
+            if which == "vs1" and spec.src != I.SRC_V:
+                continue
+            if which == "vs2" and spec.cls in ("VLOAD", "VSTORE") and spec.src != I.MODE_INDEXED:
+                continue
+            if which == "vs1" and spec.form in ("V2", "V0") or which == "vs1" and spec.cls in ("VLOAD", "VSTORE"):
+                continue
+            report = self.err if s.vtype_exact else self.rep.warning
+            code = "E023" if s.vtype_exact else "W023"
+            if emul > 8:
+                report(sl, code, f"{spec.mnemonic} needs a register group of {emul} registers for {which} under "
+                       f"e{sew}, m{lmul}; the maximum is 8", s.mcol, len(spec.mnemonic),
+                       hint="lower LMUL in the preceding vsetvli")
+                return
+            if reg % emul:
+                k = next(i for i, (t, _) in enumerate(s.ops) if t.strip().lower() == f"v{reg}") if any(
+                    t.strip().lower() == f"v{reg}" for t, _ in s.ops) else 0
+                # across a label the vtype may differ at run time (the simulator checks again): warn only
+                report(sl, code, f"{which} = v{reg} is not aligned to its register "
+                       f"group: under e{sew}, m{lmul} {spec.mnemonic} uses groups of {emul} registers, so {which} "
+                       f"must be a multiple of {emul}", s.ops[k][1] if s.ops else s.mcol, len(f"v{reg}"),
+                       hint=f"use v0, v{emul}, v{2 * emul}, ... (the vtype comes from the preceding vsetvli)")
+
+    def run(self) -> RVVProgram:
+        pre = Preprocessor(("#",), {}, set(I.XREGS) | set(I.VREGS) | set(I.BY_MNEMONIC) | set(PSEUDOS)
+                           | set(DIRECTIVES))
+        lines = pre.run(self.source)
+        self.rep.diags.extend(pre.diags)
+        self.pass1(lines)
+        n, limit = len(self.slots), self.hw.itcm_instructions
+        if 4 * n > self.hw.itcm_bytes:
+            last = self.slots[-1].src
+            self.err(last, "E014", f"program needs {4 * n} bytes ({n} instructions) but the ITCM (instruction "
+                     f"memory) holds {self.hw.itcm_bytes} bytes = {limit} instructions", 1,
+                     hint="use loops instead of unrolling, or shorten the kernel")
+        if len(self.data) > self.hw.dtcm_bytes:
+            self.err(lines[-1], "E014", f".data needs {len(self.data)} bytes; the DTCM holds {self.hw.dtcm_bytes}")
+        words = np.zeros((n, I.N_FIELDS), np.int32)
+        for k, s in enumerate(self.slots):
+            words[k] = self.encode_slot(k, s)
+        self.rep.diags.sort(key=lambda d: (d.line, d.col))
+        if any(d.severity == "error" for d in self.rep.diags):
+            raise AssemblyError(self.rep.diags)
+        if n == 0:
+            self.rep.warning(SourceLine("", 1, ""), "W002", "the program has no instructions")
+        return RVVProgram(isa_name="RVV", words=words, lines=[s.src.line for s in self.slots],
+                          origins=[s.src.origin for s in self.slots], source=self.source,
+                          warnings=[d for d in self.rep.diags if d.severity == "warning"], data=bytes(self.data),
+                          symbols={k: v for k, v in self.labels.items() if not k.startswith("__L")})
+
+
+def _static_vtype(ops: list[tuple[str, int]]) -> tuple[int, int] | None:
+    sew = lmul = None
+    for text, _ in ops:
+        t = text.strip().lower()
+        if t in ("e8", "e16", "e32"):
+            sew = int(t[1:])
+        elif t in ("m1", "m2", "m4", "m8"):
+            lmul = int(t[1:])
+    if sew is None:
+        return None
+    return sew, lmul or 1
+
+
+PSEUDO_SYNTAX = {"li": "rd, imm", "la": "rd, symbol", "mv": "rd, rs", "not": "rd, rs", "neg": "rd, rs",
+                 "seqz": "rd, rs", "snez": "rd, rs", "sltz": "rd, rs", "sgtz": "rd, rs", "beqz": "rs, label",
+                 "bnez": "rs, label", "blez": "rs, label", "bgez": "rs, label", "bltz": "rs, label",
+                 "bgtz": "rs, label", "bgt": "rs, rt, label", "ble": "rs, rt, label", "bgtu": "rs, rt, label",
+                 "bleu": "rs, rt, label", "j": "label", "jr": "rs", "ret": "", "call": "label", "tail": "label",
+                 "nop": "", "vmnot.m": "vd, vs", "vmmv.m": "vd, vs", "vmclr.m": "vd", "vmset.m": "vd",
+                 "csrr": "rd, vl|vtype|vlenb", "vneg.v": "vd, vs[, v0.t]", "vnot.v": "vd, vs[, v0.t]",
+                 "vncvt.x.x.w": "vd, vs[, v0.t]", "vwcvt.x.x.v": "vd, vs[, v0.t]", "vwcvtu.x.x.v": "vd, vs[, v0.t]",
+                 "vmsgt.vv": "vd, vs2, vs1[, v0.t]", "vmsgtu.vv": "vd, vs2, vs1[, v0.t]",
+                 "vmsge.vv": "vd, vs2, vs1[, v0.t]", "vmsgeu.vv": "vd, vs2, vs1[, v0.t]"}
+
+
+def assemble(source: str, hw: RVVConfig | None = None) -> RVVProgram:
+    """Assemble GNU-``as``-style RISC-V source; raises :class:`AssemblyError` with every error."""
+    return _Asm(source, hw or RVVConfig()).run()

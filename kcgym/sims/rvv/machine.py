@@ -1,0 +1,596 @@
+"""The RV32IM + Zve32x core in JAX: state, one branch-free step, and the batched runner.
+
+Scalar code may load data and branch on it, so under ``vmap`` the PC is batched and every
+class's datapath runs on every step. The step is therefore written as *one* datapath with
+cheap fixed-size lanes (128 bytes = the largest register group, LMUL=8) instead of a switch:
+the scalar ALU, one 128-byte memory port shared by scalar and vector accesses, one
+128-byte vector-register write port, and the timing scoreboard. Halted machines keep
+stepping with every write disabled, so no whole-state select is ever needed.
+
+Timing (documented in the guide): in-order scalar issue; vector instructions go through a
+FIFO of ``vector_queue_depth`` to an in-order vector unit whose occupancy is the number of
+128-bit chunks an instruction touches; DTCM is single-cycle; external memory is one channel
+with ``ext_latency`` and ``ext_bytes_per_cycle``; register ready times make dependent
+instructions wait, so keeping loads in flight and staging data in DTCM pay.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from kcgym.sims.jax_cache import enable_persistent_cache
+from kcgym.sims.rvv import isa as I
+from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB, RVVConfig
+
+LANES = 128  # bytes of the largest register group (8 x VLEN/8)
+VRF_BYTES = 32 * VLENB
+FAULT_NAMES = ("NONE", "OOB", "MISALIGNED", "ILLEGAL_VTYPE", "ILLEGAL_GROUP", "BAD_JUMP", "STEP_BUDGET")
+F_OOB, F_MISALIGNED, F_ILLEGAL_VTYPE, F_ILLEGAL_GROUP, F_BAD_JUMP, F_STEP_BUDGET = range(1, 7)
+
+# ctl indices (one packed int32 vector: a loop carry with many scalar leaves is slow on XLA:CPU)
+(PC, STEPS, HALTED, FAULT, FAULT_PC, FAULT_DETAIL, VL, VTYPE, T_SCALAR, V_FREE, V_MEM_DONE, EXT_FREE, QI,
+ T_END) = range(14)
+N_CTL = 14
+VILL = -(1 << 31)
+
+
+class State(NamedTuple):
+    ctl: jax.Array  # int32[N_CTL]
+    x: jax.Array  # int32[32]
+    vrf: jax.Array  # uint8[VRF_BYTES + LANES] (the pad keeps group slices in bounds)
+    mem: jax.Array  # uint8[dtcm + ext bucket + 1] (the last byte absorbs disabled stores)
+    x_ready: jax.Array  # int32[32]
+    v_ready: jax.Array  # int32[32]
+    vq: jax.Array  # int32[queue depth]: start times of the last vector instructions
+    counts: jax.Array  # int32[classes]
+    busy: jax.Array  # int32[units]
+
+
+def _u(x: jax.Array) -> jax.Array:
+    return lax.bitcast_convert_type(x, jnp.uint32)
+
+
+def _s(x: jax.Array) -> jax.Array:
+    return lax.bitcast_convert_type(x, jnp.int32)
+
+
+def mulhu32(a: jax.Array, b: jax.Array) -> jax.Array:
+    """High 32 bits of the unsigned 64-bit product, from 16-bit limbs (JAX runs without int64)."""
+    a, b = _u(a), _u(b)
+    al, ah, bl, bh = a & 0xFFFF, a >> 16, b & 0xFFFF, b >> 16
+    ll, lh, hl, hh = al * bl, al * bh, ah * bl, ah * bh
+    mid = (ll >> 16) + (lh & 0xFFFF) + (hl & 0xFFFF)
+    return _s(hh + (lh >> 16) + (hl >> 16) + (mid >> 16))
+
+
+def elementwise(op: jax.Array, a_s: jax.Array, a_u: jax.Array, b_s: jax.Array, b_u: jax.Array, c: jax.Array,
+                w: jax.Array, wsrc: jax.Array) -> jax.Array:
+    """Every integer operation of :data:`isa.OPS` on int32 lanes; returns the one ``op`` selects.
+
+    ``a_*``/``b_*`` are the operands sign- and zero-extended from their width, ``c`` the old
+    destination (multiply-add), ``w`` the result width (8/16/32: saturation, high halves)
+    and ``wsrc`` the source width of narrowing shifts. Results are raw bits: the caller keeps
+    the low ``w`` bits.
+    """
+    au, bu = _u(a_u), _u(b_u)
+    shift = b_u & (w - 1)
+    nshift = b_u & (wsrc - 1)
+    lo, hi = -(jnp.int32(1) << (w - 1)), (jnp.int32(1) << (w - 1)) - 1
+    is32 = w == 32
+
+    def umax() -> jax.Array:
+        return _s(jnp.where(is32, jnp.uint32(0xFFFFFFFF), (jnp.uint32(1) << _u(w)) - 1))
+
+    def mulh() -> jax.Array:  # exact in 32 bits below SEW=32; 16-bit limbs at 32
+        hu = mulhu32(a_u, b_u)
+        return jnp.where(is32, hu - jnp.where(a_s < 0, b_s, 0) - jnp.where(b_s < 0, a_s, 0), (a_s * b_s) >> w)
+
+    def mulhu() -> jax.Array:
+        return jnp.where(is32, mulhu32(a_u, b_u), _s((au * bu) >> _u(w)))
+
+    def mulhsu() -> jax.Array:
+        return jnp.where(is32, mulhu32(a_u, b_u) - jnp.where(a_s < 0, b_u, 0), (a_s * b_u) >> w)
+
+    def div() -> jax.Array:  # RISC-V: x/0 = -1, MIN/-1 = MIN
+        zero, ovf = b_s == 0, (a_s == lo) & (b_s == -1)
+        return jnp.where(zero, -1, jnp.where(ovf, a_s, lax.div(a_s, jnp.where(zero | ovf, 1, b_s))))
+
+    def rem() -> jax.Array:  # x%0 = x, MIN%-1 = 0
+        zero, ovf = b_s == 0, (a_s == lo) & (b_s == -1)
+        return jnp.where(zero, a_s, jnp.where(ovf, 0, lax.rem(a_s, jnp.where(zero | ovf, 1, b_s))))
+
+    def divu() -> jax.Array:
+        return jnp.where(b_u == 0, -1, _s(au // jnp.where(b_u == 0, jnp.uint32(1), bu)))
+
+    def remu() -> jax.Array:
+        return jnp.where(b_u == 0, a_u, _s(au % jnp.where(b_u == 0, jnp.uint32(1), bu)))
+
+    def sadd() -> jax.Array:  # saturating at width w (w = 32 detects overflow from the signs)
+        ssum = a_s + b_s
+        sat = jnp.where(a_s < 0, lo, hi)
+        return jnp.where(is32, jnp.where(((a_s ^ ssum) & (b_s ^ ssum)) < 0, sat, ssum), jnp.clip(ssum, lo, hi))
+
+    def ssub() -> jax.Array:
+        sdif = a_s - b_s
+        sat = jnp.where(a_s < 0, lo, hi)
+        return jnp.where(is32, jnp.where(((a_s ^ b_s) & (a_s ^ sdif)) < 0, sat, sdif), jnp.clip(sdif, lo, hi))
+
+    def saddu() -> jax.Array:
+        usum = au + bu
+        return jnp.where(is32, jnp.where(usum < au, -1, _s(usum)), jnp.minimum(a_u + b_u, umax()))
+
+    def rshift_round(sh: jax.Array, signed: bool) -> jax.Array:
+        """Shift right with rounding mode rnu (vxrm = 0): add back the last bit shifted out."""
+        shm1 = jnp.maximum(sh - 1, 0)
+        if signed:
+            return (a_s >> sh) + jnp.where(sh > 0, (a_s >> shm1) & 1, 0)
+        return _s((au >> _u(sh)) + jnp.where(sh > 0, (au >> _u(shm1)) & 1, 0))
+
+    def nclipu() -> jax.Array:
+        raw = _u(rshift_round(nshift, False))
+        return jnp.where(raw > _u(umax()), umax(), _s(raw))
+
+    def i32(x: jax.Array) -> jax.Array:
+        return x.astype(jnp.int32)
+
+    fns = {
+        "add": lambda: a_s + b_s, "sub": lambda: a_s - b_s, "rsub": lambda: b_s - a_s, "and": lambda: a_s & b_s,
+        "or": lambda: a_s | b_s, "xor": lambda: a_s ^ b_s, "sll": lambda: a_s << shift,
+        "srl": lambda: _s(au >> _u(shift)), "sra": lambda: a_s >> shift, "slt": lambda: i32(a_s < b_s),
+        "sltu": lambda: i32(au < bu), "min": lambda: jnp.minimum(a_s, b_s), "minu": lambda: _s(jnp.minimum(au, bu)),
+        "max": lambda: jnp.maximum(a_s, b_s), "maxu": lambda: _s(jnp.maximum(au, bu)), "mul": lambda: a_s * b_s,
+        "mulh": mulh, "mulhu": mulhu, "mulhsu": mulhsu, "div": div, "divu": divu, "rem": rem, "remu": remu,
+        "macc": lambda: c + a_s * b_s, "nmsac": lambda: c - a_s * b_s, "madd": lambda: b_s * c + a_s,
+        "nmsub": lambda: a_s - b_s * c, "sadd": sadd, "saddu": saddu, "ssub": ssub,
+        "ssubu": lambda: jnp.where(au < bu, 0, _s(au - bu)), "ssra": lambda: rshift_round(shift, True),
+        "ssrl": lambda: rshift_round(shift, False), "nclip": lambda: jnp.clip(rshift_round(nshift, True), lo, hi),
+        "nclipu": nclipu, "merge": lambda: b_s, "mv": lambda: b_s, "seq": lambda: i32(a_s == b_s),
+        "sne": lambda: i32(a_s != b_s), "sle": lambda: i32(a_s <= b_s), "sleu": lambda: i32(au <= bu),
+        "sgt": lambda: i32(a_s > b_s), "sgtu": lambda: i32(au > bu), "ext": lambda: a_s,
+        "id": lambda: jnp.zeros_like(a_s), "lui": lambda: b_s, "auipc": lambda: a_s + b_s,
+        "nsrl": lambda: _s(au >> _u(nshift)), "nsra": lambda: a_s >> nshift,
+    }
+    shape = jnp.broadcast_shapes(a_s.shape, b_s.shape, jnp.shape(c))
+    branches = [lambda f=fns[name]: jnp.broadcast_to(f(), shape).astype(jnp.int32) for name in I.OPS]
+    return lax.switch(jnp.clip(op, 0, len(I.OPS) - 1), branches)
+
+
+def lanes_from_bytes(g: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Bytes of a register group -> (sign-extended, zero-extended) int32 lanes at width ``w``."""
+    b = g.astype(jnp.uint32)
+    v8 = b
+    v16 = jnp.pad(b[0::2] | (b[1::2] << 8), (0, LANES // 2))
+    v32 = jnp.pad(b[0::4] | (b[1::4] << 8) | (b[2::4] << 16) | (b[3::4] << 24), (0, 3 * LANES // 4))
+    u = jnp.where(w == 8, v8, jnp.where(w == 16, v16, v32))
+    sh = 32 - w
+    s = (_s(u) << sh) >> sh
+    return s, _s(u)
+
+
+def bytes_from_lanes(r: jax.Array, w: jax.Array) -> jax.Array:
+    """int32 lanes -> little-endian bytes of their low ``w`` bits (128 bytes)."""
+    j = jnp.arange(LANES)
+    lg = jnp.where(w == 8, 0, jnp.where(w == 16, 1, 2))
+    e = j >> lg
+    sh = 8 * (j & ((1 << lg) - 1))
+    return ((_u(r[e]) >> _u(sh)) & 0xFF).astype(jnp.uint8)
+
+
+def byte_active(active_elem: jax.Array, w: jax.Array) -> jax.Array:
+    lg = jnp.where(w == 8, 0, jnp.where(w == 16, 1, 2))
+    return active_elem[jnp.arange(LANES) >> lg]
+
+
+def bits_of(reg_bytes: jax.Array) -> jax.Array:
+    """The 128 mask bits of one vector register (16 bytes)."""
+    i = jnp.arange(LANES)
+    return ((reg_bytes[i >> 3] >> (i & 7).astype(jnp.uint8)) & 1).astype(bool)
+
+
+def bytes_of_bits(bits: jax.Array) -> jax.Array:
+    b = bits.reshape(VLENB, 8).astype(jnp.uint8)
+    return jnp.sum(b << jnp.arange(8, dtype=jnp.uint8), axis=1).astype(jnp.uint8)
+
+
+class Machine:
+    """One compiled interpreter per hardware config; memory sizes come from the array shapes."""
+
+    def __init__(self, hw: RVVConfig):
+        self.hw = hw
+        self.n_classes = len(I.CLASSES)
+
+    def init_state(self, mem: jax.Array, prog_len: jax.Array) -> State:
+        hw = self.hw
+        x = jnp.zeros(32, jnp.int32).at[1].set(4 * prog_len).at[2].set(DTCM_BASE + hw.dtcm_bytes)
+        ctl = jnp.zeros(N_CTL, jnp.int32).at[VTYPE].set(VILL)
+        return State(ctl=ctl, x=x, vrf=jnp.zeros(VRF_BYTES + LANES, jnp.uint8), mem=mem,
+                     x_ready=jnp.zeros(32, jnp.int32), v_ready=jnp.zeros(32, jnp.int32),
+                     vq=jnp.zeros(hw.vector_queue_depth, jnp.int32), counts=jnp.zeros(self.n_classes, jnp.int32),
+                     busy=jnp.zeros(len(I.UNITS), jnp.int32))
+
+    def step(self, st: State, prog: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
+             max_steps: jax.Array) -> State:
+        hw = self.hw
+        ctl = st.ctl
+        pc = ctl[PC]
+        run = (ctl[HALTED] == 0) & (ctl[STEPS] < max_steps)
+        w = prog[pc]
+        cls, sub, rd, rs1, rs2, imm = w[I.F_CLS], w[I.F_SUB], w[I.F_RD], w[I.F_RS1], w[I.F_RS2], w[I.F_IMM]
+        vm, src, wf, sgn = w[I.F_VM], w[I.F_SRC], w[I.F_W], w[I.F_SGN]
+        C = I.CLASS_ID
+
+        def is_(*names: str) -> jax.Array:
+            return functools.reduce(jnp.logical_or, [cls == C[n] for n in names])
+
+        xs1, xs2 = st.x[rs1], st.x[rs2]
+        pc_byte = 4 * pc
+
+        # ---- vtype ----------------------------------------------------------------------
+        vtype = ctl[VTYPE]
+        vill = vtype < 0
+        sew = 8 << ((vtype >> 3) & 7)
+        lmul = 1 << (vtype & 3)
+        vlmax = lmul * (VLENB * 8) // sew
+        vl = ctl[VL]
+        lane = jnp.arange(LANES)
+
+        # ---- scalar ALU -----------------------------------------------------------------
+        op = jnp.where(is_("ALU", "MULDIV"), sub, 0)
+        is_u = (op == I.OP["lui"]) | (op == I.OP["auipc"])
+        a = jnp.where(op == I.OP["auipc"], pc_byte, jnp.where(op == I.OP["lui"], 0, xs1))
+        b = jnp.where(src == I.SRC_I, jnp.where(is_u, imm << 12, imm), xs2)
+        i32 = jnp.int32(32)
+        alu = elementwise(op, a, a, b, b, jnp.int32(0), i32, i32)
+        csr = jnp.select([imm == 0, imm == 1], [vl, vtype], VLENB)
+
+        # ---- vsetvl* ----------------------------------------------------------------------
+        new_vtype_raw = jnp.where(sub == 2, xs2, imm)
+        bad = ((new_vtype_raw >> 8) != 0) | (((new_vtype_raw >> 3) & 7) > 2) | ((new_vtype_raw & 7) > 3)
+        new_vtype = jnp.where(bad, VILL, new_vtype_raw)
+        n_sew = 8 << ((new_vtype >> 3) & 7)
+        n_vlmax = (1 << (new_vtype & 3)) * (VLENB * 8) // n_sew
+        avl = jnp.where(sub == 1, rs1, jnp.where(rs1 != 0, xs1, jnp.where(rd != 0, -1, vl)))
+        new_vl = jnp.where(bad, 0, _s(jnp.minimum(_u(avl), _u(n_vlmax))))
+
+        # ---- vector operand widths --------------------------------------------------------
+        is_arith, is_red, is_perm = cls == C["VARITH"], cls == C["VRED"], cls == C["VPERM"]
+        is_vmask, is_vmove = cls == C["VMASK"], cls == C["VMOVE"]
+        is_vld, is_vst = cls == C["VLOAD"], cls == C["VSTORE"]
+        widen = (wf == I.W_WIDEN) | (wf == I.W_WIDEN_W)
+        a_arith = is_arith | is_red
+        wd = jnp.where(a_arith & widen, 2 * sew, sew)
+        wa = jnp.where(is_arith & ((wf == I.W_WIDEN_W) | (wf == I.W_NARROW)), 2 * sew,
+                       jnp.where(is_arith & (wf == I.W_EXT2), sew // 2,
+                                 jnp.where(is_arith & (wf == I.W_EXT4), sew // 4, sew)))
+        wa = jnp.maximum(wa, 8)
+        # memory: data width and index width
+        is_vmem = is_vld | is_vst
+        indexed = src == I.MODE_INDEXED
+        dw = jnp.where(indexed, sew, wf)
+        # register-group sizes (EMUL, in registers) for the legality check
+        emul_d = jnp.where(is_vmem, jnp.maximum(1, dw * lmul // sew),
+                           jnp.where(is_arith & (wf == I.W_MASK) | is_vmask | is_vmove | is_red, 1,
+                                     jnp.where(is_arith & widen, 2 * lmul, lmul)))
+        emul_2 = jnp.where(is_vmem, jnp.where(indexed, jnp.maximum(1, wf * lmul // sew), 1),
+                           jnp.where(is_vmask | is_vmove, 1, jnp.maximum(1, wa * lmul // sew)))
+        emul_1 = jnp.where(is_arith & (src == I.SRC_V) | is_perm & (src == I.SRC_V), lmul, 1)
+        uses_vs2 = is_arith & (wf != I.W_MERGE) & ~((sub == I.OP["mv"]) | (sub == I.OP["id"])) | is_red | is_perm \
+            | is_vmask | is_vmove & (sub == 0) | is_vmem & indexed | is_arith & (wf == I.W_MERGE)
+        bad_d = ((rd & (emul_d - 1)) != 0) | (emul_d > 8)
+        bad_2 = uses_vs2 & (((rs2 & (emul_2 - 1)) != 0) | (emul_2 > 8))
+        bad_1 = (rs1 & (emul_1 - 1)) != 0
+        group_bad = bad_d | bad_2 | bad_1
+        group_detail = jnp.select([bad_d, bad_2], [rd * 256 + emul_d, rs2 * 256 + emul_2], rs1 * 256 + emul_1)
+        vec_needs_vtype = is_arith | is_red | is_perm | is_vmask | is_vmove | is_vmem
+
+        # ---- operands (always: cheap) -----------------------------------------------------
+        def group(r: jax.Array) -> jax.Array:
+            return lax.dynamic_slice(st.vrf, (r * VLENB,), (LANES,))
+
+        g_vd, g_vs2, g_vs1 = group(rd), group(rs2), group(rs1)
+        mask_bits = bits_of(st.vrf[:VLENB])
+        body = lane < vl
+        active = body & ((vm == 1) | mask_bits)
+        is_cmp = is_arith & (wf == I.W_MASK)
+        mask_write = is_cmp | is_vmask & (sub < 7)
+
+        def vector_compute() -> tuple[jax.Array, jax.Array, jax.Array]:
+            """Vector arithmetic, reductions, permutations, mask ops: (bytes, byte enables, scalar result)."""
+
+            a_s, a_u = lanes_from_bytes(g_vs2, wa)
+            b_w = jnp.where(is_red, wd, sew)
+            bv_s, bv_u = lanes_from_bytes(g_vs1, b_w)
+            scalar_b = jnp.where(src == I.SRC_X, xs1, imm)
+            sh = 32 - b_w
+            bx_s = (scalar_b << sh) >> sh
+            bx_u = _s(_u(scalar_b) & jnp.where(b_w == 32, jnp.uint32(0xFFFFFFFF), (jnp.uint32(1) << _u(b_w)) - 1))
+            from_v = src == I.SRC_V
+            b_s = jnp.where(from_v, bv_s, bx_s)
+            b_u = jnp.where(from_v, bv_u, bx_u)
+            c_s, _ = lanes_from_bytes(g_vd, wd)
+            ext_like = is_arith & (widen | (wf == I.W_EXT2) | (wf == I.W_EXT4))
+            a_ext = jnp.where((sgn & 1) == 1, a_s, a_u)
+            b_ext = jnp.where((sgn & 2) == 2, b_s, b_u)
+            wide_w = (wf == I.W_WIDEN_W) & is_arith
+            A_s = jnp.where(ext_like & ~wide_w, a_ext, a_s)
+            A_u = jnp.where(ext_like & ~wide_w, a_ext, a_u)
+            B_s = jnp.where(ext_like, b_ext, b_s)
+            B_u = jnp.where(ext_like, b_ext, b_u)
+            vop = jnp.where(is_arith, sub, 0)
+            r = elementwise(vop, A_s, A_u, B_s, B_u, c_s, wd, wa)
+            r = jnp.where(vop == I.OP["id"], lane, r)
+            # merge selects by v0 on every body element; compares write mask bits
+            is_merge = is_arith & (wf == I.W_MERGE)
+            r = jnp.where(is_merge & ~mask_bits, a_s, r)
+            arith_active = jnp.where(is_merge, body, active)
+
+            # reductions (element 0 only)
+            red_a = jnp.where((wf == I.W_WIDEN) & ((sgn & 1) == 0), a_u, a_s)
+            red_au = _u(a_u)
+            init_s, init_u = bv_s[0], _u(bv_u[0])
+            big, small = jnp.int32(2**31 - 1), jnp.int32(-(2**31))
+            red_vals = jnp.stack([
+                init_s + jnp.sum(jnp.where(active, red_a, 0)),
+                jnp.maximum(init_s, jnp.max(jnp.where(active, a_s, small))),
+                _s(jnp.maximum(init_u, jnp.max(jnp.where(active, red_au, jnp.uint32(0))))),
+                jnp.minimum(init_s, jnp.min(jnp.where(active, a_s, big))),
+                _s(jnp.minimum(init_u, jnp.min(jnp.where(active, red_au, jnp.uint32(0xFFFFFFFF))))),
+                init_s & lax.reduce(jnp.where(active, a_s, -1), jnp.int32(-1), lax.bitwise_and, (0,)),
+                init_s | lax.reduce(jnp.where(active, a_s, 0), jnp.int32(0), lax.bitwise_or, (0,)),
+                init_s ^ lax.reduce(jnp.where(active, a_s, 0), jnp.int32(0), lax.bitwise_xor, (0,)),
+            ])
+            red = red_vals[jnp.clip(sub, 0, len(I.RED_OPS) - 1)]
+
+            # permutations
+            off = _u(jnp.where(src == I.SRC_V, 0, jnp.where(src == I.SRC_X, xs1, imm)))
+            ul = _u(lane)
+            gidx = jnp.where(src == I.SRC_V, bv_u, _s(off))
+            perm_src = jnp.select(
+                [sub == 0, sub == 1, sub == 2, sub == 3],
+                [lane - _s(jnp.minimum(off, 256)), _s(jnp.minimum(ul + jnp.minimum(off, 256), 512)), lane - 1,
+                 lane + 1],
+                jnp.clip(gidx, 0, LANES - 1) + jnp.where((_u(gidx) >= _u(vlmax)), 1 << 20, 0))
+            perm_ok = (perm_src >= 0) & (perm_src < vlmax)
+            perm_val = jnp.where(perm_ok, a_s[jnp.clip(perm_src, 0, LANES - 1)], 0)
+            perm_val = jnp.where((sub == 2) & (lane == 0) | (sub == 3) & (lane == vl - 1), xs1, perm_val)
+            perm_active = active & jnp.where(sub == 0, ul >= off, True)
+
+            # mask-register instructions
+            m2, m1 = bits_of(g_vs2[:VLENB]), bits_of(g_vs1[:VLENB])
+            mres = jnp.stack([m2 & m1, m2 | m1, m2 ^ m1, ~(m2 & m1), m2 & ~m1, ~(m2 | m1), ~(m2 ^ m1)])[
+                jnp.clip(sub, 0, 6)]
+            sel = m2 & active
+            cpop = jnp.sum(sel.astype(jnp.int32))
+            first = jnp.where(jnp.any(sel), jnp.argmax(sel).astype(jnp.int32), -1)
+
+
+            old_mask_bits = bits_of(g_vd[:VLENB])
+            mask_new = jnp.where(is_cmp, r != 0, mres)
+            mask_on = jnp.where(is_cmp, active, body)
+            mask_bytes = bytes_of_bits(jnp.where(mask_on, mask_new, old_mask_bits))
+            elem_val = jnp.select([is_red, is_perm, is_vmove], [jnp.full(LANES, red), perm_val,
+                                                                 jnp.full(LANES, xs1)], r)
+            elem_active = jnp.select([is_red, is_perm, is_vmove], [(lane == 0) & (vl > 0), perm_active,
+                                                                   (lane == 0) & (vl > 0)], arith_active)
+            elem_bytes = bytes_from_lanes(elem_val, wd)
+            elem_on = byte_active(elem_active, wd)
+
+
+            x_vec = jnp.select([is_vmove, is_vmask & (sub == 7)], [a_s[0], cpop], first)
+            v_bytes = jnp.where(mask_write, jnp.pad(mask_bytes, (0, LANES - VLENB)), elem_bytes)
+            v_on = jnp.where(mask_write, lane < VLENB, elem_on)
+            return v_bytes, v_on, x_vec
+
+        vector_class = is_arith | is_red | is_perm | is_vmask | is_vmove
+        vc_bytes, vc_on, x_vec = lax.cond(
+            vector_class, vector_compute,
+            lambda: (jnp.zeros(LANES, jnp.uint8), jnp.zeros(LANES, bool), jnp.int32(0)))
+
+        # ---- the memory port (scalar and vector) ---------------------------------------
+        dwb_lg = jnp.where(dw == 8, 0, jnp.where(dw == 16, 1, 2))
+        e_of = lane >> dwb_lg
+        k_of = lane & ((1 << dwb_lg) - 1)
+
+        def vector_addresses() -> tuple[jax.Array, jax.Array]:
+            _, idx_u = lanes_from_bytes(g_vs2, jnp.where(indexed, wf, 8))
+            elem_off = jnp.select([src == I.MODE_UNIT, src == I.MODE_STRIDED],
+                                  [e_of << dwb_lg, e_of * xs2], idx_u[jnp.clip(e_of, 0, LANES - 1)])
+            return xs1 + elem_off + k_of, active[jnp.clip(e_of, 0, LANES - 1)] & (e_of < vl)
+
+        vaddr, v_act = lax.cond(is_vmem, vector_addresses, lambda: (lane, jnp.zeros(LANES, bool)))
+        is_ld, is_st = cls == C["LOAD"], cls == C["STORE"]
+        s_size = jnp.where(is_ld, jnp.array([1, 2, 4, 1, 2])[jnp.clip(sub, 0, 4)],
+                           jnp.array([1, 2, 4])[jnp.clip(sub, 0, 2)])
+        saddr0 = xs1 + imm
+        scalar_mem = is_ld | is_st
+        addr = jnp.where(scalar_mem, saddr0 + lane, vaddr)
+        m_act = jnp.where(scalar_mem, lane < s_size, v_act & is_vmem) & run
+        ua = _u(addr)
+        in_dtcm = (ua >= DTCM_BASE) & (ua < DTCM_BASE + hw.dtcm_bytes)
+        in_ext = (ua >= EXT_BASE) & (ua < _u(EXT_BASE + ext_size))
+        dump = st.mem.shape[0] - 1
+        midx = jnp.where(in_dtcm, _s(ua - DTCM_BASE), jnp.where(in_ext, _s(ua - EXT_BASE) + hw.dtcm_bytes, dump))
+        oob = m_act & ~(in_dtcm | in_ext)
+        elem_addr = jnp.where(scalar_mem, saddr0, vaddr - k_of)
+        elem_size = jnp.where(scalar_mem, s_size, 1 << dwb_lg)
+        misaligned = m_act & ((elem_addr & (elem_size - 1)) != 0)
+        loaded = st.mem[jnp.where(m_act & ~oob, midx, dump)]
+        store_data = jnp.where(scalar_mem, bytes_from_lanes(jnp.full(LANES, xs2), jnp.int32(32)), g_vd)
+        mem_fault = jnp.any(oob) | jnp.any(misaligned)
+        does_store = (is_st | is_vst) & ~mem_fault
+        st_idx = jnp.where(m_act & does_store, midx, dump)
+        mem = st.mem.at[st_idx].set(jnp.where(m_act & does_store, store_data, st.mem[dump]))
+        lw_ = loaded[:4].astype(jnp.uint32)
+        word = _s(lw_[0] | (lw_[1] << 8) | (lw_[2] << 16) | (lw_[3] << 24))
+        load_val = jnp.select([sub == 0, sub == 1, sub == 3, sub == 4],
+                              [(word << 24) >> 24, (word << 16) >> 16, word & 0xFF, word & 0xFFFF], word)
+        bad_addr = jnp.where(jnp.any(oob), addr[jnp.argmax(oob)], addr[jnp.argmax(misaligned)])
+
+        # ---- control flow -----------------------------------------------------------------
+        bsub = jnp.clip(sub, 0, 5)
+        taken = jnp.stack([xs1 == xs2, xs1 != xs2, xs1 < xs2, xs1 >= xs2, _u(xs1) < _u(xs2),
+                           _u(xs1) >= _u(xs2)])[bsub] & (cls == C["BRANCH"])
+        jalr_addr = (xs1 + imm) & ~1
+        jump_idx = jnp.where(sub == 0, imm, jalr_addr >> 2)
+        is_jump = cls == C["JUMP"]
+        bad_jump = is_jump & ((sub == 1) & ((jalr_addr & 3) != 0) | (jump_idx < 0) | (jump_idx > prog_len))
+        next_pc = jnp.where(taken, imm, jnp.where(is_jump, jump_idx, pc + 1))
+
+        # ---- faults -----------------------------------------------------------------------
+        v_ill = vec_needs_vtype & vill
+        g_ill = vec_needs_vtype & ~vill & group_bad
+        fault = jnp.select([v_ill, g_ill, jnp.any(oob), jnp.any(misaligned), bad_jump],
+                           [F_ILLEGAL_VTYPE, F_ILLEGAL_GROUP, F_OOB, F_MISALIGNED, F_BAD_JUMP], 0)
+        fault = jnp.where(run & (cls != C["HALT"]), fault, 0)
+        ok = run & (fault == 0)
+        detail = jnp.select([v_ill, g_ill, jnp.any(oob) | jnp.any(misaligned), bad_jump],
+                            [0, group_detail, bad_addr, jnp.where(sub == 1, jalr_addr, jump_idx * 4)], 0)
+
+        # ---- register writes ----------------------------------------------------------------
+        x_val = jnp.select([is_("ALU", "MULDIV"), is_ld, is_jump, cls == C["CSR"], cls == C["VSET"],
+                            is_vmove | is_vmask], [alu, load_val, pc_byte + 4, csr, new_vl, x_vec], 0)
+        writes_x = is_("ALU", "MULDIV", "LOAD", "JUMP", "CSR", "VSET") | is_vmove & (sub == 0) | is_vmask & (sub >= 7)
+        x_on = ok & writes_x & (rd != 0)
+        x = st.x.at[rd].set(jnp.where(x_on, x_val, st.x[rd]))
+        v_bytes = jnp.where(is_vld, loaded, vc_bytes)
+        v_on = jnp.where(is_vld, m_act, vc_on)
+        writes_v = is_arith | is_red | is_perm | is_vld | is_vmask & (sub < 7) | is_vmove & (sub == 1)
+        v_on = v_on & ok & writes_v
+        vrf = lax.dynamic_update_slice(st.vrf, jnp.where(v_on, v_bytes, g_vd), (rd * VLENB,))
+
+        # ---- timing -----------------------------------------------------------------------
+        t = ctl[T_SCALAR]
+        xr = st.x_ready
+        reads_x1 = is_("ALU", "MULDIV", "LOAD", "STORE", "BRANCH", "JUMP", "VSET", "VLOAD", "VSTORE") | \
+            ((is_arith | is_perm) & (src == I.SRC_X)) | is_vmove & (sub == 1)
+        reads_x2 = is_("MULDIV", "STORE", "BRANCH") | is_("ALU") & (src == I.SRC_V) | \
+            (cls == C["VSET"]) & (sub == 2) | is_vmem & (src == I.MODE_STRIDED)
+        issue = jnp.maximum(t, jnp.maximum(jnp.where(reads_x1, xr[rs1], 0), jnp.where(reads_x2, xr[rs2], 0)))
+        vq, qi = st.vq, ctl[QI]
+        issue = jnp.where(vec_needs_vtype, jnp.maximum(issue, vq[qi]), issue)
+        # external memory use
+        ext_bytes = jnp.sum((m_act & in_ext).astype(jnp.int32))
+        uses_ext = ext_bytes > 0
+        ext_elems = jnp.sum((m_act & in_ext & (k_of == 0)).astype(jnp.int32))
+        bw = hw.ext_bytes_per_cycle
+        transfer = jnp.where(is_vmem & (src != I.MODE_UNIT), ext_elems * ((elem_size + bw - 1) // bw),
+                             (ext_bytes + bw - 1) // bw)
+        # scalar classes
+        is_muldiv = cls == C["MULDIV"]
+        is_div = is_muldiv & (sub >= I.OP["div"])
+        scalar_mem_start = jnp.maximum(issue, ctl[V_MEM_DONE])
+        ext_start_s = jnp.maximum(scalar_mem_start, ctl[EXT_FREE])
+        ld_ready = jnp.where(uses_ext, ext_start_s + transfer + hw.ext_latency, scalar_mem_start + hw.load_use_latency)
+        mispredict = jnp.where(cls == C["BRANCH"], taken != (imm <= pc), False)
+        s_next = jnp.select(
+            [is_div, scalar_mem, cls == C["BRANCH"], is_jump],
+            [issue + hw.div_cycles, scalar_mem_start + 1, issue + 1 + jnp.where(mispredict, hw.branch_penalty, 0),
+             issue + 1 + hw.jump_penalty + jnp.where(sub == 1, 1, 0)], issue + 1)
+        s_ready = jnp.select([is_muldiv & ~is_div, is_ld, is_div], [issue + hw.mul_latency, ld_ready, s_next],
+                             issue + 1)
+        # vector unit
+        vr = st.v_ready
+        regs = jnp.arange(32)
+
+        def group_ready(base: jax.Array, n: jax.Array, on: jax.Array) -> jax.Array:
+            m = (regs >= base) & (regs < base + n) & on
+            return jnp.max(jnp.where(m, vr, 0))
+
+        reads_vd = is_vst | is_arith & ((sub == I.OP["macc"]) | (sub == I.OP["nmsac"]) | (sub == I.OP["madd"])
+                                        | (sub == I.OP["nmsub"]))
+        v_dep = jnp.maximum(jnp.maximum(group_ready(rs2, emul_2, uses_vs2),
+                                        group_ready(rs1, emul_1, (src == I.SRC_V) & (is_arith | is_perm | is_red)
+                                                    | is_vmask)),
+                            jnp.maximum(group_ready(rd, emul_d, reads_vd), group_ready(jnp.int32(0), 1, vm == 0)))
+        vstart = jnp.maximum(jnp.maximum(issue + 1, ctl[V_FREE]), v_dep)
+        bits_max = jnp.maximum(wd, wa) * jnp.maximum(vl, 1)
+        chunks = jnp.maximum(1, (bits_max + VLENB * 8 - 1) // (VLENB * 8))
+        mem_chunks = jnp.maximum(1, (jnp.maximum(vl, 1) * dw + VLENB * 8 - 1) // (VLENB * 8))
+        is_vdiv = is_arith & (sub >= I.OP["div"]) & (sub <= I.OP["remu"])
+        is_vmul = is_arith & ((sub >= I.OP["mul"]) & (sub <= I.OP["mulhsu"]) | (sub >= I.OP["macc"])
+                              & (sub <= I.OP["nmsub"]))
+        log_vl = jnp.int32(jnp.ceil(jnp.log2(jnp.maximum(vl, 1).astype(jnp.float32))))
+        ext_start_v = jnp.maximum(vstart, ctl[EXT_FREE])
+        v_occ = jnp.select(
+            [is_vmem & uses_ext, is_vmem & (src != I.MODE_UNIT), is_vmem, is_vdiv, is_red],
+            [ext_start_v + transfer - vstart, jnp.maximum(vl, 1), mem_chunks, chunks * hw.vdiv_cycles_per_chunk,
+             chunks + log_vl], chunks)
+        v_lat = jnp.select([is_vld & uses_ext, is_vmul, is_red | is_vmove | is_vmask], [hw.ext_latency + 1,
+                                                                                       hw.vmul_latency + 1, 2], 1)
+        v_done = vstart + v_occ + v_lat
+        syncs = is_vmove & (sub == 0) | is_vmask & (sub >= 7)
+        s_next = jnp.where(vec_needs_vtype, jnp.where(syncs, v_done, issue + 1), s_next)
+        s_ready = jnp.where(vec_needs_vtype, v_done, s_ready)
+        on = ok & (cls != C["HALT"])
+        dest_mask = (regs >= rd) & (regs < rd + emul_d) & on & vec_needs_vtype & (writes_v | is_vst & False)
+        v_ready = jnp.where(dest_mask, v_done, vr)
+        x_ready = xr.at[rd].set(jnp.where(x_on, s_ready, xr[rd]))
+        vq = vq.at[qi].set(jnp.where(on & vec_needs_vtype, vstart, vq[qi]))
+        qi = jnp.where(on & vec_needs_vtype, (qi + 1) % hw.vector_queue_depth, qi)
+        v_free = jnp.where(on & vec_needs_vtype, vstart + v_occ, ctl[V_FREE])
+        v_mem_done = jnp.where(on & is_vst, jnp.maximum(ctl[V_MEM_DONE], v_done), ctl[V_MEM_DONE])
+        ext_free = jnp.where(on & uses_ext, jnp.where(vec_needs_vtype, ext_start_v, ext_start_s) + transfer,
+                             ctl[EXT_FREE])
+        t_new = jnp.where(on, s_next, t)
+        t_end = jnp.where(on, jnp.maximum(jnp.maximum(ctl[T_END], t_new),
+                                          jnp.maximum(jnp.where(vec_needs_vtype | is_ld, v_done, 0),
+                                                      jnp.where(is_ld, s_ready, 0))), ctl[T_END])
+        t_end = jnp.where(on & is_vst & uses_ext, jnp.maximum(t_end, v_done + hw.ext_latency), t_end)
+        t_end = jnp.where(on & is_st & uses_ext, jnp.maximum(t_end, ext_start_s + transfer + hw.ext_latency), t_end)
+        busy = st.busy + jnp.where(on, jnp.stack([
+            jnp.where(vec_needs_vtype, 1, s_next - issue),
+            jnp.where(vec_needs_vtype, v_occ, 0),
+            jnp.where(uses_ext, transfer, 0)]), 0)
+        counts = st.counts.at[cls].add(jnp.where(on, 1, 0))
+
+        # ---- commit -------------------------------------------------------------------------
+        halt_now = run & (cls == C["HALT"])
+        new_ctl = ctl
+        new_ctl = new_ctl.at[PC].set(jnp.where(ok & (cls != C["HALT"]), next_pc, pc))
+        new_ctl = new_ctl.at[STEPS].add(jnp.where(on, 1, 0))
+        new_ctl = new_ctl.at[HALTED].set(jnp.where(halt_now | (run & (fault != 0)), 1, ctl[HALTED]))
+        new_ctl = new_ctl.at[FAULT].set(jnp.where(run & (fault != 0), fault, ctl[FAULT]))
+        new_ctl = new_ctl.at[FAULT_PC].set(jnp.where(run & (fault != 0), pc, ctl[FAULT_PC]))
+        new_ctl = new_ctl.at[FAULT_DETAIL].set(jnp.where(run & (fault != 0), detail, ctl[FAULT_DETAIL]))
+        is_vset = on & (cls == C["VSET"])
+        new_ctl = new_ctl.at[VL].set(jnp.where(is_vset, new_vl, vl))
+        new_ctl = new_ctl.at[VTYPE].set(jnp.where(is_vset, new_vtype, vtype))
+        new_ctl = new_ctl.at[T_SCALAR].set(t_new)
+        new_ctl = new_ctl.at[V_FREE].set(v_free)
+        new_ctl = new_ctl.at[V_MEM_DONE].set(v_mem_done)
+        new_ctl = new_ctl.at[EXT_FREE].set(ext_free)
+        new_ctl = new_ctl.at[QI].set(qi)
+        new_ctl = new_ctl.at[T_END].set(t_end)
+        return State(ctl=new_ctl, x=x, vrf=vrf, mem=mem, x_ready=x_ready, v_ready=v_ready, vq=vq, counts=counts,
+                     busy=busy)
+
+
+@functools.lru_cache(maxsize=8)
+def runner(hw_json: str):
+    """``(words, mem[M], prog_len, ext_size, max_steps) -> State`` for one input set, jitted once per config.
+
+    Input sets run one after another, not under ``vmap``: the PC is data-dependent, and unbatched
+    the ``lax.cond`` around the vector datapath is a real branch, so scalar steps stay cheap.
+    """
+    enable_persistent_cache()
+    hw = RVVConfig.model_validate_json(hw_json)
+    machine = Machine(hw)
+
+    def run(words: jax.Array, mem: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
+            max_steps: jax.Array) -> State:
+        def cond(s: State) -> jax.Array:
+            return (s.ctl[HALTED] == 0) & (s.ctl[STEPS] < max_steps)
+
+        return lax.while_loop(cond, lambda s: machine.step(s, words, prog_len, ext_size, max_steps),
+                              machine.init_state(mem, prog_len))
+
+    return machine, jax.jit(run, donate_argnums=(1,))
+
+
+def bucket(n: int, size: int) -> int:
+    return max(size, -(-n // size) * size)

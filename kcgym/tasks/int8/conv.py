@@ -1,0 +1,154 @@
+"""Conv2D, depthwise convolution and a two-layer conv block on int8 NHWC images.
+
+Stride 1, zero padding ``k // 2`` ("same"), channels last: X[y, x, c] at byte
+``(y * H + x) * C + c``. Weights are ``(k, k, cin, cout)`` (depthwise: ``(k, k, c)``), biases
+int32. Shapes: the paper's Table 14 (H = W).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from kcgym.tasks.base import TaskConfig, TensorSpec
+from kcgym.tasks.int8 import quant as Q
+from kcgym.tasks.int8.matrix import RequantTask
+
+CONV_CONFIGS = ({"H": 8, "cin": 4, "cout": 8, "k": 1}, {"H": 8, "cin": 8, "cout": 8, "k": 3},
+                {"H": 8, "cin": 8, "cout": 16, "k": 3}, {"H": 8, "cin": 8, "cout": 32, "k": 3},
+                {"H": 8, "cin": 32, "cout": 8, "k": 3})
+
+
+def conv2d(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """int64 'same' convolution: x (H, W, cin), w (k, k, cin, cout) -> (H, W, cout)."""
+    k = w.shape[0]
+    p = k // 2
+    h, wd = x.shape[:2]
+    xp = np.pad(x.astype(np.int64), ((p, p), (p, p), (0, 0)))
+    acc = np.zeros((h, wd, w.shape[3]), np.int64)
+    for ky in range(k):
+        for kx in range(k):
+            acc += xp[ky : ky + h, kx : kx + wd, :] @ w[ky, kx].astype(np.int64)
+    return acc
+
+
+def depthwise(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    k = w.shape[0]
+    p = k // 2
+    h, wd = x.shape[:2]
+    xp = np.pad(x.astype(np.int64), ((p, p), (p, p), (0, 0)))
+    acc = np.zeros(x.shape, np.int64)
+    for ky in range(k):
+        for kx in range(k):
+            acc += xp[ky : ky + h, kx : kx + wd, :] * w[ky, kx].astype(np.int64)
+    return acc
+
+
+class Conv2DInt8(RequantTask):
+    name = "conv2d"
+    title = "Conv2D"
+    category = "Convolution"
+    formula = "Y = requant(conv2d(X, W) + bias)"
+    int32_tensors: ClassVar[tuple[str, ...]] = ("bias",)
+    description = ("2-D convolution, stride 1, zero padding k//2: acc[y, x, o] = bias[o] + sum_{ky, kx, c} "
+                   "X[y + ky - k//2, x + kx - k//2, c] * W[ky, kx, c, o]; X (H, H, cin) int8 NHWC, W (k, k, cin, "
+                   "cout) int8, bias (cout,) int32, Y (H, H, cout) int8." + RequantTask.requant_doc)
+    configs_by_accelerator: ClassVar[dict] = {"RVV": CONV_CONFIGS}
+
+    def fan_in(self, cfg: TaskConfig) -> int:
+        return cfg["k"] * cfg["k"] * cfg["cin"]
+
+    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
+        h, ci, co, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
+        return [TensorSpec("X", (h, h, ci), "input", "int8 NHWC image"),
+                TensorSpec("W", (k, k, ci, co), "input", "int8 weights (ky, kx, cin, cout)"),
+                TensorSpec("bias", (co,), "input", "int32"), TensorSpec("Y", (h, h, co), "output", "int8 NHWC")]
+
+    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        h, ci, co, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
+        return {"X": Q.random_int8(rng, (h, h, ci)), "W": Q.random_int8(rng, (k, k, ci, co)),
+                "bias": Q.random_bias(rng, co, k * k * ci)}
+
+    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        acc = conv2d(inputs["X"], inputs["W"]) + inputs["bias"].astype(np.int64)
+        return {"Y": self.requant(cfg, acc)}
+
+    def macs(self, cfg: TaskConfig) -> int:
+        return cfg["H"] ** 2 * cfg["k"] ** 2 * cfg["cin"] * cfg["cout"]
+
+
+class DepthwiseConvInt8(RequantTask):
+    name = "depthwise_conv"
+    title = "DepthwiseConv"
+    category = "Convolution"
+    formula = "Y = requant(depthwise(X, W) + bias)"
+    int32_tensors: ClassVar[tuple[str, ...]] = ("bias",)
+    description = ("Depthwise 2-D convolution, stride 1, zero padding k//2: acc[y, x, c] = bias[c] + sum_{ky, kx} "
+                   "X[y + ky - k//2, x + kx - k//2, c] * W[ky, kx, c]; X (H, H, c) int8 NHWC, W (k, k, c) int8, "
+                   "bias (c,) int32, Y (H, H, c) int8." + RequantTask.requant_doc)
+    configs_by_accelerator: ClassVar[dict] = {"RVV": (
+        {"H": 8, "c": 16, "k": 3}, {"H": 16, "c": 8, "k": 3}, {"H": 16, "c": 16, "k": 3}, {"H": 16, "c": 16, "k": 5},
+        {"H": 16, "c": 32, "k": 5})}
+
+    def fan_in(self, cfg: TaskConfig) -> int:
+        return cfg["k"] * cfg["k"]
+
+    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
+        h, c, k = cfg["H"], cfg["c"], cfg["k"]
+        return [TensorSpec("X", (h, h, c), "input", "int8 NHWC image"),
+                TensorSpec("W", (k, k, c), "input", "int8 weights (ky, kx, c)"),
+                TensorSpec("bias", (c,), "input", "int32"), TensorSpec("Y", (h, h, c), "output", "int8 NHWC")]
+
+    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        h, c, k = cfg["H"], cfg["c"], cfg["k"]
+        return {"X": Q.random_int8(rng, (h, h, c)), "W": Q.random_int8(rng, (k, k, c)),
+                "bias": Q.random_bias(rng, c, k * k)}
+
+    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        acc = depthwise(inputs["X"], inputs["W"]) + inputs["bias"].astype(np.int64)
+        return {"Y": self.requant(cfg, acc)}
+
+    def macs(self, cfg: TaskConfig) -> int:
+        return cfg["H"] ** 2 * cfg["k"] ** 2 * cfg["c"]
+
+
+class ConvBlockInt8(RequantTask):
+    name = "conv_block"
+    title = "ConvBlock"
+    level = 3
+    category = "Convolution"
+    formula = "Y = relu(requant2(conv(relu(requant1(conv(X, W1) + b1)), W2) + b2))"
+    int32_tensors: ClassVar[tuple[str, ...]] = ("b1", "b2")
+    description = ("Two conv layers with ReLU (a ResNet-style block without the skip): H1 = max(requant(conv2d(X, "
+                   "W1) + b1, mult1), 0) of shape (H, H, cout), then Y = max(requant(conv2d(H1, W2) + b2, mult2), 0). "
+                   "Both convolutions: stride 1, zero padding k//2, NHWC; W1 (k, k, cin, cout), W2 (k, k, cout, cout) "
+                   "int8, b1, b2 (cout,) int32. requant(acc, m) = clip(((acc * m + 32768) >> 16) + zero_point, -128, "
+                   "127). H1 is not an output: keep it where you like (the DTCM is a good place). Exact.")
+    configs_by_accelerator: ClassVar[dict] = {"RVV": CONV_CONFIGS}
+
+    def constants(self, cfg: TaskConfig) -> dict[str, float]:
+        k2 = cfg["k"] ** 2
+        return {"mult1": Q.requant_multiplier(k2 * cfg["cin"]), "mult2": Q.requant_multiplier(k2 * cfg["cout"]),
+                "shift": Q.REQUANT_SHIFT, "zero_point": Q.REQUANT_ZERO_POINT}
+
+    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
+        h, ci, co, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
+        return [TensorSpec("X", (h, h, ci), "input", "int8 NHWC"), TensorSpec("W1", (k, k, ci, co), "input", "int8"),
+                TensorSpec("b1", (co,), "input", "int32"), TensorSpec("W2", (k, k, co, co), "input", "int8"),
+                TensorSpec("b2", (co,), "input", "int32"), TensorSpec("Y", (h, h, co), "output", "int8 NHWC, >= 0")]
+
+    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        h, ci, co, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
+        return {"X": Q.random_int8(rng, (h, h, ci)), "W1": Q.random_int8(rng, (k, k, ci, co)),
+                "b1": Q.random_bias(rng, co, k * k * ci), "W2": Q.random_int8(rng, (k, k, co, co)),
+                "b2": Q.random_bias(rng, co, k * k * co)}
+
+    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        c = self.constants(cfg)
+        h1 = np.maximum(Q.requantize(conv2d(inputs["X"], inputs["W1"]) + inputs["b1"], int(c["mult1"])), 0)
+        y = np.maximum(Q.requantize(conv2d(h1, inputs["W2"]) + inputs["b2"], int(c["mult2"])), 0)
+        return {"Y": y.astype(np.int8)}
+
+    def macs(self, cfg: TaskConfig) -> int:
+        return cfg["H"] ** 2 * cfg["k"] ** 2 * cfg["cout"] * (cfg["cin"] + cfg["cout"])

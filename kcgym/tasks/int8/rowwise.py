@@ -1,0 +1,117 @@
+"""Softmax, LayerNorm and RMSNorm on int8 rows, defined exactly in integer arithmetic.
+
+Rows have ``hidden = 64`` elements (X and Y of shape ``(n / 64, 64)``), each normalised on
+its own. The definitions use only what RVV computes exactly: sums, shifts, a table lookup,
+an integer square root (scalar code) and truncating division.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from kcgym.tasks.base import TaskConfig, TensorSpec
+from kcgym.tasks.int8 import quant as Q
+from kcgym.tasks.int8.base import ELEMENT_COUNTS, HIDDEN, Int8Task
+
+EXP_TABLE_SCALE = 32767  # E[d] = round(32767 * exp(-d / 16))
+EXP_INPUT_SCALE = 16
+NORM_OUTPUT_SCALE = 32  # normalised outputs carry 32 units per standard deviation
+
+
+def _row_inputs(rng: np.random.Generator, shape: tuple[int, int], spread: tuple[float, float]) -> np.ndarray:
+    """Rows with their own centre and spread, so per-row statistics differ."""
+    rows, hidden = shape
+    centre = rng.uniform(-60, 60, (rows, 1))
+    scale = rng.uniform(*spread, (rows, 1))
+    return np.clip(np.round(centre + scale * rng.uniform(-1.7, 1.7, (rows, hidden))), -128, 127).astype(np.int8)
+
+
+class RowwiseInt8(Int8Task):
+    level: ClassVar[int] = 1
+    category: ClassVar[str] = "Normalization"
+    configs_by_accelerator: ClassVar[dict] = {"RVV": tuple({"n": n, "hidden": HIDDEN} for n in ELEMENT_COUNTS)}
+    output_doc: ClassVar[str] = ""
+
+    @staticmethod
+    def shape(cfg: TaskConfig) -> tuple[int, int]:
+        return cfg["n"] // cfg["hidden"], cfg["hidden"]
+
+    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
+        rows, hidden = self.shape(cfg)
+        return [TensorSpec("X", (rows, hidden), "input", f"{rows} rows of {hidden} int8"),
+                TensorSpec("Y", (rows, hidden), "output", self.output_doc)]
+
+    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        return {"X": _row_inputs(rng, self.shape(cfg), (4.0, 40.0))}
+
+
+class SoftmaxInt8(RowwiseInt8):
+    name = "softmax"
+    title = "Softmax"
+    category = "Activation"
+    int32_tensors: ClassVar[tuple[str, ...]] = ("E",)
+    tables: ClassVar[tuple[str, ...]] = ("E",)
+    formula = "Y = (E[max(X) - X] * 127) // sum(E[max(X) - X])"
+    output_doc = "int8 in 0..127 per row"
+    description = (
+        "Row-wise softmax in integers. For each row r: m = max_i X[r, i]; d_i = m - X[r, i] (0..255); "
+        "e_i = E[d_i] with the int32 table E[d] = round(32767 * exp(-d / 16)) supplied in memory; "
+        "S = sum_i e_i; Y[r, i] = (e_i * 127) // S (unsigned floor division). Exact."
+    )
+
+    @staticmethod
+    def exp_table() -> np.ndarray:
+        return np.round(EXP_TABLE_SCALE * np.exp(-np.arange(256) / EXP_INPUT_SCALE)).astype(np.int32)
+
+    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
+        t = super().tensors(cfg)
+        return [t[0], TensorSpec("E", (256,), "input", "int32 table E[d] = round(32767 * exp(-d/16))"), t[1]]
+
+    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        return {"X": _row_inputs(rng, self.shape(cfg), (4.0, 30.0)), "E": self.exp_table()}
+
+    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        x = inputs["X"].astype(np.int64)
+        e = inputs["E"].astype(np.int64)[x.max(axis=1, keepdims=True) - x]
+        return {"Y": (e * 127 // e.sum(axis=1, keepdims=True)).astype(np.int8)}
+
+
+class LayerNormInt8(RowwiseInt8):
+    name = "layernorm"
+    title = "LayerNorm"
+    formula = "c = X - (sum X >> 6); Y = clip(trunc(32 c / (isqrt(sum c^2 >> 6) + 1)))"
+    output_doc = "int8, 32 units per standard deviation"
+    description = (
+        "Row-wise LayerNorm in integers (hidden = 64 = 2^6). For each row: mean = (sum_i X[i]) >> 6 (arithmetic "
+        "shift, i.e. floor); c_i = X[i] - mean; var = (sum_i c_i^2) >> 6; s = isqrt(var) (floor of the square "
+        "root, computed in scalar code); Y[i] = clip(trunc_div(32 * c_i, s + 1), -128, 127), where trunc_div "
+        "rounds toward zero like div/vdiv. Exact."
+    )
+
+    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        x = inputs["X"].astype(np.int64)
+        lg = int(math.log2(cfg["hidden"]))
+        c = x - (x.sum(axis=1, keepdims=True) >> lg)
+        s = Q.isqrt((c * c).sum(axis=1, keepdims=True) >> lg)
+        return {"Y": np.clip(Q.trunc_div(NORM_OUTPUT_SCALE * c, s + 1), -128, 127).astype(np.int8)}
+
+
+class RMSNormInt8(RowwiseInt8):
+    name = "rmsnorm"
+    title = "RMSNorm"
+    formula = "Y = clip(trunc(32 X / (isqrt(sum X^2 >> 6) + 1)))"
+    output_doc = "int8, 32 units per root-mean-square"
+    description = (
+        "Row-wise RMSNorm in integers (hidden = 64 = 2^6). For each row: ms = (sum_i X[i]^2) >> 6; s = isqrt(ms) "
+        "(floor of the square root, computed in scalar code); Y[i] = clip(trunc_div(32 * X[i], s + 1), -128, 127), "
+        "where trunc_div rounds toward zero like div/vdiv. Exact."
+    )
+
+    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        x = inputs["X"].astype(np.int64)
+        lg = int(math.log2(cfg["hidden"]))
+        s = Q.isqrt((x * x).sum(axis=1, keepdims=True) >> lg)
+        return {"Y": np.clip(Q.trunc_div(NORM_OUTPUT_SCALE * x, s + 1), -128, 127).astype(np.int8)}

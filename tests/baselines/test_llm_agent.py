@@ -1,0 +1,118 @@
+"""The LLM agent through the real ``openai`` client against a scripted server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kcgym.eval.episode import run_episode
+from kcgym.eval.suite import EpisodeSpec
+from tests.baselines.openai_stub import StubServer, error, slow, text, tool_call, tool_calls
+from tests.envs.fake_accelerator import FAST, SYNTAX
+
+SPEC = EpisodeSpec(env_id="KernelCraft-FAKE-copy", accelerator="FAKE", task="copy", level=1, config=1, run=0, seed=0)
+WIN = [tool_call("write_kernel", {"source": FAST}), tool_call("simulate", {}), tool_call("submit", {})]
+
+
+def play(script, **options):
+    with StubServer(script) as server:
+        opts = {"model": "stub-model", "base_url": server.base_url, "retry_base_s": 0.01, "retry_cap_s": 0.05,
+                "timeout_s": 10.0, **options}
+        record, transcript = run_episode(SPEC, "llm", opts)
+    return record, transcript, server.requests
+
+
+def test_correct_kernel_after_a_syntax_error():
+    script = [tool_call("write_kernel", {"source": SYNTAX}, content="first try"), tool_call("assemble", {}), *WIN]
+    record, transcript, requests = play(script)
+    assert record.success and record.error_class is None
+    assert record.speedup == pytest.approx(1.6)
+    assert record.first_correct_turn == 4 and record.turns == 5
+    assert record.tool_counts == {"assemble": 1, "simulate": 1, "submit": 1, "write_kernel": 2}
+    assert (record.tokens.prompt, record.tokens.completion, record.tokens.reasoning) == (500, 50, 15)
+    assert record.tokens.api_calls == 5 and record.model == "stub-model"
+    # the request: native function calling, the env's own tools, one call per step
+    first = requests[0]
+    assert first["parallel_tool_calls"] is False and first["tool_choice"] == "auto"
+    assert [t["function"]["name"] for t in first["tools"]][0] == "write_kernel"
+    assert first["messages"][0]["role"] == "system" and "Workflow" in first["messages"][0]["content"]
+    # the transcript contract
+    assert set(transcript) == {"env_id", "config", "seed", "agent", "model", "tools", "messages", "reward", "success"}
+    assert transcript["success"] is True and transcript["reward"] == pytest.approx(record.reward)
+    roles = [m["role"] for m in transcript["messages"]]
+    assert roles == ["system", "user"] + ["assistant", "tool"] * 5
+    asst = transcript["messages"][2]
+    assert asst["content"] == "first try"
+    call = asst["tool_calls"][0]
+    assert call["type"] == "function" and json.loads(call["function"]["arguments"]) == {"source": SYNTAX}
+    assert transcript["messages"][3]["tool_call_id"] == call["id"]
+    assert "FAILED" in transcript["messages"][5]["content"]  # the assemble error reached the model
+    json.dumps(transcript)  # serialisable as is
+
+
+def test_a_reply_without_tool_call_is_nudged_once():
+    record, transcript, requests = play([text("Here is my plan: ..."), *WIN])
+    assert record.success
+    msgs = transcript["messages"]
+    assert msgs[2] == {"role": "assistant", "content": "Here is my plan: ..."}
+    assert msgs[3]["role"] == "user" and "tool call" in msgs[3]["content"]
+    assert requests[1]["messages"][-1]["role"] == "user"
+
+
+def test_two_replies_without_tool_call_end_as_tool_use_failure():
+    record, transcript, _ = play([text("COPY"), text("I am done.")])
+    assert not record.success and record.error_class == "tool_use"
+    assert "without a tool call" in record.error
+    assert transcript["success"] is False
+
+
+def test_malformed_arguments_are_an_ordinary_turn():
+    record, transcript, _ = play([tool_call("write_kernel", '{"source": '), *WIN])
+    assert record.success
+    assert record.tool_counts.get("invalid") == 1
+    assert "not valid JSON" in transcript["messages"][3]["content"]
+
+
+def test_rate_limit_then_success():
+    record, _, requests = play([error(429, "slow down", headers={"retry-after": "0"}), *WIN])
+    assert record.success and len(requests) == 4
+
+
+def test_a_500_storm_exhausts_the_retries():
+    record, _, requests = play([error(500, "boom")] * 5 + WIN, max_retries=2)
+    assert not record.success and record.error_class == "api"
+    assert "gave up after 3 attempts" in record.error and len(requests) == 3
+
+
+def test_a_slow_reply_times_out():
+    record, _, _ = play([slow(3.0, WIN[0])] * 2, timeout_s=0.3, max_retries=1)
+    assert record.error_class == "api" and "Timeout" in record.error
+
+
+def test_context_overflow_is_a_clear_api_error():
+    overflow = error(400, "This model's maximum context length is 8192 tokens", code="context_length_exceeded")
+    record, _, requests = play([tool_call("read_docs", {}), overflow])
+    assert record.error_class == "api" and record.error.startswith("context overflow")
+    assert len(requests) == 2  # not retried
+
+
+def test_several_calls_in_one_reply_are_queued_as_steps():
+    reply = tool_calls(("write_kernel", {"source": FAST}), ("simulate", {}), ("submit", {}))
+    record, transcript, requests = play([reply])
+    assert record.success and len(requests) == 1 and record.turns == 3
+    assert [m["role"] for m in transcript["messages"][2:]] == ["assistant", "tool"] * 3
+
+
+def test_a_server_that_rejects_newer_parameters_still_works():
+    script = [error(400, "Unrecognized request argument: parallel_tool_calls"),
+              error(400, "unknown field max_completion_tokens"), *WIN]
+    record, _, requests = play(script, max_tokens=64)
+    assert record.success and requests[0]["max_completion_tokens"] == 64
+    assert "parallel_tool_calls" not in requests[1] and requests[2]["max_tokens"] == 64
+    assert all("max_completion_tokens" not in r and "parallel_tool_calls" not in r for r in requests[2:])
+
+
+def test_an_unreadable_reply_is_an_api_error():
+    record, _, _ = play([{"raw": "<html>502 bad gateway</html>"}, {"raw": '{"choices": "nope"}'}])
+    assert record.error_class == "api" and "unreadable reply" in record.error

@@ -1,0 +1,48 @@
+"""Metric definitions on hand-made records (no simulation)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kcgym.eval import metrics as M
+from kcgym.eval.records import EpisodeRecord
+
+
+def rec(success: bool, speedup: float | None = None, first: int | None = None, turns: int = 5, **kw) -> EpisodeRecord:
+    base = dict(agent="a", env_id="KernelCraft-X-t", accelerator="X", task="t", level=1, config=1, run=0, seed=0,
+                suite_version="0", max_turns=15)
+    base.update(kw)
+    return EpisodeRecord(success=success, speedup=speedup, first_correct_turn=first, turns=turns, **base)
+
+
+RECORDS = [
+    rec(True, 1.0, first=2),
+    rec(True, 2.5, first=4),
+    rec(True, 1.1, first=9),
+    rec(False, error_class="syntax"),
+    rec(False, error_class="tool_use"),
+    rec(False, status="excluded", excluded_reason="no expert"),
+]
+
+
+def test_fast_p_counts_failures_in_the_denominator_and_is_strict():
+    assert M.fast_p(RECORDS, 0) == pytest.approx(3 / 5)
+    assert M.fast_p(RECORDS, 1.0) == pytest.approx(2 / 5)  # speedup exactly 1.0 is not "faster"
+    assert M.fast_p(RECORDS, 1.2) == pytest.approx(1 / 5)
+    assert M.fast_p(RECORDS, 2.0) == pytest.approx(1 / 5)
+
+
+def test_geomean_over_correct_only_and_excluded_never_counted():
+    assert M.geomean_speedup(RECORDS) == pytest.approx((1.0 * 2.5 * 1.1) ** (1 / 3))
+    assert M.success_rate(RECORDS) == pytest.approx(3 / 5)
+    assert M.error_counts(RECORDS)["syntax"] == 1 and M.error_counts(RECORDS)["tool_use"] == 1
+    assert M.success_rate([RECORDS[-1]]) is None and M.geomean_speedup([]) is None
+
+
+def test_turns_to_first_correct_and_success_vs_budget():
+    assert M.turns_to_first_correct(RECORDS) == pytest.approx(5.0)
+    curve = M.success_curve(RECORDS, 10)
+    assert curve[0] == 0 and curve[1] == pytest.approx(1 / 5) and curve[3] == pytest.approx(2 / 5)
+    assert curve[8] == pytest.approx(3 / 5) and curve[9] == curve[8]
+    # a success that never simulated counts at its last turn
+    assert M.solved_within(rec(True, 1.0, first=None, turns=3), 3) and not M.solved_within(rec(True, 1.0, turns=3), 2)
