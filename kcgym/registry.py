@@ -28,6 +28,7 @@ ENTRY_POINT = "kcgym.envs.kernel_env:KernelCraftEnv"
 # accelerator name -> "module:attribute" of its Accelerator instance
 _ACCELERATOR_PATHS: dict[str, str] = {
     "NPU": "kcgym.sims.npu:ACCELERATOR",
+    "VLIW": "kcgym.sims.vliw:ACCELERATOR",
     "RVV": "kcgym.sims.rvv:ACCELERATOR",
 }
 
@@ -57,6 +58,20 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "conv_block",
         "decoder_llama",
         "decoder_t5",
+    ),
+    "VLIW": (
+        "silu",
+        "relu",
+        "gelu",
+        "softmax",
+        "layernorm",
+        "rmsnorm",
+        "gemv",
+        "matmul",
+        "batch_matmul",
+        "linear",
+        "ffn",
+        "swiglu",
     ),
     "RVV": (
         "relu",

@@ -68,7 +68,7 @@ def test_lookup_errors_suggest():
     with pytest.raises(KeyError, match="did you mean 'KernelCraft-NPU-matmul'"):
         registry.parse_env_id("KernelCraft-NPU-matmull")
     with pytest.raises(KeyError, match="did you mean 'KernelCraft-NPU-matmul'"):
-        registry.parse_env_id("matmul")
+        registry.parse_env_id("NPU-matmul")
     with pytest.raises(KeyError, match="did you mean 'NPU'"):
         registry.ACCELERATORS["npu"]
     assert list(registry.ACCELERATORS) == list(registry.SUPPORTED)

@@ -35,6 +35,7 @@ class ParsedInstr:
     operand_cols: list[int]
     values: list[int | float] = field(default_factory=list)
     hidden: list[int] = field(default_factory=list)
+    col: int = 1  # 1-based column of the mnemonic
 
 
 class Reporter:
@@ -82,9 +83,13 @@ def assemble(isa: ISA, source: str, hw: Any = None) -> Program:
     lines = pre.run(source)
     rep.diags.extend(pre.diags)
 
-    # pass 1: labels and instruction slots
+    # pass 1: labels and instructions (a VLIW ISA groups instructions into bundles: pc = bundle index)
     labels: dict[str, int] = {}
     parsed: list[ParsedInstr] = []
+    bundled = isa.bundle_slots is not None
+    n_words = 0  # instruction words (bundles) so far
+    brace: SourceLine | None = None  # the line of an open '{'
+    open_ops = 0  # instructions in the bundle being built
     for sl in lines:
         text = sl.text
         pos = 0
@@ -96,43 +101,183 @@ def assemble(isa: ISA, source: str, hw: Any = None) -> Program:
                           len(name) + 1, hint=isa.label_hint or None)
             elif name in labels:
                 rep.error(sl, "E009", f"label '{name}' is defined twice", lcol, len(name))
+            elif brace is not None:
+                rep.error(sl, "E022", f"label '{name}' inside a bundle", lcol, len(name),
+                          hint=f"the bundle opened with '{{' at line {brace.line} is not closed yet")
             else:
-                labels[name] = len(parsed)
+                labels[name] = n_words
             pos += m.end()
-        body = text[pos:]
-        if not body.strip():
+        if not bundled:
+            if text[pos:].strip():
+                pi = _parse_instruction(isa, sl, text, pos, len(text), n_words, rep)
+                if pi is not None:
+                    parsed.append(pi)
+                    n_words += 1
             continue
-        lead = len(body) - len(body.lstrip())
-        mcol = pos + lead  # 0-based column of mnemonic
-        word = body.split()[0]
-        mnemonic = word.upper()
-        spec = isa.by_mnemonic.get(mnemonic)
-        if spec is None:
-            sug = _suggest(mnemonic, list(isa.by_mnemonic))
-            hint = f"did you mean '{sug}'?" if sug else f"see the {isa.name} instruction reference"
-            if word.lower() in isa.register_names:
-                hint = "a line must start with an instruction mnemonic"
-            rep.error(sl, "E001", f"unknown instruction '{word}'", mcol + 1, len(word), hint)
-            continue
-        after = mcol + len(word)
-        ops = _operand_spans(text, after) if text[after:].strip() else []
-        parsed.append(ParsedInstr(spec, len(parsed), sl, [o for o, _ in ops], [c for _, c in ops]))
+        for kind, start, end in _bundle_pieces(text, pos):
+            if kind == "{":
+                if brace is not None:
+                    rep.error(sl, "E022", "'{' inside an open bundle", start + 1,
+                              hint=f"close the bundle opened at line {brace.line} with '}}' first")
+                else:
+                    if open_ops:  # ops before '{' on the same line form their own bundle
+                        n_words, open_ops = n_words + 1, 0
+                    brace = sl
+            elif kind == "}":
+                if brace is None:
+                    rep.error(sl, "E022", "'}' without a matching '{'", start + 1)
+                else:
+                    brace = None
+                    if open_ops:
+                        n_words, open_ops = n_words + 1, 0
+            else:
+                pi = _parse_instruction(isa, sl, text, start, end, n_words, rep)
+                if pi is not None:
+                    parsed.append(pi)
+                    open_ops += 1
+        if brace is None and open_ops:
+            n_words, open_ops = n_words + 1, 0
+    if brace is not None:
+        rep.error(brace, "E022", "'{' without a matching '}'", brace.text.find("{") + 1,
+                  hint="a bundle in braces ends with '}'")
+        if open_ops:
+            n_words += 1
 
-    if len(parsed) > isa.max_program:
+    if n_words > isa.max_program:
+        what = "bundles" if bundled else "instructions"
         rep.error(lines[-1] if lines else SourceLine("", 1, ""), "E014",
-                  f"program has {len(parsed)} instructions; instruction memory holds {isa.max_program}",
+                  f"program has {n_words} {what}; instruction memory holds {isa.max_program}",
                   hint="use hardware loops instead of unrolling")
 
     # pass 2: operands
     for pi in parsed:
         _check_operands(isa, pi, labels, rep)
+    if bundled:
+        _check_bundles(isa, parsed, rep)
     if isa.finalize is not None and not any(d.severity == "error" for d in rep.diags):
         isa.finalize(parsed, hw, rep)
     rep.diags.sort(key=lambda d: (d.line, d.col))
     errors = [d for d in rep.diags if d.severity == "error"]
     if errors:
         raise AssemblyError(rep.diags)
-    return encode(isa, parsed, source, [d for d in rep.diags if d.severity == "warning"])
+    warnings = [d for d in rep.diags if d.severity == "warning"]
+    if bundled:
+        return encode_bundles(isa, parsed, n_words, source, warnings)
+    return encode(isa, parsed, source, warnings)
+
+
+def _bundle_pieces(text: str, start: int) -> list[tuple[str, int, int]]:
+    """Split a line of a VLIW ISA into ``{``, ``}`` and instruction pieces ``(kind, start, end)``.
+
+    Instructions are separated by ``||`` or ``;``; braces group lines into one bundle.
+    """
+    pieces: list[tuple[str, int, int]] = []
+    seg = start
+
+    def flush(end: int) -> None:
+        if text[seg:end].strip():
+            pieces.append(("op", seg, end))
+
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if ch in "{}":
+            flush(i)
+            pieces.append((ch, i, i + 1))
+            seg = i + 1
+        elif ch == ";" or text.startswith("||", i):
+            flush(i)
+            i += 1 if ch == ";" else 2
+            seg = i
+            continue
+        i += 1
+    flush(len(text))
+    return pieces
+
+
+def _parse_instruction(isa: ISA, sl: SourceLine, text: str, start: int, end: int, pc: int,
+                       rep: Reporter) -> ParsedInstr | None:
+    """The instruction in ``text[start:end]`` (columns stay those of the whole line), or None after an error."""
+    masked = " " * start + text[start:end]
+    body = masked[start:]
+    lead = len(body) - len(body.lstrip())
+    mcol = start + lead  # 0-based column of mnemonic
+    word = body.split()[0]
+    mnemonic = word.upper()
+    spec = isa.by_mnemonic.get(mnemonic)
+    if spec is None:
+        sug = _suggest(mnemonic, list(isa.by_mnemonic))
+        hint = f"did you mean '{sug}'?" if sug else f"see the {isa.name} instruction reference"
+        if word.lower() in isa.register_names:
+            hint = "a line must start with an instruction mnemonic"
+        rep.error(sl, "E001", f"unknown instruction '{word}'", mcol + 1, len(word), hint)
+        return None
+    after = mcol + len(word)
+    ops = _operand_spans(masked, after) if masked[after:].strip() else []
+    return ParsedInstr(spec, pc, sl, [o for o, _ in ops], [c for _, c in ops], col=mcol + 1)
+
+
+def _written_registers(isa: ISA, pi: ParsedInstr) -> list[tuple[str, int, int]]:
+    """(register name, operand column, operand length) of each register ``pi`` writes."""
+    out = []
+    for i, op in enumerate(pi.spec.operands):
+        if isinstance(op.kind, Reg) and op.kind.write and i < len(pi.values):
+            rf = isa.files[op.kind.file]
+            if rf.zero != pi.values[i]:
+                out.append((f"{rf.prefix}{pi.values[i]}", pi.operand_cols[i], len(pi.operand_texts[i])))
+    return out
+
+
+def _check_bundles(isa: ISA, parsed: list[ParsedInstr], rep: Reporter) -> None:
+    """Slot limits per unit and one writer per register within each bundle."""
+    assert isa.bundle_slots is not None
+    by_bundle: dict[int, list[ParsedInstr]] = {}
+    for pi in parsed:
+        by_bundle.setdefault(pi.pc, []).append(pi)
+    limits = ", ".join(f"{n} {u}" for u, n in isa.bundle_slots.items())
+    for ops in by_bundle.values():
+        used: dict[str, int] = {}
+        writers: dict[str, ParsedInstr] = {}
+        for pi in ops:
+            unit = pi.spec.unit
+            used[unit] = used.get(unit, 0) + 1
+            cap = isa.bundle_slots.get(unit, 0)
+            if used[unit] > cap:
+                rep.error(pi.src, "E020", f"slot rule: a bundle holds at most {cap} {unit} operation(s); "
+                          f"{pi.spec.mnemonic} is {unit} operation number {used[unit]}",
+                          pi.col, len(pi.spec.mnemonic), hint=f"a bundle holds {limits}; move it to another bundle")
+            for reg, col, length in _written_registers(isa, pi):
+                first = writers.get(reg)
+                if first is not None:
+                    rep.error(pi.src, "E021", f"slot rule: two operations of one bundle write {reg} "
+                              f"({first.spec.mnemonic} and {pi.spec.mnemonic})", col, length,
+                              hint="at most one write per register per bundle; put one of them in another bundle")
+                else:
+                    writers[reg] = pi
+
+
+def encode_bundles(isa: ISA, parsed: list[ParsedInstr], n_bundles: int, source: str,
+                   warnings: list[Diagnostic]) -> Program:
+    """VLIW words: one row per bundle, one ``n_fields`` group per slot (``isa.slot_units``), NOP-filled."""
+    units = isa.slot_units
+    F = isa.n_fields
+    nop = np.zeros(F, np.int32)
+    nop[:3] = [isa.opcodes[isa.nop_mnemonic], isa.class_ids[isa.by_mnemonic[isa.nop_mnemonic].cls],
+               isa.sub_ids[isa.nop_mnemonic]]
+    words = np.tile(nop, (n_bundles, len(units)))
+    lines = [0] * n_bundles
+    slot_lines = [[0] * len(units) for _ in range(n_bundles)]
+    origins: list[str | None] = [None] * n_bundles
+    taken: dict[int, set[int]] = {}
+    for pi in parsed:
+        slot = next(s for s, u in enumerate(units) if u == pi.spec.unit and s not in taken.setdefault(pi.pc, set()))
+        taken[pi.pc].add(slot)
+        words[pi.pc, slot * F : (slot + 1) * F] = encode_one(isa, pi)
+        slot_lines[pi.pc][slot] = pi.src.line
+        if not lines[pi.pc]:
+            lines[pi.pc], origins[pi.pc] = pi.src.line, pi.src.origin
+    return Program(isa_name=isa.name, words=words, lines=lines, origins=origins, source=source, warnings=warnings,
+                   slot_lines=slot_lines)
 
 
 def _check_operands(isa: ISA, pi: ParsedInstr, labels: dict[str, int], rep: Reporter) -> None:
@@ -210,17 +355,24 @@ def _range_hint(spec: InstrSpec, name: str) -> str | None:
     return f"syntax: {spec.syntax}"
 
 
+def encode_one(isa: ISA, pi: ParsedInstr) -> np.ndarray:
+    """One instruction as ``n_fields`` int32: ``[opcode, class, sub, operands..., hidden...]``."""
+    row = [isa.opcodes[pi.spec.mnemonic], isa.class_ids[pi.spec.cls], isa.sub_ids[pi.spec.mnemonic]]
+    for op, v in zip(pi.spec.operands, pi.values, strict=True):
+        if isinstance(op.kind, Imm) and op.kind.is_float:
+            row.append(int(np.array(v, dtype=np.float32).view(np.int32)))
+        else:
+            row.append(int(v))
+    row.extend(pi.hidden)
+    out = np.zeros(isa.n_fields, np.int32)
+    out[: len(row)] = row
+    return out
+
+
 def encode(isa: ISA, parsed: list[ParsedInstr], source: str, warnings: list[Diagnostic]) -> Program:
     words = np.zeros((len(parsed), isa.n_fields), dtype=np.int32)
     for pi in parsed:
-        row = [isa.opcodes[pi.spec.mnemonic], isa.class_ids[pi.spec.cls], isa.sub_ids[pi.spec.mnemonic]]
-        for op, v in zip(pi.spec.operands, pi.values, strict=True):
-            if isinstance(op.kind, Imm) and op.kind.is_float:
-                row.append(int(np.array(v, dtype=np.float32).view(np.int32)))
-            else:
-                row.append(int(v))
-        row.extend(pi.hidden)
-        words[pi.pc, : len(row)] = row
+        words[pi.pc] = encode_one(isa, pi)
     return Program(
         isa_name=isa.name,
         words=words,

@@ -8,6 +8,18 @@ from kcgym.isa.spec import ISA, Imm, Reg
 
 
 def disassemble(isa: ISA, words: np.ndarray) -> str:
+    """One line per word; a VLIW bundle's non-NOP operations are joined with ``||`` (a NOP-only bundle: NOP)."""
+    if isa.bundle_slots is not None:
+        F, nop = isa.n_fields, isa.opcodes[isa.nop_mnemonic]
+        out = []
+        for row in np.asarray(words, dtype=np.int32):
+            ops = [slot for slot in row.reshape(-1, F) if int(slot[0]) != nop]
+            out.append(" || ".join(_lines(isa, np.array(ops)).splitlines()) if ops else isa.nop_mnemonic)
+        return "\n".join(out) + ("\n" if out else "")
+    return _lines(isa, words)
+
+
+def _lines(isa: ISA, words: np.ndarray) -> str:
     by_opcode = list(isa.instructions)
     lines = []
     for row in np.asarray(words, dtype=np.int32):

@@ -17,6 +17,7 @@ class Program:
     origins: list[str | None]  # pc -> macro/rept expansion note
     source: str
     warnings: list[Diagnostic] = field(default_factory=list)
+    slot_lines: list[list[int]] | None = None  # VLIW: word -> slot -> source line of that operation (0: empty)
 
     @property
     def length(self) -> int:
@@ -25,8 +26,14 @@ class Program:
     def line_of(self, pc: int) -> int | None:
         return self.lines[pc] if 0 <= pc < len(self.lines) else None
 
-    def source_line(self, pc: int) -> str | None:
-        line = self.line_of(pc)
+    def slot_line(self, pc: int, slot: int) -> int | None:
+        """The source line of one operation of a VLIW bundle (else the bundle's line)."""
+        if self.slot_lines is not None and 0 <= pc < len(self.slot_lines) and 0 <= slot < len(self.slot_lines[pc]):
+            return self.slot_lines[pc][slot] or self.line_of(pc)
+        return self.line_of(pc)
+
+    def source_line(self, pc: int, line: int | None = None) -> str | None:
+        line = self.line_of(pc) if line is None else line
         if line is None:
             return None
         src = self.source.splitlines()

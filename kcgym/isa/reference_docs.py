@@ -21,6 +21,9 @@ ERROR_CODES = {
     "E013": "repeat-block error (.rept/.irp/.endr) or expansion too large",
     "E014": "program larger than instruction memory",
     "E016": "empty operand",
+    "E020": "slot rule: more operations of one unit in a bundle than it has slots (VLIW)",
+    "E021": "slot rule: two operations of one bundle write the same register (VLIW)",
+    "E022": "bundle braces '{' '}' unbalanced or nested, or a label inside a bundle (VLIW)",
 }
 
 
@@ -31,6 +34,13 @@ def instruction_reference(isa: ISA, hw: Any, extra_codes: dict[str, str] | None 
                f"with {' or '.join(repr(p) for p in isa.comment_prefixes)}. Operands may be constant expressions "
                "(`+ - * / % << >> & | ^ ~`, parentheses) over `.equ` symbols and the predefined constants.")
     out.append("")
+    if isa.bundle_slots:
+        slots = ", ".join(f"{n} {u}" for u, n in isa.bundle_slots.items())
+        out.append(f"Bundles (VLIW): one line is one bundle; separate its operations with `||` or `;`, or put them "
+                   f"on several lines inside `{{` ... `}}`. A bundle holds at most {slots} operation(s) (each "
+                   "instruction's unit is given below) and no register may be written twice in one bundle. All "
+                   "operations of a bundle read the state before the bundle; their writes take effect at its end.")
+        out.append("")
     out.append("## Registers")
     out.append("")
     for rf in isa.register_files:

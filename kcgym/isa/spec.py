@@ -95,6 +95,10 @@ class ISA:
     finalize: Callable[..., None] | None = None
     # hw -> {symbol: value} predefined for expressions (e.g. MLEN)
     symbols: Callable[[Any], dict[str, int | float]] = field(default=lambda hw: {})
+    # VLIW: unit -> operations of that unit one bundle may hold (None: one instruction per word).
+    # The units' slots, in this order, are the columns of an encoded bundle.
+    bundle_slots: dict[str, int] | None = None
+    nop_mnemonic: str = "NOP"  # fills the empty slots of a bundle
 
     def __post_init__(self) -> None:
         self.by_mnemonic = {s.mnemonic: s for s in self.instructions}
@@ -119,10 +123,19 @@ class ISA:
             counters[s.cls] = counters.get(s.cls, 0) + 1
         # encoded word: [opcode, class, sub, fields...]
         self.n_fields = 3 + max(len(s.operands) + len(s.hidden) for s in self.instructions)
+        if self.bundle_slots is not None:
+            unknown = set(self.bundle_slots) - set(self.units)
+            if unknown or self.nop_mnemonic not in self.by_mnemonic:
+                raise ValueError(f"{self.name}: bundle slots name unknown units {unknown} or no {self.nop_mnemonic}")
         self.register_names: dict[str, tuple[RegisterFile, int]] = {}
         for rf in self.register_files:
             for i, n in enumerate(rf.names()):
                 self.register_names[n.lower()] = (rf, i)
+
+    @property
+    def slot_units(self) -> list[str]:
+        """The unit of each slot column of an encoded bundle (empty for a non-VLIW ISA)."""
+        return [u for u, n in (self.bundle_slots or {}).items() for _ in range(n)]
 
     @property
     def files(self) -> dict[str, RegisterFile]:

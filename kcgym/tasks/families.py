@@ -17,6 +17,8 @@ from kcgym.tasks.numerics import random_bf16, round_bf16
 
 # The paper's Table 12 element counts for the activation and normalisation tasks (PLENA).
 NPU_ELEMENT_COUNTS = (256, 1024, 2048, 8192, 16384)
+# The paper's Table 13 element counts for the same tasks on the AMD NPU (the VLIW tile): the same.
+VLIW_ELEMENT_COUNTS = (256, 1024, 2048, 8192, 16384)
 # Row length of the normalisation tasks: the NPU vector width (VLEN), since the paper gives n only.
 NPU_HIDDEN = 64
 NORM_EPS = 1e-5
@@ -34,7 +36,10 @@ class ElementwiseTask(Task):
 
     level: ClassVar[int] = 1
     category: ClassVar[str] = "Activation"
-    configs_by_accelerator: ClassVar[ConfigTable] = {"NPU": tuple({"n": n} for n in NPU_ELEMENT_COUNTS)}
+    configs_by_accelerator: ClassVar[ConfigTable] = {
+        "NPU": tuple({"n": n} for n in NPU_ELEMENT_COUNTS),
+        "VLIW": tuple({"n": n} for n in VLIW_ELEMENT_COUNTS),
+    }
     input_low: ClassVar[float] = -4.0
     input_high: ClassVar[float] = 4.0
 
@@ -66,7 +71,8 @@ class RowwiseTask(Task):
     level: ClassVar[int] = 1
     category: ClassVar[str] = "Normalization"
     configs_by_accelerator: ClassVar[ConfigTable] = {
-        "NPU": tuple({"n": n, "hidden": NPU_HIDDEN} for n in NPU_ELEMENT_COUNTS)
+        "NPU": tuple({"n": n, "hidden": NPU_HIDDEN} for n in NPU_ELEMENT_COUNTS),
+        "VLIW": tuple({"n": n, "hidden": NPU_HIDDEN} for n in VLIW_ELEMENT_COUNTS),
     }
 
     @staticmethod

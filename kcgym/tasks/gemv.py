@@ -28,7 +28,14 @@ class GEMV(Task):
             {"M": 256, "N": 512},
             {"M": 512, "N": 512},
             {"M": 512, "N": 1024},
-        )
+        ),
+        "VLIW": (  # the paper's Table 13 (AMD NPU)
+            {"M": 64, "N": 64},
+            {"M": 128, "N": 256},
+            {"M": 256, "N": 256},
+            {"M": 512, "N": 256},
+            {"M": 512, "N": 1024},
+        ),
     }
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:

@@ -31,7 +31,14 @@ class Linear(Task):
             {"n": 16, "hin": 128, "hout": 256},
             {"n": 32, "hin": 256, "hout": 256},
             {"n": 64, "hin": 256, "hout": 512},
-        )
+        ),
+        "VLIW": (  # the paper's Table 13 (AMD NPU)
+            {"n": 8, "hin": 64, "hout": 64},
+            {"n": 16, "hin": 256, "hout": 128},
+            {"n": 32, "hin": 256, "hout": 256},
+            {"n": 64, "hin": 256, "hout": 512},
+            {"n": 128, "hin": 1024, "hout": 512},
+        ),
     }
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:

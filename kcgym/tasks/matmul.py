@@ -29,7 +29,14 @@ class GEMM(Task):
             {"M": 16, "K": 128, "N": 256},
             {"M": 32, "K": 256, "N": 256},
             {"M": 64, "K": 256, "N": 512},
-        )
+        ),
+        "VLIW": (  # the paper's Table 13 (AMD NPU)
+            {"M": 8, "K": 64, "N": 64},
+            {"M": 16, "K": 256, "N": 128},
+            {"M": 32, "K": 256, "N": 256},
+            {"M": 64, "K": 512, "N": 256},
+            {"M": 128, "K": 512, "N": 1024},
+        ),
     }
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:

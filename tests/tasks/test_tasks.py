@@ -245,9 +245,31 @@ def test_npu_configs_match_paper_table_12(name: str) -> None:
     assert [c.params for c in cfgs] == NPU_CONFIGS[name]
     if name in VLIW_CONFIGS:
         assert [tuple(c.params.values()) for c in task.configs("VLIW")] == VLIW_CONFIGS[name]
-    else:
+    elif task.level > 1:
         with pytest.raises(KeyError):
             task.configs("VLIW")
+
+
+# Paper Table 13 (AMD NPU), the VLIW tile's configurations.
+VLIW_MATMUL_SHAPES = ((8, 64, 64), (16, 256, 128), (32, 256, 256), (64, 512, 256), (128, 512, 1024))
+VLIW_L1_CONFIGS: dict[str, list[dict[str, int]]] = {
+    **{name: NPU_CONFIGS[name] for name in ("silu", "relu", "gelu", "softmax", "layernorm", "rmsnorm")},
+    "gemv": [{"M": m, "N": n} for m, n in ((64, 64), (128, 256), (256, 256), (512, 256), (512, 1024))],
+    "matmul": [{"M": m, "K": k, "N": n} for m, k, n in VLIW_MATMUL_SHAPES],
+    "batch_matmul": [
+        {"b": b, "M": m, "K": k, "N": n}
+        for b, m, k, n in (
+            (8, 16, 64, 64), (16, 32, 256, 128), (16, 64, 256, 256), (32, 64, 512, 256), (32, 64, 256, 1024)
+        )
+    ],
+    "linear": [{"n": n, "hin": i, "hout": o} for n, i, o in
+               ((8, 64, 64), (16, 256, 128), (32, 256, 256), (64, 256, 512), (128, 1024, 512))],
+}
+
+
+@pytest.mark.parametrize("name", list(VLIW_L1_CONFIGS))
+def test_vliw_level1_configs_match_paper_table_13(name: str) -> None:
+    assert [c.params for c in TASKS[name].configs("VLIW")] == VLIW_L1_CONFIGS[name]
 
 
 @pytest.mark.parametrize(("name", "index"), ALL_CONFIGS)

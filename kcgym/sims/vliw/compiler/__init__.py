@@ -1,0 +1,37 @@
+"""The VLIW template compiler: the deterministic baseline every speedup is measured against.
+
+Vectorised but naively scheduled — one operation per bundle, no unrolling, no software
+pipelining, no DMA double buffering — like compiled C++ without a good scheduler. One
+module per family of templates; a new task adds its template and one row here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kcgym.sims.base import MemoryLayout
+from kcgym.sims.vliw.compiler import composites, primitives
+from kcgym.sims.vliw.compiler.emit import Asm
+from kcgym.sims.vliw.config import VLIWConfig
+from kcgym.tasks.base import Task, TaskConfig
+
+Template = Callable[[Task, TaskConfig, VLIWConfig, MemoryLayout], str]
+
+TEMPLATES: dict[str, Template] = {
+    **primitives.TEMPLATES,
+    **composites.TEMPLATES,
+}
+# task name -> (cfg -> [(name, shape, description)]): EXT scratch tensors the layout appends
+SCRATCH = composites.SCRATCH
+
+
+def compile_task(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
+    """The baseline kernel for ``task`` at ``cfg``; raises KeyError for a task without a template."""
+    try:
+        template = TEMPLATES[task.name]
+    except KeyError as e:
+        raise KeyError(f"the VLIW compiler has no template for {task.name!r}") from e
+    return template(task, cfg, hw, layout)
+
+
+__all__ = ["SCRATCH", "TEMPLATES", "Asm", "compile_task"]

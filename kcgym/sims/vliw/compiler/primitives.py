@@ -1,0 +1,326 @@
+"""Templates of the level-1 primitives: activations, row-wise normalisations, GEMV and GEMM.
+
+Vectorised but naively scheduled, like compiled C++ without a good scheduler: one
+operation per bundle, loops not unrolled, no software pipelining, every DMA issued right
+before the data is needed and waited for (no double buffering).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from kcgym.sims.base import MemoryLayout
+from kcgym.sims.vliw.compiler.emit import Asm, ext_bytes
+from kcgym.sims.vliw.config import LANES, VECTOR_BYTES, VLIWConfig
+from kcgym.tasks.base import Task, TaskConfig
+
+LOG2E = 1.4426950408889634
+CHUNK_BYTES = 8192  # elementwise and row-wise tasks stream through DM in chunks of this size
+
+
+def add_const(asm: Asm, rd: str, rs: str, value: int, tmp: str = "r15") -> None:
+    """rd = rs + value, through ``tmp`` when value does not fit ADDI's immediate."""
+    if -(1 << 20) <= value < (1 << 20):
+        asm(f"ADDI {rd}, {rs}, {value}")
+    else:
+        asm(f"MOVI {tmp}, {value}")
+        asm(f"ADD {rd}, {rs}, {tmp}")
+
+
+# ---- elementwise activations -------------------------------------------------------------
+# Each body maps x0 to x1 with x2..x4 as scratch; constants live in x8..x11.
+def _relu(asm: Asm) -> None:
+    asm("VMAX x1, x0, x8", "max(x, 0)")
+
+
+def _silu(asm: Asm) -> None:
+    asm("VMUL x2, x0, x8", "-x * log2(e)")
+    asm("VEXP2 x2, x2", "exp(-x)")
+    asm("VADD x2, x2, x9", "1 + exp(-x)")
+    asm("VINV x2, x2", "sigmoid(x)")
+    asm("VMUL x1, x0, x2", "x * sigmoid(x)")
+
+
+def _gelu(asm: Asm) -> None:
+    # 0.5 x (1 + tanh(k)) = x * sigmoid(2k), k = sqrt(2/pi) (x + 0.044715 x^3)
+    asm("VMUL x2, x0, x0", "x^2")
+    asm("VMUL x2, x2, x0", "x^3")
+    asm("VMUL x2, x2, x10", "0.044715 x^3")
+    asm("VADD x2, x2, x0", "x + 0.044715 x^3")
+    asm("VMUL x2, x2, x8", "-2k * log2(e)")
+    asm("VEXP2 x2, x2", "exp(-2k)")
+    asm("VADD x2, x2, x9", "1 + exp(-2k)")
+    asm("VINV x2, x2", "sigmoid(2k)")
+    asm("VMUL x1, x0, x2", "gelu(x)")
+
+
+ELEMENTWISE_CONSTANTS: dict[str, list[tuple[str, float]]] = {
+    "relu": [("x8", 0.0)],
+    "silu": [("x8", -LOG2E), ("x9", 1.0)],
+    "gelu": [("x8", -2.0 * math.sqrt(2.0 / math.pi) * LOG2E), ("x9", 1.0), ("x10", 0.044715)],
+}
+
+
+def _stream(asm: Asm, layout: MemoryLayout, total_bytes: int, body: Callable[[Asm], None]) -> None:
+    stream_stage(asm, ext_bytes(layout, "X"), ext_bytes(layout, "Y"), total_bytes, body)
+
+
+def stream_stage(asm: Asm, src: int, dst: int, total_bytes: int, body: Callable[[Asm], None],
+                 second: int | None = None) -> None:
+    """DMA ``src`` into DM chunk by chunk, run ``body`` on the chunk in place, DMA it out to ``dst``.
+
+    With ``second``, the same chunk of that tensor comes in too, at DM[CHUNK_BYTES..] (p3 walks it).
+    """
+    chunk = min(total_bytes, CHUNK_BYTES)
+    asm(f"MOVI r1, {src}", "EXT address of the current source chunk")
+    asm(f"MOVI r2, {dst}", "EXT address of the current destination chunk")
+    if second is not None:
+        asm(f"MOVI r3, {second}", "EXT address of the current chunk of the second operand")
+    with asm.loop(total_bytes // chunk, f"chunks of {chunk} bytes"):
+        asm("PMOVI p0, 0")
+        asm(f"DMAI p0, r1, r0, 1, {chunk}", "chunk -> DM[0..]")
+        if second is not None:
+            asm(f"PMOVI p3, {CHUNK_BYTES}")
+            asm(f"DMAI p3, r3, r0, 1, {chunk}", "second operand -> DM[CHUNK_BYTES..]")
+            asm(f"ADDI r3, r3, {chunk}")
+        asm("PMOVI p1, 0", "read pointer")
+        asm("PMOVI p2, 0", "write pointer")
+        body(asm)
+        asm(f"DMAO p0, r2, r0, 1, {chunk}", "DM[0..] -> Y chunk")
+        asm(f"ADDI r1, r1, {chunk}")
+        asm(f"ADDI r2, r2, {chunk}")
+
+
+def _elementwise(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout,
+                 op: Callable[[Asm], None]) -> str:
+    asm = Asm(f"{task.title} {cfg.label}")
+    for reg, value in ELEMENTWISE_CONSTANTS[task.name]:
+        asm(f"VBCST {reg}, {value!r}")
+    total = 2 * cfg["n"]
+    chunk = min(total, CHUNK_BYTES)
+
+    def body(a: Asm) -> None:
+        with a.loop(chunk // VECTOR_BYTES, "vectors of the chunk"):
+            a("VLD x0, p1, 64")
+            op(a)
+            a("VST x1, p2, 64")
+
+    _stream(asm, layout, total, body)
+    return asm.text()
+
+
+# ---- row-wise normalisations -------------------------------------------------------------
+# Each body normalises the row in x0 (first 32) and x1 (last 32) in place; constants in x8..x11.
+def _softmax_row(asm: Asm) -> None:
+    asm("VMAX x2, x0, x1")
+    asm("VRMAX x2, x2", "row max in every lane")
+    asm("VSUB x3, x0, x2")
+    asm("VSUB x4, x1, x2")
+    asm("VMUL x3, x3, x8", "(x - max) * log2(e)")
+    asm("VMUL x4, x4, x8")
+    asm("VEXP2 x0, x3")
+    asm("VEXP2 x1, x4")
+    asm("VMPY c0, x0, x9", "fp32 copies of the exps")
+    asm("VMAC c0, x1, x9")
+    asm("VRADD x5, c0", "row sum")
+    asm("VINV x5, x5")
+    asm("VMUL x0, x0, x5")
+    asm("VMUL x1, x1, x5")
+
+
+def _rmsnorm_row(asm: Asm) -> None:
+    asm("VMPY c0, x0, x0", "x^2 in fp32")
+    asm("VMAC c0, x1, x1")
+    asm("VRADD x5, c0", "sum x^2")
+    asm("VMUL x5, x5, x10", "mean")
+    asm("VADD x5, x5, x11", "+ eps")
+    asm("VRSQRT x5, x5", "1 / rms")
+    asm("VMUL x0, x0, x5")
+    asm("VMUL x1, x1, x5")
+
+
+def _layernorm_row(asm: Asm) -> None:
+    asm("VMPY c0, x0, x9", "x in fp32")
+    asm("VMAC c0, x1, x9")
+    asm("VRADD x5, c0", "sum x")
+    asm("VMUL x5, x5, x10", "mean")
+    asm("VSUB x0, x0, x5")
+    asm("VSUB x1, x1, x5")
+    asm("VMPY c1, x0, x0", "(x - mean)^2 in fp32")
+    asm("VMAC c1, x1, x1")
+    asm("VRADD x6, c1")
+    asm("VMUL x6, x6, x10", "variance")
+    asm("VADD x6, x6, x11", "+ eps")
+    asm("VRSQRT x6, x6")
+    asm("VMUL x0, x0, x6")
+    asm("VMUL x1, x1, x6")
+
+
+def _rowwise(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout, row: Callable[[Asm], None]) -> str:
+    asm = Asm(f"{task.title} {cfg.label}")
+    rows, hidden = task.shape(cfg)  # type: ignore[attr-defined]
+    if hidden != 2 * LANES:
+        raise ValueError(f"the VLIW {task.name} template needs hidden == {2 * LANES}, got {hidden}")
+    asm(f"VBCST x8, {LOG2E!r}")
+    asm("VBCST x9, 1.0")
+    for reg, name in (("x10", "inv_hidden"), ("x11", "eps")):
+        if name in task.constants(cfg):
+            asm(f"VBCST x{reg[1:]}, {task.constants(cfg)[name]!r}", name)
+    total = 2 * rows * hidden
+    chunk = min(total, CHUNK_BYTES)
+
+    def body(a: Asm) -> None:
+        with a.loop(chunk // (2 * hidden), "rows of the chunk"):
+            a("VLD x0, p1, 64")
+            a("VLD x1, p1, 64")
+            row(a)
+            a("VST x0, p2, 64")
+            a("VST x1, p2, 64")
+
+    _stream(asm, layout, total, body)
+    return asm.text()
+
+
+# ---- GEMV ----------------------------------------------------------------------------------
+def _gemv(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
+    """y = A @ x: x stays in DM; blocks of rows of A come in by DMA; one dot product per row."""
+    asm = Asm(f"{task.title} {cfg.label}")
+    M, N = cfg["M"], cfg["N"]
+    XBUF, YBUF, ABUF = 0, 2 * N, 2 * N + 2 * M
+    rows = max(1, min(M, hw.dma_max_bytes // (2 * N)))
+    if ABUF + rows * 2 * N > hw.dm_bytes or M % rows:
+        raise ValueError(f"GEMV M={M}, N={N} does not fit the VLIW template")
+    asm(f"MOVI r1, {ext_bytes(layout, 'A')}", "next block of rows of A")
+    asm(f"MOVI r2, {ext_bytes(layout, 'x')}")
+    asm(f"PMOVI p0, {XBUF}")
+    asm(f"DMAI p0, r2, r0, 1, {2 * N}", "x -> DM")
+    asm("MOVI r4, 0", "row index")
+    with asm.loop(M // rows, f"blocks of {rows} rows"):
+        asm(f"PMOVI p0, {ABUF}")
+        asm(f"DMAI p0, r1, r0, 1, {rows * 2 * N}", "rows of A -> DM")
+        with asm.loop(rows, "rows"):
+            asm("CZERO c0")
+            asm(f"PMOVI p1, {XBUF}")
+            with asm.loop(N // LANES, "32 columns at a time"):
+                asm("VLD x0, p0, 64")
+                asm("VLD x1, p1, 64")
+                asm("VMAC c0, x0, x1")
+            asm("VRADD x2, c0", "dot product, in every lane")
+            asm("ANDI r5, r4, 31", "lane of this row")
+            asm("VINS x3, x2, r5")
+            asm("SHRI r6, r4, 5")
+            asm("SHLI r6, r6, 6")
+            asm(f"ADDI r6, r6, {YBUF}")
+            asm("PMOV p3, r6", "vector of y holding this row")
+            asm("VST x3, p3, 0")
+            asm("ADDI r4, r4, 1")
+        add_const(asm, "r1", "r1", rows * 2 * N)
+    asm(f"MOVI r3, {ext_bytes(layout, 'y')}")
+    asm(f"PMOVI p3, {YBUF}")
+    asm(f"DMAO p3, r3, r0, 1, {2 * M}", "y -> EXT")
+    return asm.text()
+
+
+# ---- matrix products ------------------------------------------------------------------------------
+def matmul_dims(task: Task, cfg: TaskConfig) -> tuple[int, int, int, int]:
+    """(batch, M, K, N) of the GEMM-like tasks."""
+    if task.name == "linear":
+        return 1, cfg["n"], cfg["hin"], cfg["hout"]
+    return cfg.params.get("b", 1), cfg["M"], cfg["K"], cfg["N"]
+
+
+def _matmul(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
+    asm = Asm(f"{task.title} {cfg.label}")
+    B, M, K, N = matmul_dims(task, cfg)
+    bias = ext_bytes(layout, "b") if task.name == "linear" else None
+    matmul_stage(asm, hw, (B, M, K, N), ext_bytes(layout, "X"), ext_bytes(layout, "W"), ext_bytes(layout, "Y"), bias)
+    return asm.text()
+
+
+def matmul_stage(asm: Asm, hw: VLIWConfig, dims: tuple[int, int, int, int], x: int, w: int, y: int,
+                 bias: int | None = None) -> None:
+    """Y = X @ W (+ b) (EXT byte addresses) by 32-column strips of W: per output row, K broadcast MACs.
+
+    The strip (K rows x 32 columns) is DMAed once per strip when it fits in one DMA, else in
+    chunks of rows once per output row; each row of X is DMAed right before it is used.
+    """
+    B, M, K, N = dims
+    kc = min(K, hw.dma_max_bytes // VECTOR_BYTES)  # rows of W per DMA
+    nkc = K // kc
+    WBUF, XBUF = 0, kc * VECTOR_BYTES
+    YBUF = XBUF + 2 * K
+    BBUF = YBUF + VECTOR_BYTES
+    if hw.dm_bytes < BBUF + VECTOR_BYTES or K % kc or N % LANES:
+        raise ValueError(f"matmul M={M}, K={K}, N={N} does not fit the VLIW template")
+    asm(f"MOVI r1, {x}", "X of this batch")
+    asm(f"MOVI r2, {w}", "W of this batch")
+    asm(f"MOVI r3, {y}", "Y of this batch")
+    if bias is not None:
+        asm(f"MOVI r4, {bias}")
+    asm(f"MOVI r10, {2 * N}", "row stride of W and Y, bytes")
+    with asm.loop(B, "batches"):
+        asm("ADD r5, r2, r0", "W strip")
+        asm("MOVI r6, 0", "byte offset of the strip in a row of Y")
+        with asm.loop(N // LANES, "32-column strips"):
+            if nkc == 1:
+                asm(f"PMOVI p0, {WBUF}")
+                asm(f"DMAI p0, r5, r10, {K}, {VECTOR_BYTES}", "W strip -> DM")
+            if bias is not None:
+                asm("ADD r8, r4, r6")
+                asm(f"PMOVI p4, {BBUF}")
+                asm(f"DMAI p4, r8, r0, 1, {VECTOR_BYTES}", "bias chunk")
+                asm(f"PMOVI p4, {BBUF}")
+                asm("VLD x9, p4, 0")
+            asm("ADD r7, r1, r0", "row of X")
+            asm("ADD r9, r3, r6", "row of Y")
+            with asm.loop(M, "rows"):
+                asm(f"PMOVI p1, {XBUF}")
+                asm(f"DMAI p1, r7, r0, 1, {2 * K}", "row of X -> DM")
+                asm("CZERO c0")
+                if nkc == 1:
+                    asm(f"PMOVI p0, {WBUF}")
+                    _k_loop(asm, kc)
+                else:  # unrolled: a loop here would nest five deep
+                    asm("ADD r11, r5, r0")
+                    for c in range(nkc):
+                        asm(f"PMOVI p0, {WBUF}")
+                        asm(f"DMAI p0, r11, r10, {kc}, {VECTOR_BYTES}", f"rows {c * kc}.. of the W strip -> DM")
+                        _k_loop(asm, kc)
+                        if c + 1 < nkc:
+                            add_const(asm, "r11", "r11", kc * 2 * N)
+                asm("VCONV x2, c0", "round to bf16")
+                if bias is not None:
+                    asm("VADD x2, x2, x9", "+ bias")
+                asm(f"PMOVI p2, {YBUF}")
+                asm("VST x2, p2, 0")
+                asm(f"PMOVI p2, {YBUF}")
+                asm(f"DMAO p2, r9, r0, 1, {VECTOR_BYTES}", "32 outputs -> Y")
+                asm(f"ADDI r7, r7, {2 * K}")
+                asm("ADD r9, r9, r10")
+            asm(f"ADDI r5, r5, {VECTOR_BYTES}")
+            asm(f"ADDI r6, r6, {VECTOR_BYTES}")
+        add_const(asm, "r1", "r1", 2 * M * K)
+        add_const(asm, "r2", "r2", 2 * K * N)
+        add_const(asm, "r3", "r3", 2 * M * N)
+
+
+def _k_loop(asm: Asm, count: int) -> None:
+    with asm.loop(count, "k"):
+        asm("VLDB x0, p1, 2", "X[i, k] in every lane")
+        asm("VLD x1, p0, 64", "W[k, strip]")
+        asm("VMAC c0, x1, x0")
+
+
+TEMPLATES: dict[str, Callable[[Task, TaskConfig, VLIWConfig, MemoryLayout], str]] = {
+    "relu": lambda t, c, h, lay: _elementwise(t, c, h, lay, _relu),
+    "silu": lambda t, c, h, lay: _elementwise(t, c, h, lay, _silu),
+    "gelu": lambda t, c, h, lay: _elementwise(t, c, h, lay, _gelu),
+    "softmax": lambda t, c, h, lay: _rowwise(t, c, h, lay, _softmax_row),
+    "rmsnorm": lambda t, c, h, lay: _rowwise(t, c, h, lay, _rmsnorm_row),
+    "layernorm": lambda t, c, h, lay: _rowwise(t, c, h, lay, _layernorm_row),
+    "gemv": _gemv,
+    "matmul": _matmul,
+    "linear": _matmul,
+    "batch_matmul": _matmul,
+}

@@ -1,0 +1,67 @@
+"""The VLIW tile's hardware configuration (AIE-ML-like defaults). A changed config is a new machine."""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+LANES = 32  # bf16 lanes of a 512-bit vector register (and fp32 lanes of a 1024-bit accumulator)
+VECTOR_BYTES = 2 * LANES  # one vector load or store moves 64 bytes
+LINE_BYTES = VECTOR_BYTES  # data memory is tracked (DMA readiness) in lines of one vector
+
+
+class VLIWConfig(BaseModel):
+    """Memory sizes, latencies and DMA timing of the VLIW tile. Frozen; override via ``gym.make(hw=...)``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dm_bytes: int = Field(65536, description="tile data memory (DM) in bytes")
+    dm_banks: int = Field(8, description="single-ported DM banks; bank = address // (dm_bytes / dm_banks)")
+    imem_bundles: int = Field(1024, description="program memory, in bundles")
+    load_latency: int = Field(6, description="cycles from a vector load to its register being usable")
+    alu_latency: int = Field(2, description="vector add/sub/max/min")
+    mul_latency: int = Field(4, description="vector multiply and the multiply-accumulate family")
+    reduce_latency: int = Field(4, description="lane reductions")
+    nonlinear_latency: int = Field(8, description="VEXP2 / VINV / VRSQRT")
+    move_latency: int = Field(2, description="accumulator <-> vector conversions (VCONV / VUPS)")
+    branch_penalty: int = Field(3, description="extra cycles of a taken branch (loop back-edges are free)")
+    loop_depth: int = Field(4, description="nesting depth of zero-overhead loops")
+    dma_latency: int = Field(48, description="cycles from DMA start to its first bytes")
+    dma_bytes_per_cycle: int = Field(32, description="bandwidth of each DMA engine (one in, one out)")
+    dma_max_bytes: int = Field(16384, description="most bytes one DMA instruction moves")
+
+    @model_validator(mode="after")
+    def _check(self) -> VLIWConfig:
+        for name, value in self.model_dump().items():
+            if value <= 0:
+                raise ValueError(f"{name} must be positive, got {value}")
+        if self.dm_bytes % (self.dm_banks * LINE_BYTES) or self.dm_bytes > (1 << 20):
+            raise ValueError(f"dm_bytes must be a multiple of dm_banks * {LINE_BYTES} and at most 1 MiB")
+        if self.dma_max_bytes % 2 or self.dma_max_bytes > self.dm_bytes:
+            raise ValueError("dma_max_bytes must be even and at most dm_bytes")
+        if self.imem_bundles > 4096:
+            raise ValueError("imem_bundles must be at most 4096")
+        return self
+
+    # derived quantities -------------------------------------------------------------
+    @property
+    def dm_elements(self) -> int:
+        return self.dm_bytes // 2
+
+    @property
+    def dm_lines(self) -> int:
+        return self.dm_bytes // LINE_BYTES
+
+    @property
+    def bank_bytes(self) -> int:
+        return self.dm_bytes // self.dm_banks
+
+    @property
+    def peak_macs_per_cycle(self) -> int:
+        """The vector slot's multiply-accumulates per cycle (one 32-lane VMAC per bundle)."""
+        return LANES
+
+    def dma_cycles(self, nbytes: int) -> int:
+        """Occupancy of one DMA moving ``nbytes`` bytes."""
+        return math.ceil(nbytes / self.dma_bytes_per_cycle)

@@ -1,0 +1,421 @@
+"""The VLIW tile in JAX: machine state, the one-bundle step and the batched runner.
+
+One jitted interpreter runs any program, one bundle per ``lax.while_loop`` step. Each of the
+seven slots (LD, LD, ST, VEC, SCL, MOV, CTL) has a fixed handler that computes its class's
+operations on 32-lane vectors and selects the encoded one, so there is no per-slot switch.
+All handlers read the state *before* the bundle; their writes are committed together at its
+end (a bundle that faults commits nothing). Control state — PC, scalar and pointer
+registers, loop stack, timing — never depends on tensor data, so under ``vmap`` over input
+sets it stays unbatched; only vector registers, accumulators and memories are batched.
+
+Timing, computed in the same step: a bundle issues at ``max(previous issue + 1, every
+source register's ready time, the DMA readiness of the memory lines it touches)`` plus one
+cycle per pair of memory operations hitting the same bank; a taken branch adds
+``branch_penalty``. Each destination becomes ready ``latency`` cycles after issue. DMAs run
+on two engines (in, out) with busy-until times and per-line ready / last-read times, so
+double buffering pays.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from kcgym.isa.spec import Reg
+from kcgym.sims.jax_cache import enable_persistent_cache
+from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
+from kcgym.sims.vliw.isa import CLASSES, make_isa
+
+FAULT_NAMES = ("NONE", "OOB_DM", "MISALIGNED", "OOB_EXT", "BAD_LANE", "LOOP_DEPTH", "STEP_BUDGET")
+F_OOB_DM, F_MISALIGNED, F_OOB_EXT, F_BAD_LANE, F_LOOP_DEPTH, F_STEP_BUDGET = range(1, 7)
+
+# indices into State.ctl
+PC, STEPS, HALTED, FAULT, FAULT_PC, FAULT_DETAIL, T_ISSUE, T_END, DEPTH, FAULT_SLOT = range(10)
+N_CTL = 10
+# loop stack columns
+L_START, L_END, L_COUNT = range(3)
+SLOT_NAMES = ("LD", "LD", "ST", "VEC", "SCL", "MOV", "CTL")
+BUSY_KEYS = ("LOAD_A", "LOAD_B", "STORE", "VECTOR", "SCALAR", "MOVE", "CONTROL", "DMA_IN", "DMA_OUT")
+S_LD0, S_LD1, S_ST, S_VEC, S_SCL, S_MOV, S_CTL = range(7)
+FILE_BASE = {"r": 0, "p": 16, "x": 24, "c": 36}
+N_READY = 44
+CLS = {c: i for i, c in enumerate(CLASSES)}
+
+
+class State(NamedTuple):
+    ctl: jax.Array  # int32[N_CTL]
+    r: jax.Array  # int32[16]
+    p: jax.Array  # int32[8]
+    ready: jax.Array  # int32[44]: ready time of r0-15, p0-7, x0-11, c0-7
+    loops: jax.Array  # int32[loop_depth, 3]
+    line_ready: jax.Array  # int32[dm_lines]: when a DMAI into the line completes
+    line_read: jax.Array  # int32[dm_lines]: when a DMAO has finished reading the line
+    dma_free: jax.Array  # int32[2]: in, out engine free times
+    busy: jax.Array  # int32[len(BUSY_KEYS)]
+    counts: jax.Array  # int32[classes]
+    x: jax.Array  # f32[12, 32]      (batched)
+    c: jax.Array  # f32[8, 32]       (batched)
+    nan_pc: jax.Array  # int32        (batched)
+    dm: jax.Array  # f32[dm_elements] (batched)
+    ext: jax.Array  # f32[H]          (batched)
+
+
+def bf16(v: jax.Array) -> jax.Array:
+    return v.astype(jnp.bfloat16).astype(jnp.float32)
+
+
+def _put(arr: jax.Array, idx: jax.Array, value: jax.Array, on: jax.Array) -> jax.Array:
+    """``arr[idx] = value`` where ``on``; ``idx`` is clipped so a disabled write never faults."""
+    idx = jnp.clip(idx, 0, arr.shape[0] - 1)
+    return arr.at[idx].set(jnp.where(on, value, arr[idx]))
+
+
+class Machine:
+    """The interpreter for one hardware config."""
+
+    def __init__(self, hw: VLIWConfig):
+        self.hw = hw
+        self.isa = isa = make_isa(hw)
+        self.F = isa.n_fields
+        self.S = len(isa.slot_units)
+        self.lat = np.array(isa.table("latency", hw), np.int32)
+        n_ops = len(isa.instructions)
+        J = self.F - 3
+        self.read_base = np.full((n_ops, J), -1, np.int32)
+        self.write_base = np.full((n_ops, J), -1, np.int32)
+        self.write_latency = np.zeros((n_ops, J), np.int32)  # a post-incremented pointer is ready next cycle
+        for o, spec in enumerate(isa.instructions):
+            for j, od in enumerate(spec.operands):
+                if isinstance(od.kind, Reg):
+                    base = FILE_BASE[od.kind.file]
+                    if not od.name.endswith("d"):
+                        self.read_base[o, j] = base
+                    if od.kind.write:
+                        self.write_base[o, j] = base
+                        self.write_latency[o, j] = 1 if od.kind.file == "p" else self.lat[o]
+        self.sub = isa.sub_ids
+        nop = isa.opcodes["NOP"]
+        halt = isa.opcodes["HALT"]
+        row = np.zeros((self.S, self.F), np.int32)
+        row[:, :3] = [nop, CLS["NOP"], self.sub["NOP"]]
+        row[S_CTL, :3] = [halt, CLS["CTL"], self.sub["HALT"]]
+        self.halt_row = row.reshape(-1)
+        self.dma_elems = hw.dma_max_bytes // 2
+
+    # ---- state -----------------------------------------------------------------------
+    def init_state(self, ext: jax.Array) -> State:
+        hw = self.hw
+        i32 = jnp.int32
+        return State(
+            ctl=jnp.zeros(N_CTL, i32),
+            r=jnp.zeros(16, i32),
+            p=jnp.zeros(8, i32),
+            ready=jnp.zeros(N_READY, i32),
+            loops=jnp.zeros((hw.loop_depth, 3), i32),
+            line_ready=jnp.zeros(hw.dm_lines, i32),
+            line_read=jnp.zeros(hw.dm_lines, i32),
+            dma_free=jnp.zeros(2, i32),
+            busy=jnp.zeros(len(BUSY_KEYS), i32),
+            counts=jnp.zeros(len(CLASSES), i32),
+            x=jnp.zeros((12, LANES), jnp.float32),
+            c=jnp.zeros((8, LANES), jnp.float32),
+            nan_pc=jnp.int32(-1),
+            dm=jnp.zeros(hw.dm_elements, jnp.float32),
+            ext=ext,
+        )
+
+    # ---- slot semantics: (pre-bundle state, slot fields) -> results, never state --------------
+    def _load(self, st: State, ins: jax.Array):
+        hw = self.hw
+        active = ins[1] == CLS["LD"]
+        bcast = ins[2] == self.sub["VLDB"]
+        addr = st.p[ins[4] & 7]
+        size = jnp.where(bcast, 2, VECTOR_BYTES)
+        inb = (addr >= 0) & (addr + size <= hw.dm_bytes)
+        aligned = addr % size == 0
+        e = jnp.clip(addr // 2, 0, hw.dm_elements - LANES)
+        vec = lax.dynamic_slice(st.dm, (e,), (LANES,))
+        one = st.dm[jnp.clip(addr // 2, 0, hw.dm_elements - 1)]
+        val = jnp.where(bcast, jnp.broadcast_to(one, (LANES,)), vec)
+        checks = [(~active | inb, F_OOB_DM, addr), (~active | aligned, F_MISALIGNED, addr)]
+        return active, addr, val, checks
+
+    def _store(self, st: State, ins: jax.Array):
+        hw = self.hw
+        active = ins[1] == CLS["ST"]
+        addr = st.p[ins[4] & 7]
+        inb = (addr >= 0) & (addr + VECTOR_BYTES <= hw.dm_bytes)
+        aligned = addr % VECTOR_BYTES == 0
+        checks = [(~active | inb, F_OOB_DM, addr), (~active | aligned, F_MISALIGNED, addr)]
+        return active, addr, st.x[jnp.clip(ins[3], 0, 11)], checks
+
+    def _vector(self, st: State, ins: jax.Array):
+        active = ins[1] == CLS["VEC"]
+        sub, f0, f1, f2, f3 = ins[2], ins[3], ins[4], ins[5], ins[6]
+        a, b = st.x[jnp.clip(f1, 0, 11)], st.x[jnp.clip(f2, 0, 11)]
+        ca, cd = st.c[f1 & 7], st.c[f0 & 7]
+        lane = st.r[f3 & 15]
+        bl = b[jnp.clip(lane, 0, LANES - 1)]
+        full = lambda v: jnp.broadcast_to(v, (LANES,))  # noqa: E731
+        results = {
+            "VADD": bf16(a + b), "VSUB": bf16(a - b), "VMUL": bf16(a * b), "VMAX": jnp.maximum(a, b),
+            "VMIN": jnp.minimum(a, b), "VRMAX": full(jnp.max(a)), "VRADD": full(bf16(jnp.sum(ca))),
+            "VEXP2": bf16(jnp.exp2(a)), "VINV": bf16(1.0 / a), "VRSQRT": bf16(lax.rsqrt(a)),
+            "VEXP2C": bf16(jnp.exp2(ca)), "VINVC": bf16(1.0 / ca),
+            "VMPY": a * b, "VMAC": cd + a * b, "VMPYL": a * bl, "VMACL": cd + a * bl,
+        }
+        order = sorted(results, key=lambda m: self.sub[m])
+        val = jnp.stack([results[m] for m in order])[jnp.clip(sub, 0, len(order) - 1)]
+        to_c = sub >= self.sub["VMPY"]
+        uses_lane = (sub == self.sub["VMPYL"]) | (sub == self.sub["VMACL"])
+        checks = [(~active | ~uses_lane | ((lane >= 0) & (lane < LANES)), F_BAD_LANE, lane)]
+        return active & ~to_c, active & to_c, f0, val, checks
+
+    def _scalar(self, st: State, ins: jax.Array):
+        active = ins[1] == CLS["SCL"]
+        sub, f0, f1, f2 = ins[2], ins[3], ins[4], ins[5]
+        ra, rb, pa = st.r[f1 & 15], st.r[f2 & 15], st.p[f1 & 7]
+        results = {
+            "MOVI": f1, "ADD": ra + rb, "ADDI": ra + f2, "SUB": ra - rb, "MUL": ra * rb,
+            "SHLI": jnp.left_shift(ra, f2 & 31), "SHRI": jnp.right_shift(ra, f2 & 31), "ANDI": ra & f2,
+            "PMOVI": f1, "PMOV": ra, "PADD": pa + rb, "PADDI": pa + f2, "MOVP": pa,
+        }
+        order = sorted(results, key=lambda m: self.sub[m])
+        val = jnp.stack([jnp.asarray(results[m], jnp.int32) for m in order])[jnp.clip(sub, 0, len(order) - 1)]
+        to_p = (sub >= self.sub["PMOVI"]) & (sub <= self.sub["PADDI"])
+        return active & ~to_p, active & to_p, f0, val
+
+    def _move(self, st: State, ins: jax.Array):
+        active = ins[1] == CLS["MOV"]
+        sub, f0, f1, f2 = ins[2], ins[3], ins[4], ins[5]
+        xa, xt, ca = st.x[jnp.clip(f1, 0, 11)], st.x[jnp.clip(f0, 0, 11)], st.c[f1 & 7]
+        lane = st.r[f2 & 15]
+        lanes = jnp.arange(LANES)
+        full = lambda v: jnp.broadcast_to(v, (LANES,))  # noqa: E731
+        results = {
+            "VCONV": bf16(ca), "VUPS": xa, "VMOV": xa, "VBCST": full(bf16(lax.bitcast_convert_type(f1, jnp.float32))),
+            "VBCSTL": full(xa[jnp.clip(lane, 0, LANES - 1)]), "VINS": jnp.where(lanes == lane, xa, xt),
+            "CZERO": jnp.zeros(LANES, jnp.float32),
+        }
+        order = sorted(results, key=lambda m: self.sub[m])
+        val = jnp.stack([results[m] for m in order])[jnp.clip(sub, 0, len(order) - 1)]
+        to_c = (sub == self.sub["VUPS"]) | (sub == self.sub["CZERO"])
+        uses_lane = (sub == self.sub["VBCSTL"]) | (sub == self.sub["VINS"])
+        checks = [(~active | ~uses_lane | ((lane >= 0) & (lane < LANES)), F_BAD_LANE, lane)]
+        return active & ~to_c, active & to_c, f0, val, checks
+
+    def _dma_geometry(self, st: State, ins: jax.Array, ext_limit: jax.Array):
+        hw = self.hw
+        active = ins[1] == CLS["DMA"]
+        pm, re, rs = st.p[ins[3] & 7], st.r[ins[4] & 15], st.r[ins[5] & 15]
+        rows, rowbytes = ins[6], ins[7]
+        total = rows * rowbytes
+        last = re + (rows - 1) * rs
+        lo, hi = jnp.minimum(re, last), jnp.maximum(re, last) + rowbytes
+        checks = [
+            (~active | ((pm >= 0) & (pm + total <= hw.dm_bytes)), F_OOB_DM, pm),
+            (~active | (pm % LINE_BYTES == 0), F_MISALIGNED, pm),
+            (~active | ((re % 2 == 0) & (rs % 2 == 0)), F_MISALIGNED, jnp.where(re % 2 == 0, rs, re)),
+            (~active | ((lo >= 0) & (hi <= 2 * ext_limit)), F_OOB_EXT, jnp.where(lo < 0, lo, hi)),
+        ]
+        return active, pm, re, rs, rows, rowbytes, total, checks
+
+    def _dma(self, st: State, ins: jax.Array, t: jax.Array, geometry, on: jax.Array) -> State:
+        """Data movement and engine timing of one DMA (only DMA bundles run this, see ``run_one``)."""
+        hw = self.hw
+        _, pm, re, rs, rows, rowbytes, total, _ = geometry
+        is_out = ins[2] == self.sub["DMAO"]
+        e = jnp.arange(self.dma_elems, dtype=jnp.int32)
+        per_row = jnp.maximum(rowbytes // 2, 1)
+        live = e < total // 2
+        ext_idx = re // 2 + (e // per_row) * (rs // 2) + e % per_row
+        dm_idx = pm // 2 + e
+        H, D = st.ext.shape[0], st.dm.shape[0]
+        dm = st.dm.at[jnp.where(live & on & ~is_out, dm_idx, D)].set(st.ext[jnp.clip(ext_idx, 0, H - 1)],
+                                                                     mode="drop")
+        ext = st.ext.at[jnp.where(live & on & is_out, ext_idx, H)].set(dm[jnp.clip(dm_idx, 0, D - 1)], mode="drop")
+        line = jnp.arange(hw.dm_lines, dtype=jnp.int32)
+        touched = on & (line >= pm // LINE_BYTES) & (line < (pm + total + LINE_BYTES - 1) // LINE_BYTES)
+        pending_write = jnp.max(jnp.where(touched, st.line_ready, 0))
+        pending_read = jnp.max(jnp.where(touched, st.line_read, 0))
+        engine = is_out.astype(jnp.int32)
+        dep = jnp.where(is_out, pending_write, jnp.maximum(pending_write, pending_read))
+        start = jnp.maximum(jnp.maximum(t, st.dma_free[engine]), dep)
+        occ = (total + hw.dma_bytes_per_cycle - 1) // hw.dma_bytes_per_cycle
+        done = start + hw.dma_latency + occ
+        line_ready = jnp.where(touched & ~is_out, done, st.line_ready)
+        line_read = jnp.where(touched & is_out, jnp.maximum(st.line_read, done), st.line_read)
+        busy = st.busy.at[BUSY_KEYS.index("DMA_IN") + engine].add(jnp.where(on, occ, 0))
+        ctl = st.ctl.at[T_END].max(jnp.where(on, done, 0))
+        dma_free = jnp.where(on, st.dma_free.at[engine].set(start + occ), st.dma_free)
+        return st._replace(dm=dm, ext=ext, line_ready=line_ready, line_read=line_read, dma_free=dma_free, busy=busy,
+                           ctl=ctl)
+
+    # ---- one bundle ------------------------------------------------------------------------
+    def step(self, st: State, words: jax.Array, ext_limit: jax.Array, dma: bool = False,
+             live: jax.Array | bool = True) -> State:
+        """One bundle. ``dma``: this step may execute a DMA (static); ``live``: commit anything at all."""
+        hw, S, F = self.hw, self.S, self.F
+        pc = st.ctl[PC]
+        row = words[pc].reshape(S, F)
+        ops = row[:, 0]
+        ld = [self._load(st, row[s]) for s in (S_LD0, S_LD1)]
+        st_active, st_addr, st_val, st_checks = self._store(st, row[S_ST])
+        vx_on, vc_on, v_dst, v_val, v_checks = self._vector(st, row[S_VEC])
+        sr_on, sp_on, s_dst, s_val = self._scalar(st, row[S_SCL])
+        mx_on, mc_on, m_dst, m_val, m_checks = self._move(st, row[S_MOV])
+        ctl_ins = row[S_CTL]
+        geometry = self._dma_geometry(st, ctl_ins, ext_limit)
+        dma_on = geometry[0]
+
+        # ---- control: branches and loops -------------------------------------------------
+        is_ctl = ctl_ins[1] == CLS["CTL"]
+        csub, c0, c1 = ctl_ins[2], ctl_ins[3], ctl_ins[4]
+        sub = self.sub
+        is_loop = is_ctl & ((csub == sub["LOOP"]) | (csub == sub["LOOPI"]))
+        count = jnp.where(csub == sub["LOOP"], st.r[c0 & 15], c0)
+        rv = st.r[c0 & 15]
+        taken = is_ctl & ((csub == sub["J"]) | ((csub == sub["BEQZ"]) & (rv == 0)) |
+                          ((csub == sub["BNEZ"]) & (rv != 0)) | (is_loop & (count <= 0)))
+        target = jnp.where(csub == sub["J"], c0, jnp.where(is_loop, c1, c1))
+        push = is_loop & (count > 0)
+        depth = st.ctl[DEPTH]
+        checks = [(S_LD0, *c) for c in ld[0][3]] + [(S_LD1, *c) for c in ld[1][3]] + \
+            [(S_ST, *c) for c in st_checks] + [(S_VEC, *c) for c in v_checks] + [(S_MOV, *c) for c in m_checks] + \
+            [(S_CTL, *c) for c in geometry[7]] + [(S_CTL, ~push | (depth < hw.loop_depth), F_LOOP_DEPTH, depth)]
+        ok = jnp.bool_(True)
+        code, detail, fslot = jnp.int32(0), jnp.int32(0), jnp.int32(0)
+        for slot_id, cond, c, d in checks:
+            first = ok & ~cond
+            code, detail = jnp.where(first, c, code), jnp.where(first, d, detail)
+            fslot = jnp.where(first, slot_id, fslot)
+            ok = ok & cond
+        live = jnp.asarray(live, bool)  # (a Python True would turn ~live into the integer -2)
+        ok = ok | ~live  # a step that is not live records no fault (and commits nothing, below)
+
+        # ---- timing ----------------------------------------------------------------------------
+        rbase = jnp.asarray(self.read_base)[ops]  # [S, J]
+        J = rbase.shape[1]
+        ridx = jnp.clip(rbase + row[:, 3 : 3 + J], 0, N_READY - 1)
+        dep = jnp.max(jnp.where(rbase >= 0, st.ready[ridx], 0))
+        L = hw.dm_lines
+        ld_lines = [jnp.clip(x[1] // LINE_BYTES, 0, L - 1) for x in ld]
+        st_line = jnp.clip(st_addr // LINE_BYTES, 0, L - 1)
+        dep = jnp.maximum(dep, jnp.where(ld[0][0], st.line_ready[ld_lines[0]], 0))
+        dep = jnp.maximum(dep, jnp.where(ld[1][0], st.line_ready[ld_lines[1]], 0))
+        dep = jnp.maximum(dep, jnp.where(st_active, jnp.maximum(st.line_ready[st_line], st.line_read[st_line]), 0))
+        banks = [x[1] // hw.bank_bytes for x in ld] + [st_addr // hw.bank_bytes]
+        mem_on = [ld[0][0], ld[1][0], st_active]
+        conflicts = jnp.int32(0)
+        for i in range(3):
+            for k in range(i + 1, 3):
+                conflicts += (mem_on[i] & mem_on[k] & (banks[i] == banks[k])).astype(jnp.int32)
+        t = jnp.maximum(st.ctl[T_ISSUE], dep) + conflicts
+        commit = ok & live
+        wbase = jnp.asarray(self.write_base)[ops]
+        widx = jnp.where((wbase >= 0) & commit, wbase + row[:, 3 : 3 + J], N_READY)
+        wready = t + jnp.asarray(self.write_latency)[ops]
+        ready = st.ready.at[widx.reshape(-1)].set(wready.reshape(-1), mode="drop")
+        ready = ready.at[0].set(0)
+
+        # ---- commit ------------------------------------------------------------------------------
+        x, c, r, p, dm = st.x, st.c, st.r, st.p, st.dm
+        for s in range(2):
+            active, addr, val, _ = ld[s]
+            ins = row[s]
+            x = _put(x, ins[3], val, active & commit)
+            p = _put(p, ins[4] & 7, addr + ins[5], active & commit)
+        e = jnp.clip(st_addr // 2, 0, hw.dm_elements - LANES)
+        cur = lax.dynamic_slice(dm, (e,), (LANES,))
+        dm = lax.dynamic_update_slice(dm, jnp.where(st_active & commit, st_val, cur), (e,))
+        p = _put(p, row[S_ST, 4] & 7, st_addr + row[S_ST, 5], st_active & commit)
+        x = _put(x, v_dst, v_val, vx_on & commit)
+        c = _put(c, v_dst & 7, v_val, vc_on & commit)
+        x = _put(x, m_dst, m_val, mx_on & commit)
+        c = _put(c, m_dst & 7, m_val, mc_on & commit)
+        r = _put(r, s_dst & 15, s_val, sr_on & commit).at[0].set(0)
+        p = _put(p, s_dst & 7, s_val, sp_on & commit)
+        bad = ((vx_on | vc_on) & ~jnp.all(jnp.isfinite(v_val))) | ((mx_on | mc_on) & ~jnp.all(jnp.isfinite(m_val)))
+        nan_pc = jnp.where(commit & bad & (st.nan_pc < 0), pc, st.nan_pc)
+
+        # loop stack and next pc
+        loops = st.loops
+        slot = jnp.clip(depth, 0, hw.loop_depth - 1)
+        do_push = push & commit
+        loops = jnp.where(do_push, loops.at[slot].set(jnp.stack([pc + 1, c1, count])), loops)
+        depth = depth + do_push.astype(jnp.int32)
+        top = jnp.clip(depth - 1, 0, hw.loop_depth - 1)
+        falls = pc + 1
+        at_end = ~taken & (depth > 0) & (falls == loops[top, L_END])
+        again = at_end & (loops[top, L_COUNT] > 1)
+        loops = jnp.where(again, loops.at[top, L_COUNT].add(-1), loops)
+        depth = jnp.where(at_end & ~again, depth - 1, depth)
+        next_pc = jnp.where(taken, target, jnp.where(again, loops[top, L_START], falls))
+        halt = is_ctl & (csub == sub["HALT"])
+
+        ctl = st.ctl
+        ctl = ctl.at[PC].set(jnp.where(commit, next_pc, pc))
+        ctl = ctl.at[DEPTH].set(jnp.where(commit, depth, st.ctl[DEPTH]))
+        ctl = ctl.at[HALTED].set(jnp.where((halt & commit) | ~ok, 1, ctl[HALTED]))
+        ctl = ctl.at[FAULT].set(jnp.where(ok, ctl[FAULT], code))
+        ctl = ctl.at[FAULT_PC].set(jnp.where(ok, ctl[FAULT_PC], pc))
+        ctl = ctl.at[FAULT_DETAIL].set(jnp.where(ok, ctl[FAULT_DETAIL], detail))
+        ctl = ctl.at[FAULT_SLOT].set(jnp.where(ok, ctl[FAULT_SLOT], fslot))
+        ctl = ctl.at[T_ISSUE].set(jnp.where(commit, t + 1 + jnp.where(taken, hw.branch_penalty, 0), ctl[T_ISSUE]))
+        end = jnp.max(jnp.where(wbase >= 0, wready, 0))
+        ctl = ctl.at[T_END].set(jnp.where(commit, jnp.maximum(ctl[T_END], jnp.maximum(t + 1, end)), ctl[T_END]))
+        cls = row[:, 1]
+        slot_used = (cls != CLS["NOP"]).astype(jnp.int32)
+        busy = st.busy.at[:7].add(jnp.where(commit, slot_used, 0))
+        counts = st.counts.at[cls].add(jnp.where(commit, slot_used, 0))
+        st = st._replace(ctl=ctl, r=r, p=p, ready=ready, loops=loops, busy=busy, counts=counts, x=x, c=c,
+                         nan_pc=nan_pc, dm=dm)
+        return self._dma(st, ctl_ins, t, geometry, dma_on & commit) if dma else st
+
+    def run_one(self, words: jax.Array, ext: jax.Array, ext_limit: jax.Array, max_steps: jax.Array) -> State:
+        """Run to HALT, a fault or ``max_steps`` bundles.
+
+        An inner loop runs bundles without DMA; the outer loop executes each DMA bundle. Keeping
+        the (large) DMA copies out of the inner loop, without a ``cond`` around them, keeps the
+        memories in place and the common step cheap.
+        """
+        dma_slot = S_CTL * self.F + 1
+
+        def running(st: State) -> jax.Array:
+            return (st.ctl[HALTED] == 0) & (st.ctl[STEPS] < max_steps)
+
+        def plain(st: State) -> jax.Array:
+            return running(st) & (words[st.ctl[PC], dma_slot] != CLS["DMA"])
+
+        def plain_step(st: State) -> State:
+            return self.step(st._replace(ctl=st.ctl.at[STEPS].add(1)), words, ext_limit)
+
+        def outer(st: State) -> State:
+            st = lax.while_loop(plain, plain_step, st)
+            live = running(st)
+            st = st._replace(ctl=st.ctl.at[STEPS].add(live.astype(jnp.int32)))
+            return self.step(st, words, ext_limit, dma=True, live=live)
+
+        return lax.while_loop(running, outer, self.init_state(ext))
+
+
+@functools.lru_cache(maxsize=64)
+def batched_runner(hw_json: str):
+    """The jitted ``vmap``-over-input-sets runner for one hardware config (shapes bucket the cache)."""
+    enable_persistent_cache()
+    machine = Machine(VLIWConfig.model_validate_json(hw_json))
+    fn = jax.vmap(machine.run_one, in_axes=(None, 0, None, None))
+    return machine, jax.jit(fn)
+
+
+def bucket(n: int, minimum: int) -> int:
+    """Next power of two >= max(n, minimum): programs and EXT images compile per bucket."""
+    size = minimum
+    while size < n:
+        size *= 2
+    return size
