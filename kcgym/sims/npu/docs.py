@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
-from importlib import resources
-
 from kcgym.isa.reference_docs import instruction_reference
 from kcgym.sims.base import DocSection
+from kcgym.sims.guide import guide_sections as guide_sections_of
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.isa import make_isa
 
@@ -20,31 +18,14 @@ NPU_ERROR_CODES = {
 }
 
 
-def _slug(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
-
 
 def guide_sections(hw: NPUConfig) -> list[DocSection]:
     """Split guide.md at '## ' headings; ``{MLEN}``-style fields are filled from the config."""
-    text = resources.files("kcgym.sims.npu").joinpath("guide.md").read_text(encoding="utf-8")
     fields = {k: str(v) for k, v in hw.model_dump().items()}
     fields.update(vsram_size=str(hw.vsram_size), msram_size=str(hw.msram_size), msram_rows=str(hw.msram_rows),
                   peak=str(int(hw.peak_macs_per_cycle)), mv_occupancy=str(hw.mv_occupancy),
                   vdma=str(hw.dma_cycles(hw.v_prefetch_rows * hw.VLEN)), mdma=str(hw.dma_cycles(hw.MLEN * hw.MLEN)))
-    text = re.sub(r"\{\{(\w+)\}\}", lambda m: fields.get(m.group(1), m.group(0)), text)
-    sections: list[DocSection] = []
-    title, body, fenced = None, [], False
-    for line in text.splitlines() + ["## "]:
-        if line.startswith("```"):
-            fenced = not fenced
-        if line.startswith("## ") and not fenced:  # a '## ' comment inside a code block is not a heading
-            if title:
-                text_ = f"## {title}\n" + "\n".join(body).strip() + "\n"
-                sections.append(DocSection(id=_slug(title), title=title, text=text_))
-            title, body = line[3:].strip(), []
-        else:
-            body.append(line)
-    return sections
+    return guide_sections_of("kcgym.sims.npu", fields)
 
 
 def npu_docs(hw: NPUConfig) -> list[DocSection]:

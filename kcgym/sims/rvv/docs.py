@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import re
-from importlib import resources
-
 from kcgym.sims.base import DocSection
+from kcgym.sims.guide import guide_sections as guide_sections_of
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv.assembler import PSEUDO_SYNTAX, PSEUDOS
 from kcgym.sims.rvv.config import DTCM_BASE, RVVConfig
@@ -23,29 +21,12 @@ ERROR_CODES = {
 }
 
 
-def _slug(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
-
 
 def guide_sections(hw: RVVConfig) -> list[DocSection]:
     """Split guide.md at '## ' headings; ``{{field}}`` placeholders are filled from the config."""
-    text = resources.files("kcgym.sims.rvv").joinpath("guide.md").read_text(encoding="utf-8")
     fields = {k: str(v) for k, v in hw.model_dump().items()}
     fields.update(itcm_instructions=str(hw.itcm_instructions), stack_top=f"{DTCM_BASE + hw.dtcm_bytes:#x}")
-    text = re.sub(r"\{\{(\w+)\}\}", lambda m: fields.get(m.group(1), m.group(0)), text)
-    sections: list[DocSection] = []
-    title, body, fenced = None, [], False
-    for line in text.splitlines() + ["## "]:
-        if line.startswith("```"):
-            fenced = not fenced
-        if line.startswith("## ") and not fenced:
-            if title:
-                sections.append(DocSection(id=_slug(title), title=title,
-                                           text=f"## {title}\n" + "\n".join(body).strip() + "\n"))
-            title, body = line[3:].strip(), []
-        else:
-            body.append(line)
-    return sections
+    return guide_sections_of("kcgym.sims.rvv", fields)
 
 
 def instruction_reference() -> str:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
-from importlib import resources
-
 from kcgym.isa.reference_docs import instruction_reference
 from kcgym.sims.base import DocSection
+from kcgym.sims.guide import guide_sections as guide_sections_of
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.sims.vliw.isa import make_isa
 
@@ -20,29 +18,12 @@ VLIW_ERROR_CODES = {
 }
 
 
-def _slug(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
-
 
 def guide_sections(hw: VLIWConfig) -> list[DocSection]:
     """Split guide.md at '## ' headings; ``{{field}}`` placeholders are filled from the config."""
-    text = resources.files("kcgym.sims.vliw").joinpath("guide.md").read_text(encoding="utf-8")
     fields = {k: str(v) for k, v in hw.model_dump().items()}
     fields.update(bank_bytes=str(hw.bank_bytes))
-    text = re.sub(r"\{\{(\w+)\}\}", lambda m: fields.get(m.group(1), m.group(0)), text)
-    sections: list[DocSection] = []
-    title, body, fenced = None, [], False
-    for line in text.splitlines() + ["## "]:
-        if line.startswith("```"):
-            fenced = not fenced
-        if line.startswith("## ") and not fenced:
-            if title:
-                sections.append(DocSection(id=_slug(title), title=title,
-                                           text=f"## {title}\n" + "\n".join(body).strip() + "\n"))
-            title, body = line[3:].strip(), []
-        else:
-            body.append(line)
-    return sections
+    return guide_sections_of("kcgym.sims.vliw", fields)
 
 
 def vliw_docs(hw: VLIWConfig) -> list[DocSection]:

@@ -1,0 +1,38 @@
+"""The hand-written programming guides: one splitter for every accelerator's ``guide.md``.
+
+A guide is Markdown with ``{{field}}`` placeholders (filled from the hardware config, so the
+docs an agent reads always describe the machine it runs on) and ``## `` headings that become
+the sections ``read_docs`` serves. A ``## `` line inside a code block is not a heading.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+from kcgym.sims.base import DocSection
+
+
+def slug(title: str) -> str:
+    """``"Memory map & layout"`` -> ``"memory-map-layout"``: the section id agents pass to ``read_docs``."""
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
+def guide_sections(package: str, fields: dict[str, str], filename: str = "guide.md") -> list[DocSection]:
+    """The sections of ``package``'s guide, placeholders filled from ``fields`` (unknown ones kept)."""
+    text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
+    text = re.sub(r"\{\{(\w+)\}\}", lambda m: fields.get(m.group(1), m.group(0)), text)
+    sections: list[DocSection] = []
+    title, body, fenced = None, [], False
+    for line in text.splitlines() + ["## "]:
+        if line.startswith("```"):
+            fenced = not fenced
+        if line.startswith("## ") and not fenced:
+            if title:
+                sections.append(
+                    DocSection(id=slug(title), title=title, text=f"## {title}\n" + "\n".join(body).strip() + "\n")
+                )
+            title, body = line[3:].strip(), []
+        else:
+            body.append(line)
+    return sections
