@@ -53,8 +53,8 @@ def test_default_agents_and_report_of_two_run_dirs(capsys, tmp_path):
     for heading in ("## Summary", "Table 5 layout", "Fig. 3 layout", "Table 9 layout"):
         assert heading in text
     # compiler: 100% and speedup 1.0; expert: excluded (no expert kernel on the fake machine), shown as "–"
-    assert "| compiler | 2 | 2/2 (100%) | 100% | 0% | 0% | 0% | 1.000 |" in text
-    assert "| L1 | copy | 2/2, –, 2/2, " in text and "| **all** | **total** |" in text
+    assert "| compiler | 1 | 1/1 (100%) | 100% | 0% | 0% | 0% | 1.000 |" in text  # default: C1 only
+    assert "| L1 | copy | 1/1, –, 1/1, " in text and "| **all** | **total** |" in text
     for png in ("success_vs_turns.png", "speedup_FAKE.png"):
         assert (tmp_path / "plots" / png).read_bytes()[:8] == PNG_MAGIC
 
