@@ -65,7 +65,8 @@ class _Episode:
     visible_sets: list[dict[str, np.ndarray]] | None = None
 
 
-def _resolve_accelerator(accelerator: str | Accelerator) -> Accelerator:
+def resolve_accelerator(accelerator: str | Accelerator) -> Accelerator:
+    """An accelerator object, or the registered one of that name (``ValueError`` with a hint if unknown)."""
     if isinstance(accelerator, Accelerator):
         return accelerator
     try:
@@ -74,7 +75,7 @@ def _resolve_accelerator(accelerator: str | Accelerator) -> Accelerator:
         raise ValueError(e.args[0]) from None
 
 
-def _resolve_task(task: str | Task | type[Task], accelerator: Accelerator) -> Task:
+def resolve_task(task: str | Task | type[Task], accelerator: Accelerator) -> Task:
     """A task object, or the named task of the accelerator's number-format family."""
     if isinstance(task, type) and issubclass(task, Task):
         return task()
@@ -119,8 +120,8 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         hidden_inputs: int = 3,
         render_mode: str | None = None,
     ):
-        self.accelerator = _resolve_accelerator(accelerator)
-        self.task = _resolve_task(task, self.accelerator)
+        self.accelerator = resolve_accelerator(accelerator)
+        self.task = resolve_task(task, self.accelerator)
         if not self.accelerator.supports(self.task):
             raise ValueError(
                 f"accelerator {self.accelerator.name!r} does not support task {self.task.name!r}"

@@ -32,10 +32,10 @@ class EpisodeSpec(BaseModel):
 
 def _objects(spec: gymnasium.envs.registration.EnvSpec) -> tuple[Any, Any]:
     """The (Accelerator, Task) objects behind a registered env id, without building the env."""
-    from kcgym.envs.kernel_env import _resolve_accelerator, _resolve_task
+    from kcgym.envs.kernel_env import resolve_accelerator, resolve_task
 
-    acc = _resolve_accelerator(spec.kwargs["accelerator"])
-    return acc, _resolve_task(spec.kwargs["task"], acc)
+    acc = resolve_accelerator(spec.kwargs["accelerator"])
+    return acc, resolve_task(spec.kwargs["task"], acc)
 
 
 def registered_envs() -> list[tuple[str, Any, Any]]:
