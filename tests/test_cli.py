@@ -144,3 +144,20 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["--version"])
     assert e.value.code == 0 and "kcgym 0.1.0" in capsys.readouterr().out
+
+
+def test_list_into_a_closed_pipe_exits_quietly(monkeypatch):
+    """``kcgym list | head -1``: a reader that left is not an error (no BrokenPipeError traceback)."""
+    import os
+
+    from kcgym.cli import main
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write now fails with EPIPE, as after `head` exits
+    closed = os.fdopen(write_end, "w", buffering=1)
+    monkeypatch.setattr("sys.stdout", closed)
+    try:
+        assert main(["list"]) == 0
+    finally:
+        monkeypatch.undo()
+        closed.close()
