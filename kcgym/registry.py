@@ -70,8 +70,12 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "matmul",
         "batch_matmul",
         "linear",
+        "conv2d",
+        "depthwise_conv",
+        "rope",
         "ffn",
         "swiglu",
+        "conv_block",
     ),
     "RVV": (
         "relu",
