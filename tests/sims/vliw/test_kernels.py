@@ -86,9 +86,9 @@ def test_vmap_over_inputs_equals_one_at_a_time():
 
 EXPERT_CASES = [(n, i) for n in ("relu", "silu", "gelu", "softmax", "layernorm", "rmsnorm") for i in (1, 3, 5)]
 EXPERT_CASES += [("matmul", 1), ("matmul", 2), ("linear", 1), ("linear", 2), ("batch_matmul", 1), ("gemv", 1),
-                 ("gemv", 5)]
+                 ("gemv", 5), ("depthwise_conv", 1), ("depthwise_conv", 4)]
 # a little below the measured speedups (README), so a timing-model regression shows up
-MIN_SPEEDUP = {"matmul": 5.0, "linear": 5.0, "batch_matmul": 5.0, "gemv": 4.0}
+MIN_SPEEDUP = {"matmul": 5.0, "linear": 5.0, "batch_matmul": 5.0, "gemv": 4.0, "depthwise_conv": 4.5}
 
 
 @pytest.mark.parametrize("name, index", EXPERT_CASES)
