@@ -72,7 +72,7 @@ def _build_padded_image(asm: Asm, hw: VLIWConfig, cfg: TaskConfig, x: int, xp: i
     h, cin, p = cfg["H"], cfg["cin"], cfg["k"] // 2
     hp = _padded_size(cfg)
     row_bytes, prow_bytes = 2 * h * cin, 2 * hp * cin
-    if prow_bytes > hw.dma_max_bytes or prow_bytes > hw.dm_bytes:
+    if prow_bytes > hw.dma_max_bytes:
         raise ValueError(f"a padded image row ({prow_bytes} bytes) does not fit one VLIW DMA")
     asm.comment(f"build Xp: X zero-padded by {p} pixels (one padded row of {prow_bytes} bytes at DM[0..])")
     asm(f"MOVI r1, {xp}", "row of Xp")
@@ -80,7 +80,7 @@ def _build_padded_image(asm: Asm, hw: VLIWConfig, cfg: TaskConfig, x: int, xp: i
     with asm.loop(hp, "zero every padded row"):
         asm(f"DMAO p0, r1, r0, 1, {prow_bytes}")
         add_const(asm, "r1", "r1", prow_bytes)
-    asm(f"MOVI r1, {xp + p * prow_bytes + 0}", "first interior row of Xp")
+    asm(f"MOVI r1, {xp + p * prow_bytes}", "first interior row of Xp")
     asm(f"MOVI r2, {x}", "row of X")
     asm(f"PMOVI p1, {2 * p * cin}", "interior of the padded row buffer")
     with asm.loop(h, "image rows"):
