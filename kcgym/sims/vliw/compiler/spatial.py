@@ -66,7 +66,7 @@ def _check_channels(task: Task, **channels: int) -> None:
 
 
 # ---- Conv2D and ConvBlock: implicit GEMM over padded patches ------------------------------
-def _build_padded_image(asm: Asm, hw: VLIWConfig, cfg: TaskConfig, x: int, xp: int) -> None:
+def build_padded_image(asm: Asm, hw: VLIWConfig, cfg: TaskConfig, x: int, xp: int) -> None:
     """Xp = X with zero borders: zero padded rows out of DM (which starts zeroed), then each image row
     DMAed into the interior of that row buffer and out again to its padded row."""
     h, cin, p = cfg["H"], cfg["cin"], cfg["k"] // 2
@@ -110,7 +110,7 @@ def _conv(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> 
     src = x
     if k > 1:
         src = ext_bytes(layout, "Xp")
-        _build_padded_image(asm, hw, cfg, x, src)
+        build_padded_image(asm, hw, cfg, x, src)
     taps = _taps_per_chunk(cfg, hw)
     kc = taps * cin  # rows of W per DMA
     patch_bytes = 2 * K

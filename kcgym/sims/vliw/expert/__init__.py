@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.config import VLIWConfig
+from kcgym.sims.vliw.expert.conv import expert_conv
 from kcgym.sims.vliw.expert.depthwise import expert_depthwise
 from kcgym.sims.vliw.expert.gemv import expert_gemv
 from kcgym.sims.vliw.expert.matmul import expert_matmul
@@ -19,6 +20,7 @@ EXPERTS = {
     **{name: expert_matmul for name in ("matmul", "linear", "batch_matmul")},
     "gemv": expert_gemv,
     "depthwise_conv": expert_depthwise,
+    **{name: expert_conv for name in ("conv2d", "conv_block")},
 }
 
 
