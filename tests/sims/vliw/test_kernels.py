@@ -87,7 +87,8 @@ def test_vmap_over_inputs_equals_one_at_a_time():
 EXPERT_CASES = [(n, i) for n in ("relu", "silu", "gelu", "softmax", "layernorm", "rmsnorm") for i in (1, 3, 5)]
 EXPERT_CASES += [("matmul", 1), ("matmul", 2), ("linear", 1), ("linear", 2), ("batch_matmul", 1), ("gemv", 1),
                  ("gemv", 5), ("depthwise_conv", 1), ("depthwise_conv", 4),
-                 ("conv2d", 1), ("conv_block", 1)]
+                 ("conv2d", 1), ("conv_block", 1),
+                 pytest.param("conv2d", 5, marks=pytest.mark.slow)]  # W streams per tap; its baseline takes minutes
 # a little below the measured speedups (README), so a timing-model regression shows up
 MIN_SPEEDUP = {"matmul": 5.0, "linear": 5.0, "batch_matmul": 5.0, "gemv": 4.0, "depthwise_conv": 4.5,
                "conv2d": 6.0, "conv_block": 6.0}
@@ -106,11 +107,6 @@ def test_expert_kernels_correct_and_faster(name, index):
 def test_the_gemm_expert_declines_a_strip_that_does_not_fit():
     task = TASKS["linear"]
     assert ACCELERATOR.expert(task, task.config("VLIW", 5), HW) is None  # K = 1024: the W strip needs all of DM
-
-
-def test_the_conv_expert_declines_a_strip_that_does_not_fit():
-    task = TASKS["conv2d"]
-    assert ACCELERATOR.expert(task, task.config("VLIW", 5), HW) is None  # cin = 256: a W strip is 147 KB
 
 
 def test_an_expert_keeps_the_vector_slot_half_busy():

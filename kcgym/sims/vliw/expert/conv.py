@@ -10,8 +10,9 @@ image rows an output row needs are one contiguous DMA from the same padded scrat
 the compiler kernel builds (X itself for k = 1). ConvBlock's BatchNorm and ReLU follow
 the single rounding, as in the reference.
 
-Declines (None) where the W strip does not fit DM beside the rows (cin = 256 at k = 3) or
-the row is not eight pixels.
+Where the W strip does not fit DM (cin = 256 at k = 3: 147 KB), it streams in one tap (cin
+rows) at a time, once per output row, with the kh loop unrolled; each tap's DMA is waited
+for. Declines (None) where a row is not eight pixels or a tap of W does not fit one DMA.
 """
 
 from __future__ import annotations
@@ -56,14 +57,15 @@ def expert_conv(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayou
     h, cin, cout, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
     p = k // 2
     wp = h + 2 * p
-    patch = k * k * cin
     block = task.name == "conv_block"
     rows_bytes = k * wp * cin * 2  # the k padded rows of one output row
     bank = hw.bank_bytes
-    wbuf, rows = 0, 5 * bank
     ybuf, sbuf = 6 * bank, 7 * bank
-    if (h != PIXELS or cin % LANES or cout % LANES or patch * VECTOR_BYTES > rows or rows_bytes > bank
-            or rows_bytes > hw.dma_max_bytes or sbuf + 2 * VECTOR_BYTES > hw.dm_bytes):
+    resident = k * k * cin * VECTOR_BYTES <= 5 * bank  # else W streams in one tap (cin rows) at a time
+    wbuf_bytes = (k * k if resident else 1) * cin * VECTOR_BYTES
+    wbuf, rows = 0, -(-wbuf_bytes // bank) * bank
+    if (h != PIXELS or cin % LANES or cout % LANES or rows + rows_bytes > ybuf or rows_bytes > hw.dma_max_bytes
+            or cin * VECTOR_BYTES > hw.dma_max_bytes or sbuf + 2 * VECTOR_BYTES > hw.dm_bytes):
         return None
     taps = max(t for t in range(1, k * k + 1) if (k * k) % t == 0 and t * cin * VECTOR_BYTES <= hw.dma_max_bytes)
     kc = taps * cin
@@ -81,11 +83,12 @@ def expert_conv(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayou
         asm(f"MOVI r12, {ext_bytes(layout, 'scale')}")
         asm(f"MOVI r13, {ext_bytes(layout, 'shift')}")
     with asm.loop(cout // LANES, "32-channel output strips"):
-        asm(f"PMOVI p5, {wbuf}")
-        asm("ADD r4, r2, r0")
-        with asm.loop(k * k // taps, f"W strip -> DM, {kc} rows per DMA"):
-            asm(f"DMAI p5, r4, r10, {kc}, {VECTOR_BYTES} || PADDI p5, p5, {kc * VECTOR_BYTES}")
-            add_const(asm, "r4", "r4", kc * 2 * cout)
+        if resident:
+            asm(f"PMOVI p5, {wbuf}")
+            asm("ADD r4, r2, r0")
+            with asm.loop(k * k // taps, f"W strip -> DM, {kc} rows per DMA"):
+                asm(f"DMAI p5, r4, r10, {kc}, {VECTOR_BYTES} || PADDI p5, p5, {kc * VECTOR_BYTES}")
+                add_const(asm, "r4", "r4", kc * 2 * cout)
         if block:
             for reg, ptr, buf in (("x10", "r12", sbuf), ("x11", "r13", sbuf + VECTOR_BYTES)):
                 asm(f"PMOVI p5, {buf}")
@@ -97,10 +100,21 @@ def expert_conv(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayou
             asm(f"PMOVI p5, {rows}")
             asm(f"DMAI p5, r5, r0, 1, {rows_bytes}", f"the {k} padded rows -> DM")
             emit(asm, [f"CZERO c{g}" for g in range(PIXELS)] + [f"PMOVI p4, {wbuf}", f"PMOVI p0, {rows}"], hw)
-            with asm.loop(k, "kh"):
-                with asm.loop(k * cin // LANES, "(kw, 32-channel block)"):
-                    emit(asm, _block(cin), hw)
-                asm(f"PADDI p0, p0, {(wp - k) * 2 * cin}", "next padded row")
+            if resident:
+                with asm.loop(k, "kh"):
+                    with asm.loop(k * cin // LANES, "(kw, 32-channel block)"):
+                        emit(asm, _block(cin), hw)
+                    asm(f"PADDI p0, p0, {(wp - k) * 2 * cin}", "next padded row")
+            else:
+                asm("ADD r7, r2, r0", "W rows of the tap, this strip")
+                for kh in range(k):  # unrolled: with a kh loop the block loop would nest five deep
+                    with asm.loop(k, f"kw (kh = {kh})"):
+                        asm(f"PMOVI p4, {wbuf}")
+                        asm(f"DMAI p4, r7, r10, {cin}, {VECTOR_BYTES}", "the tap's W rows -> DM")
+                        with asm.loop(cin // LANES, "32-channel blocks"):
+                            emit(asm, _block(cin), hw)
+                        add_const(asm, "r7", "r7", cin * 2 * cout)  # also keeps the two loops' ends apart
+                    asm(f"PADDI p0, p0, {(wp - k) * 2 * cin}", "next padded row")
             emit(asm, _epilogue(block, ybuf), hw)
             asm(f"PMOVI p7, {ybuf}")
             asm(f"DMAO p7, r6, r10, {PIXELS}, {VECTOR_BYTES} || ADDI r5, r5, {wp * 2 * cin}", "row -> Y")
