@@ -1,0 +1,132 @@
+"""VLIW interpreter speed: simulated bundles per second, warm, and cold compile time.
+
+Runs compiler kernels through ``Machine.run_one`` under ``jit(vmap(...))`` exactly as
+``VLIWAccelerator.execute`` does, for each interpreter variant given by ``--variants``
+(``Machine`` keyword arguments), side by side in one process: every repeat runs every
+variant in turn, so the noise of a shared machine hits all of them alike, and the table
+reports medians. Every variant's final state (registers, memories, counters, timing, faults)
+must equal the first variant's bit for bit, on the full run and on a run stopped by a
+step budget in the middle of the kernel.
+
+    PYTHONPATH=. python benchmarks/bench_vliw_interp.py [--kernels matmul:2,gemv:5] [--batches 1,3]
+        [--repeats 3] [--variants 'base={"steps_per_iteration":1};k2={"steps_per_iteration":2}']
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import jax
+import numpy as np
+
+from kcgym.sims.vliw import ACCELERATOR
+from kcgym.sims.vliw import machine as M
+from kcgym.sims.vliw.accelerator import EXT_BUCKET
+from kcgym.tasks import TASKS
+from kcgym.tasks.numerics import round_bf16
+
+DEFAULT_KERNELS = "matmul:2,softmax:5,gemv:5,batch_matmul:1"
+
+
+def ext_images(name: str, index: int, batch: int, hw) -> tuple[np.ndarray, int, np.ndarray]:
+    """The EXT images ``[batch, H]`` (as ``VLIWAccelerator.run`` builds them), their limit, and the program words."""
+    task = TASKS[name]
+    cfg = task.config("VLIW", index)
+    layout = ACCELERATOR.layout(task, cfg, hw)
+    limit = ACCELERATOR.ext_size(layout)
+    ext = np.full((batch, M.bucket(limit, EXT_BUCKET)), np.nan, np.float32)
+    for b in range(batch):
+        inputs = task.generate_inputs(cfg, np.random.default_rng([0, b, index]))
+        for r in layout.regions:
+            if r.role == "input":
+                ext[b, r.offset : r.offset + r.size] = np.asarray(inputs[r.name], np.float32).reshape(-1)
+            elif r.role == "constant":
+                ext[b, r.offset : r.offset + r.size] = round_bf16(np.float32(task.constants(cfg)[r.name]))
+    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, hw), hw)
+    machine = M.Machine(hw)
+    return ext, limit, program.padded(hw.imem_bundles + 1, machine.halt_row)
+
+
+def same_state(a: M.State, b: M.State) -> list[str]:
+    """Names of the state fields that differ bit for bit (NaN payloads included)."""
+    return [f for f, x, y in zip(M.State._fields, a, b, strict=True)
+            if np.asarray(x).shape != np.asarray(y).shape
+            or not np.array_equal(np.asarray(x).view(np.int32), np.asarray(y).view(np.int32))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernels", default=DEFAULT_KERNELS, help="task:config,...")
+    ap.add_argument("--batches", default="1,3")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--variants", default="current={}", help="name=JSON Machine kwargs;...")
+    args = ap.parse_args()
+    jax.config.update("jax_enable_compilation_cache", False)  # cold compile = a real compile
+    hw = ACCELERATOR.make_hw()
+    variants = {}
+    for item in args.variants.split(";"):
+        vname, _, kw = item.partition("=")
+        variants[vname] = json.loads(kw or "{}")
+    kernels = [(k.split(":")[0], int(k.split(":")[1])) for k in args.kernels.split(",")]
+    batches = [int(b) for b in args.batches.split(",")]
+    images = {(k, b): ext_images(*k, b, hw) for k in kernels for b in batches}
+
+    runners, compile_s = {}, {}
+    for vname, kw in variants.items():
+        machine = M.Machine(hw, **kw)
+        fn = jax.jit(jax.vmap(machine.run_one, in_axes=(None, 0, None, None)))
+        for b in batches:
+            ext, limit, words = images[(kernels[0], b)]
+            t0 = time.perf_counter()
+            runners[(vname, b)] = fn.lower(words, ext, np.int32(limit), np.int32(1)).compile()
+            compile_s[(vname, b)] = time.perf_counter() - t0
+            print(f"compiled {vname} batch {b}: {compile_s[(vname, b)]:.1f} s", flush=True)
+
+    def run(vname: str, key, max_steps: int) -> tuple[M.State, float]:
+        ext, limit, words = images[key]
+        t0 = time.perf_counter()
+        st = jax.block_until_ready(runners[(vname, key[1])](words, ext, np.int32(limit), np.int32(max_steps)))
+        return jax.device_get(st), time.perf_counter() - t0
+
+    first = next(iter(variants))
+    times: dict = {}
+    bundles = {}
+    for key in images:
+        ref, _ = run(first, key, 50_000_000)
+        bundles[key] = int(ref.ctl[0, M.STEPS])
+        cut = bundles[key] // 2 + 1  # an odd step budget, mid-kernel
+        ref_cut, _ = run(first, key, cut)
+        assert int(ref_cut.ctl[0, M.STEPS]) == cut and not ref_cut.ctl[0, M.HALTED]
+        for vname in variants:
+            for budget, want in ((50_000_000, ref), (cut, ref_cut)):
+                got, _ = run(vname, key, budget)
+                bad = same_state(want, got)
+                assert not bad, f"{vname} differs from {first} on {key} (max_steps {budget}): {bad}"
+    for _ in range(args.repeats):
+        for key in images:
+            for vname in variants:
+                _, dt = run(vname, key, 50_000_000)
+                times.setdefault((vname, key), []).append(dt)
+
+    print(f"\nbundles/s (median of {args.repeats}); ratio = variant / {first}; all final states bit-identical")
+    head = f"{'kernel':<16}{'batch':>6}{'bundles':>9}" + "".join(f"{v:>14}{'ratio':>7}" for v in variants)
+    print(head)
+    ratios: dict = {}
+    for key in images:
+        (name, index), b = key
+        base = statistics.median(times[(first, key)])
+        cells = ""
+        for vname in variants:
+            med = statistics.median(times[(vname, key)])
+            ratios.setdefault(vname, []).append(base / med)
+            cells += f"{bundles[key] / med:>14.0f}{base / med:>7.2f}"
+        print(f"{name + ' C' + str(index):<16}{b:>6}{bundles[key]:>9}{cells}")
+    print("geomean ratio: " + ", ".join(f"{v} {np.exp(np.mean(np.log(r))):.2f}" for v, r in ratios.items()))
+    print("cold compile s: " + ", ".join(f"{v} b{b} {compile_s[(v, b)]:.1f}" for v in variants for b in batches))
+
+
+if __name__ == "__main__":
+    main()
