@@ -9,15 +9,23 @@ must equal the first variant's bit for bit, on the full run and on a run stopped
 step budget in the middle of the kernel.
 
     PYTHONPATH=. python benchmarks/bench_vliw_interp.py [--kernels matmul:2,gemv:5] [--batches 1,3]
-        [--repeats 3] [--variants 'base={"steps_per_iteration":1};k2={"steps_per_iteration":2}']
+        [--repeats 3] [--variants 'old=@HEAD~3;k1={"steps_per_iteration":1};k2={"steps_per_iteration":2}']
+
+A variant is ``name=JSON`` (keyword arguments of this checkout's ``Machine``) or ``name=@REV``
+(``machine.py`` as of git revision REV, loaded beside the current one, default arguments).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -50,11 +58,24 @@ def ext_images(name: str, index: int, batch: int, hw) -> tuple[np.ndarray, int, 
     return ext, limit, program.padded(hw.imem_bundles + 1, machine.halt_row)
 
 
-def same_state(a: M.State, b: M.State) -> list[str]:
+def machine_at(rev: str, hw):
+    """A ``Machine`` built from ``kcgym/sims/vliw/machine.py`` as of git revision ``rev``."""
+    src = subprocess.run(["git", "show", f"{rev}:kcgym/sims/vliw/machine.py"], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[1]).stdout
+    path = Path(tempfile.mkdtemp()) / f"vliw_machine_{rev.replace('~', '_').replace('/', '_')}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return module.Machine(hw)
+
+
+def same_state(a: M.State, b: M.State, ignore: tuple[str, ...] = ()) -> list[str]:
     """Names of the state fields that differ bit for bit (NaN payloads included)."""
     return [f for f, x, y in zip(M.State._fields, a, b, strict=True)
-            if np.asarray(x).shape != np.asarray(y).shape
-            or not np.array_equal(np.asarray(x).view(np.int32), np.asarray(y).view(np.int32))]
+            if f not in ignore and (np.asarray(x).shape != np.asarray(y).shape
+            or not np.array_equal(np.asarray(x).view(np.int32), np.asarray(y).view(np.int32)))]
 
 
 def main() -> None:
@@ -69,14 +90,14 @@ def main() -> None:
     variants = {}
     for item in args.variants.split(";"):
         vname, _, kw = item.partition("=")
-        variants[vname] = json.loads(kw or "{}")
+        variants[vname] = kw if kw.startswith("@") else json.loads(kw or "{}")
     kernels = [(k.split(":")[0], int(k.split(":")[1])) for k in args.kernels.split(",")]
     batches = [int(b) for b in args.batches.split(",")]
     images = {(k, b): ext_images(*k, b, hw) for k in kernels for b in batches}
 
     runners, compile_s = {}, {}
     for vname, kw in variants.items():
-        machine = M.Machine(hw, **kw)
+        machine = machine_at(kw[1:], hw) if isinstance(kw, str) else M.Machine(hw, **kw)
         fn = jax.jit(jax.vmap(machine.run_one, in_axes=(None, 0, None, None)))
         for b in batches:
             ext, limit, words = images[(kernels[0], b)]
@@ -103,7 +124,9 @@ def main() -> None:
         for vname in variants:
             for budget, want in ((50_000_000, ref), (cut, ref_cut)):
                 got, _ = run(vname, key, budget)
-                bad = same_state(want, got)
+                # after a stop, the interpreter before 2026-11-30 still decremented the loop counter of the
+                # uncommitted bundle (invisible in any result); only the loop stack may differ there
+                bad = same_state(want, got, ignore=("loops",) if budget == cut else ())
                 assert not bad, f"{vname} differs from {first} on {key} (max_steps {budget}): {bad}"
     for _ in range(args.repeats):
         for key in images:

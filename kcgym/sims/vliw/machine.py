@@ -75,11 +75,22 @@ def _put(arr: jax.Array, idx: jax.Array, value: jax.Array, on: jax.Array) -> jax
     return arr.at[idx].set(jnp.where(on, value, arr[idx]))
 
 
+def _write_rows(arr: jax.Array, writes) -> jax.Array:
+    """``arr[idx] = value`` for each ``(idx, value, on)`` in order, as one select per write (no scatter).
+
+    Selects instead of in-place updates keep XLA from copying the register files each step."""
+    rows = jnp.arange(arr.shape[0]).reshape((-1,) + (1,) * (arr.ndim - 1))
+    for idx, value, on in writes:
+        arr = jnp.where((rows == idx) & on, value, arr)
+    return arr
+
+
 class Machine:
     """The interpreter for one hardware config."""
 
-    def __init__(self, hw: VLIWConfig):
+    def __init__(self, hw: VLIWConfig, steps_per_iteration: int = 1):
         self.hw = hw
+        self.steps_per_iteration = steps_per_iteration
         self.isa = isa = make_isa(hw)
         self.F = isa.n_fields
         self.S = len(isa.slot_units)
@@ -125,12 +136,13 @@ class Machine:
             x=jnp.zeros((12, LANES), jnp.float32),
             c=jnp.zeros((8, LANES), jnp.float32),
             nan_pc=jnp.int32(-1),
-            dm=jnp.zeros(hw.dm_elements, jnp.float32),
+            dm=jnp.zeros(hw.dm_elements + LANES, jnp.float32),  # + a line that disabled stores write
             ext=ext,
         )
 
     # ---- slot semantics: (pre-bundle state, slot fields) -> results, never state --------------
-    def _load(self, st: State, ins: jax.Array):
+    def _load(self, st: State, ins: jax.Array, val: jax.Array):
+        """An LD-slot op; ``val`` is what it reads, prefetched by ``_prefetch`` from the DM before the bundle."""
         hw = self.hw
         active = ins[1] == CLS["LD"]
         bcast = ins[2] == self.sub["VLDB"]
@@ -138,12 +150,27 @@ class Machine:
         size = jnp.where(bcast, 2, VECTOR_BYTES)
         inb = (addr >= 0) & (addr + size <= hw.dm_bytes)
         aligned = addr % size == 0
-        e = jnp.clip(addr // 2, 0, hw.dm_elements - LANES)
-        vec = lax.dynamic_slice(st.dm, (e,), (LANES,))
-        one = st.dm[jnp.clip(addr // 2, 0, hw.dm_elements - 1)]
-        val = jnp.where(bcast, jnp.broadcast_to(one, (LANES,)), vec)
         checks = [(~active | inb, F_OOB_DM, addr), (~active | aligned, F_MISALIGNED, addr)]
         return active, addr, val, checks
+
+    def _load_value(self, dm: jax.Array, p: jax.Array, ins: jax.Array) -> jax.Array:
+        """The 32 lanes LD-slot op ``ins`` reads from ``dm`` with pointer registers ``p`` (clipped into DM)."""
+        hw = self.hw
+        addr = p[ins[4] & 7]
+        e = jnp.clip(addr // 2, 0, hw.dm_elements - LANES)
+        vec = lax.dynamic_slice(dm, (e,), (LANES,))
+        one = dm[jnp.clip(addr // 2, 0, hw.dm_elements - 1)]
+        return jnp.where(ins[2] == self.sub["VLDB"], jnp.broadcast_to(one, (LANES,)), vec)
+
+    def _prefetch(self, st: State, words: jax.Array) -> jax.Array:
+        """What the next bundle's two LD slots read: ``f32[2, LANES]``.
+
+        Reading DM at the end of the previous step (after its store), not inside the step that
+        also stores, lets XLA update DM in place: a read of the old DM that the in-place store does
+        not depend on makes XLA copy the whole DM every step (most of the step's time at batch 3).
+        """
+        row = words[st.ctl[PC]].reshape(self.S, self.F)
+        return jnp.stack([self._load_value(st.dm, st.p, row[s]) for s in (S_LD0, S_LD1)])
 
     def _store(self, st: State, ins: jax.Array):
         hw = self.hw
@@ -257,14 +284,17 @@ class Machine:
                            ctl=ctl)
 
     # ---- one bundle ------------------------------------------------------------------------
-    def step(self, st: State, words: jax.Array, ext_limit: jax.Array, dma: bool = False,
-             live: jax.Array | bool = True) -> State:
-        """One bundle. ``dma``: this step may execute a DMA (static); ``live``: commit anything at all."""
+    def step(self, st: State, loaded: jax.Array, words: jax.Array, ext_limit: jax.Array, dma: bool = False,
+             live: jax.Array | bool = True) -> tuple[State, jax.Array]:
+        """One bundle; returns the new state and the next bundle's prefetched loads (see ``_prefetch``).
+
+        ``loaded``: this bundle's prefetched loads; ``dma``: this step may execute a DMA (static);
+        ``live``: commit anything at all."""
         hw, S, F = self.hw, self.S, self.F
         pc = st.ctl[PC]
         row = words[pc].reshape(S, F)
         ops = row[:, 0]
-        ld = [self._load(st, row[s]) for s in (S_LD0, S_LD1)]
+        ld = [self._load(st, row[s], loaded[s]) for s in (S_LD0, S_LD1)]
         st_active, st_addr, st_val, st_checks = self._store(st, row[S_ST])
         vx_on, vc_on, v_dst, v_val, v_checks = self._vector(st, row[S_VEC])
         sr_on, sp_on, s_dst, s_val = self._scalar(st, row[S_SCL])
@@ -318,64 +348,67 @@ class Machine:
         t = jnp.maximum(st.ctl[T_ISSUE], dep) + conflicts
         commit = ok & live
         wbase = jnp.asarray(self.write_base)[ops]
-        widx = jnp.where((wbase >= 0) & commit, wbase + row[:, 3 : 3 + J], N_READY)
-        wready = t + jnp.asarray(self.write_latency)[ops]
-        ready = st.ready.at[widx.reshape(-1)].set(wready.reshape(-1), mode="drop")
-        ready = ready.at[0].set(0)
+        widx = (wbase + row[:, 3 : 3 + J]).reshape(-1)
+        wready = (t + jnp.asarray(self.write_latency)[ops]).reshape(-1)
+        hit = (widx == jnp.arange(N_READY)[:, None]) & ((wbase >= 0) & commit).reshape(-1)
+        ready = jnp.where(jnp.any(hit, axis=1), jnp.max(jnp.where(hit, wready, 0), axis=1), st.ready)
+        ready = jnp.where(jnp.arange(N_READY) == 0, 0, ready)
 
         # ---- commit ------------------------------------------------------------------------------
-        x, c, r, p, dm = st.x, st.c, st.r, st.p, st.dm
+        x_writes, p_writes = [], []
         for s in range(2):
             active, addr, val, _ = ld[s]
-            ins = row[s]
-            x = _put(x, ins[3], val, active & commit)
-            p = _put(p, ins[4] & 7, addr + ins[5], active & commit)
-        e = jnp.clip(st_addr // 2, 0, hw.dm_elements - LANES)
-        cur = lax.dynamic_slice(dm, (e,), (LANES,))
-        dm = lax.dynamic_update_slice(dm, jnp.where(st_active & commit, st_val, cur), (e,))
-        p = _put(p, row[S_ST, 4] & 7, st_addr + row[S_ST, 5], st_active & commit)
-        x = _put(x, v_dst, v_val, vx_on & commit)
-        c = _put(c, v_dst & 7, v_val, vc_on & commit)
-        x = _put(x, m_dst, m_val, mx_on & commit)
-        c = _put(c, m_dst & 7, m_val, mc_on & commit)
-        r = _put(r, s_dst & 15, s_val, sr_on & commit).at[0].set(0)
-        p = _put(p, s_dst & 7, s_val, sp_on & commit)
+            x_writes.append((jnp.clip(row[s, 3], 0, 11), val, active & commit))
+            p_writes.append((row[s, 4] & 7, addr + row[s, 5], active & commit))
+        p_writes.append((row[S_ST, 4] & 7, st_addr + row[S_ST, 5], st_active & commit))
+        x_writes += [(jnp.clip(v_dst, 0, 11), v_val, vx_on & commit), (jnp.clip(m_dst, 0, 11), m_val, mx_on & commit)]
+        x = _write_rows(st.x, x_writes)
+        on = st_active & commit  # a disabled store writes the spare line past the DM
+        e = jnp.where(on, jnp.clip(st_addr // 2, 0, hw.dm_elements - LANES), hw.dm_elements)
+        dm = lax.dynamic_update_slice(st.dm, st_val, (e,))
+        c = _write_rows(st.c, [(v_dst & 7, v_val, vc_on & commit), (m_dst & 7, m_val, mc_on & commit)])
+        r = _write_rows(st.r, [(s_dst & 15, s_val, sr_on & commit), (0, 0, True)])
+        p = _write_rows(st.p, p_writes + [(s_dst & 7, s_val, sp_on & commit)])
         bad = ((vx_on | vc_on) & ~jnp.all(jnp.isfinite(v_val))) | ((mx_on | mc_on) & ~jnp.all(jnp.isfinite(m_val)))
         nan_pc = jnp.where(commit & bad & (st.nan_pc < 0), pc, st.nan_pc)
 
         # loop stack and next pc
-        loops = st.loops
+        loop_row = jnp.arange(hw.loop_depth)[:, None]
         slot = jnp.clip(depth, 0, hw.loop_depth - 1)
         do_push = push & commit
-        loops = jnp.where(do_push, loops.at[slot].set(jnp.stack([pc + 1, c1, count])), loops)
+        loops = jnp.where(do_push & (loop_row == slot), jnp.stack([pc + 1, c1, count]), st.loops)
         depth = depth + do_push.astype(jnp.int32)
         top = jnp.clip(depth - 1, 0, hw.loop_depth - 1)
+        top_row = loops[top]
         falls = pc + 1
-        at_end = ~taken & (depth > 0) & (falls == loops[top, L_END])
-        again = at_end & (loops[top, L_COUNT] > 1)
-        loops = jnp.where(again, loops.at[top, L_COUNT].add(-1), loops)
+        at_end = commit & ~taken & (depth > 0) & (falls == top_row[L_END])
+        again = at_end & (top_row[L_COUNT] > 1)
+        loops = jnp.where(again & (loop_row == top) & (jnp.arange(3) == L_COUNT), loops - 1, loops)
         depth = jnp.where(at_end & ~again, depth - 1, depth)
-        next_pc = jnp.where(taken, target, jnp.where(again, loops[top, L_START], falls))
+        next_pc = jnp.where(taken, target, jnp.where(again, top_row[L_START], falls))
         halt = is_ctl & (csub == sub["HALT"])
 
-        ctl = st.ctl
-        ctl = ctl.at[PC].set(jnp.where(commit, next_pc, pc))
-        ctl = ctl.at[DEPTH].set(jnp.where(commit, depth, st.ctl[DEPTH]))
-        ctl = ctl.at[HALTED].set(jnp.where((halt & commit) | ~ok, 1, ctl[HALTED]))
-        ctl = ctl.at[FAULT].set(jnp.where(ok, ctl[FAULT], code))
-        ctl = ctl.at[FAULT_PC].set(jnp.where(ok, ctl[FAULT_PC], pc))
-        ctl = ctl.at[FAULT_DETAIL].set(jnp.where(ok, ctl[FAULT_DETAIL], detail))
-        ctl = ctl.at[FAULT_SLOT].set(jnp.where(ok, ctl[FAULT_SLOT], fslot))
-        ctl = ctl.at[T_ISSUE].set(jnp.where(commit, t + 1 + jnp.where(taken, hw.branch_penalty, 0), ctl[T_ISSUE]))
-        end = jnp.max(jnp.where(wbase >= 0, wready, 0))
-        ctl = ctl.at[T_END].set(jnp.where(commit, jnp.maximum(ctl[T_END], jnp.maximum(t + 1, end)), ctl[T_END]))
+        old = [st.ctl[i] for i in range(N_CTL)]
+        new = list(old)
+        new[PC] = jnp.where(commit, next_pc, pc)
+        new[STEPS] = old[STEPS] + live.astype(jnp.int32)
+        new[DEPTH] = jnp.where(commit, depth, old[DEPTH])
+        new[HALTED] = jnp.where((halt & commit) | ~ok, 1, old[HALTED])
+        for i, v in ((FAULT, code), (FAULT_PC, pc), (FAULT_DETAIL, detail), (FAULT_SLOT, fslot)):
+            new[i] = jnp.where(ok, old[i], v)
+        new[T_ISSUE] = jnp.where(commit, t + 1 + jnp.where(taken, hw.branch_penalty, 0), old[T_ISSUE])
+        end = jnp.max(jnp.where(wbase >= 0, wready.reshape(wbase.shape), 0))
+        new[T_END] = jnp.where(commit, jnp.maximum(old[T_END], jnp.maximum(t + 1, end)), old[T_END])
+        ctl = jnp.stack(new)
         cls = row[:, 1]
-        slot_used = (cls != CLS["NOP"]).astype(jnp.int32)
-        busy = st.busy.at[:7].add(jnp.where(commit, slot_used, 0))
-        counts = st.counts.at[cls].add(jnp.where(commit, slot_used, 0))
+        slot_used = ((cls != CLS["NOP"]) & commit).astype(jnp.int32)
+        busy = st.busy + jnp.concatenate([slot_used, jnp.zeros(len(BUSY_KEYS) - S, jnp.int32)])
+        counts = st.counts + jnp.sum((cls == jnp.arange(len(CLASSES))[:, None]) * slot_used, axis=1)
         st = st._replace(ctl=ctl, r=r, p=p, ready=ready, loops=loops, busy=busy, counts=counts, x=x, c=c,
                          nan_pc=nan_pc, dm=dm)
-        return self._dma(st, ctl_ins, t, geometry, dma_on & commit) if dma else st
+        if dma:
+            st = self._dma(st, ctl_ins, t, geometry, dma_on & commit)
+        return st, self._prefetch(st, words)
 
     def run_one(self, words: jax.Array, ext: jax.Array, ext_limit: jax.Array, max_steps: jax.Array) -> State:
         """Run to HALT, a fault or ``max_steps`` bundles.
@@ -386,22 +419,26 @@ class Machine:
         """
         dma_slot = S_CTL * self.F + 1
 
-        def running(st: State) -> jax.Array:
+        def running(carry) -> jax.Array:
+            st = carry[0]
             return (st.ctl[HALTED] == 0) & (st.ctl[STEPS] < max_steps)
 
-        def plain(st: State) -> jax.Array:
-            return running(st) & (words[st.ctl[PC], dma_slot] != CLS["DMA"])
+        def plain(carry) -> jax.Array:
+            return running(carry) & (words[carry[0].ctl[PC], dma_slot] != CLS["DMA"])
 
-        def plain_step(st: State) -> State:
-            return self.step(st._replace(ctl=st.ctl.at[STEPS].add(1)), words, ext_limit)
+        def plain_steps(carry):
+            carry = self.step(*carry, words, ext_limit)  # ``plain`` holds here
+            for _ in range(self.steps_per_iteration - 1):  # guarded: a halt, the budget or a DMA bundle stops it
+                carry = self.step(*carry, words, ext_limit, live=plain(carry))
+            return carry
 
-        def outer(st: State) -> State:
-            st = lax.while_loop(plain, plain_step, st)
-            live = running(st)
-            st = st._replace(ctl=st.ctl.at[STEPS].add(live.astype(jnp.int32)))
-            return self.step(st, words, ext_limit, dma=True, live=live)
+        def outer(carry):
+            carry = lax.while_loop(plain, plain_steps, carry)
+            return self.step(*carry, words, ext_limit, dma=True, live=running(carry))
 
-        return lax.while_loop(running, outer, self.init_state(ext))
+        st = self.init_state(ext)
+        st, _ = lax.while_loop(running, outer, (st, self._prefetch(st, words)))
+        return st._replace(dm=st.dm[: self.hw.dm_elements])
 
 
 @functools.lru_cache(maxsize=64)
