@@ -359,9 +359,8 @@ class Machine:
         wbase = jnp.asarray(self.write_base)[ops]
         widx = (wbase + row[:, 3 : 3 + J]).reshape(-1)
         wready = (t + jnp.asarray(self.write_latency)[ops]).reshape(-1)
-        hit = (widx == jnp.arange(N_READY)[:, None]) & ((wbase >= 0) & commit).reshape(-1)
-        ready = jnp.where(jnp.any(hit, axis=1), jnp.max(jnp.where(hit, wready, 0), axis=1), st.ready)
-        ready = jnp.where(jnp.arange(N_READY) == 0, 0, ready)
+        wmask = ((wbase >= 0) & commit).reshape(-1)
+        ready = _write_rows(st.ready, [(widx[i], wready[i], wmask[i]) for i in range(widx.shape[0])] + [(0, 0, True)])
 
         # ---- commit ------------------------------------------------------------------------------
         x_writes, p_writes = [], []
@@ -397,18 +396,16 @@ class Machine:
         next_pc = jnp.where(taken, target, jnp.where(again, top_row[L_START], falls))
         halt = is_ctl & (csub == sub["HALT"])
 
-        old = [st.ctl[i] for i in range(N_CTL)]
-        new = list(old)
-        new[PC] = jnp.where(commit, next_pc, pc)
-        new[STEPS] = old[STEPS] + live.astype(jnp.int32)
-        new[DEPTH] = jnp.where(commit, depth, old[DEPTH])
-        new[HALTED] = jnp.where((halt & commit) | ~ok, 1, old[HALTED])
-        for i, v in ((FAULT, code), (FAULT_PC, pc), (FAULT_DETAIL, detail), (FAULT_SLOT, fslot)):
-            new[i] = jnp.where(ok, old[i], v)
-        new[T_ISSUE] = jnp.where(commit, t + 1 + jnp.where(taken, hw.branch_penalty, 0), old[T_ISSUE])
-        end = jnp.max(jnp.where(wbase >= 0, wready.reshape(wbase.shape), 0))
-        new[T_END] = jnp.where(commit, jnp.maximum(old[T_END], jnp.maximum(t + 1, end)), old[T_END])
-        ctl = jnp.stack(new)
+        end = jnp.maximum(t + 1, jnp.max(jnp.where(wbase >= 0, wready.reshape(wbase.shape), 0)))
+        ctl = _write_rows(st.ctl, [
+            (PC, jnp.where(commit, next_pc, pc), True),
+            (STEPS, st.ctl[STEPS] + live.astype(jnp.int32), True),
+            (DEPTH, depth, commit),
+            (HALTED, 1, (halt & commit) | ~ok),
+            (FAULT, code, ~ok), (FAULT_PC, pc, ~ok), (FAULT_DETAIL, detail, ~ok), (FAULT_SLOT, fslot, ~ok),
+            (T_ISSUE, t + 1 + jnp.where(taken, hw.branch_penalty, 0), commit),
+            (T_END, jnp.maximum(st.ctl[T_END], end), commit),
+        ])
         cls = row[:, 1]
         slot_used = ((cls != CLS["NOP"]) & commit).astype(jnp.int32)
         busy = st.busy + jnp.concatenate([slot_used, jnp.zeros(len(BUSY_KEYS) - S, jnp.int32)])
