@@ -181,7 +181,7 @@ class Machine:
         also stores, lets XLA update DM in place: a read of the old DM that the in-place store does
         not depend on makes XLA copy the whole DM every step (most of the step's time at batch 3).
         """
-        row = words[st.ctl[PC]].reshape(self.S, self.F)
+        row = words[st.ctl[PC], : self.S * self.F].reshape(self.S, self.F)
         return jnp.stack([self._load_value(st.dm, st.p, row[s]) for s in (S_LD0, S_LD1)])
 
     def _store(self, st: State, ins: jax.Array):
@@ -293,6 +293,25 @@ class Machine:
                            ctl=ctl)
 
     # ---- one bundle ------------------------------------------------------------------------
+    def decode(self, words: jax.Array) -> jax.Array:
+        """``words`` with each bundle's static timing facts appended, computed once per run, not per step.
+
+        Columns after the ``S * F`` words: the ready-table index of every register operand read
+        (``0``, r0's always-zero entry, where none), of every register written (``N_READY``, matching
+        nothing, where none), each write's latency, and the cycles from issue to the bundle's last
+        result (at least 1)."""
+        S, F = self.S, self.F
+        rows = words.reshape(-1, S, F)
+        ops, fields = rows[:, :, 0], rows[:, :, 3:]
+        rbase, wbase = jnp.asarray(self.read_base)[ops], jnp.asarray(self.write_base)[ops]
+        ridx = jnp.where(rbase >= 0, jnp.clip(rbase + fields, 0, N_READY - 1), 0)
+        widx = jnp.where(wbase >= 0, wbase + fields, N_READY)
+        wlat = jnp.asarray(self.write_latency)[ops]
+        end = jnp.maximum(jnp.max(jnp.where(wbase >= 0, wlat, 0), axis=(1, 2)), 1)
+        n = words.shape[0]
+        return jnp.concatenate([words, ridx.reshape(n, -1), widx.reshape(n, -1), wlat.reshape(n, -1), end[:, None]],
+                               axis=1)
+
     def step(self, st: State, loaded: jax.Array, words: jax.Array, ext_limit: jax.Array, dma: bool = False,
              live: jax.Array | bool = True) -> tuple[State, jax.Array]:
         """One bundle; returns the new state and the next bundle's prefetched loads (see ``_prefetch``).
@@ -301,8 +320,10 @@ class Machine:
         ``live``: commit anything at all."""
         hw, S, F = self.hw, self.S, self.F
         pc = st.ctl[PC]
-        row = words[pc].reshape(S, F)
-        ops = row[:, 0]
+        word = words[pc]
+        row = word[: S * F].reshape(S, F)
+        SJ = S * (F - 3)
+        ridx, widx, wlat = (word[S * F + k * SJ : S * F + (k + 1) * SJ] for k in range(3))
         ld = [self._load(st, row[s], loaded[s]) for s in (S_LD0, S_LD1)]
         st_active, st_addr, st_val, st_checks = self._store(st, row[S_ST])
         vx_on, vc_on, v_dst, v_val, v_checks = self._vector(st, row[S_VEC])
@@ -338,10 +359,7 @@ class Machine:
         ok = ok | ~live  # a step that is not live records no fault (and commits nothing, below)
 
         # ---- timing ----------------------------------------------------------------------------
-        rbase = jnp.asarray(self.read_base)[ops]  # [S, J]
-        J = rbase.shape[1]
-        ridx = jnp.clip(rbase + row[:, 3 : 3 + J], 0, N_READY - 1)
-        dep = jnp.max(jnp.where(rbase >= 0, st.ready[ridx], 0))
+        dep = jnp.max(st.ready[ridx])
         L = hw.dm_lines
         ld_lines = [jnp.clip(x[1] // LINE_BYTES, 0, L - 1) for x in ld]
         st_line = jnp.clip(st_addr // LINE_BYTES, 0, L - 1)
@@ -356,11 +374,8 @@ class Machine:
                 conflicts += (mem_on[i] & mem_on[k] & (banks[i] == banks[k])).astype(jnp.int32)
         t = jnp.maximum(st.ctl[T_ISSUE], dep) + conflicts
         commit = ok & live
-        wbase = jnp.asarray(self.write_base)[ops]
-        widx = (wbase + row[:, 3 : 3 + J]).reshape(-1)
-        wready = (t + jnp.asarray(self.write_latency)[ops]).reshape(-1)
-        wmask = ((wbase >= 0) & commit).reshape(-1)
-        ready = _write_rows(st.ready, [(widx[i], wready[i], wmask[i]) for i in range(widx.shape[0])] + [(0, 0, True)])
+        wready = t + wlat
+        ready = _write_rows(st.ready, [(widx[i], wready[i], commit) for i in range(SJ)] + [(0, 0, True)])
 
         # ---- commit ------------------------------------------------------------------------------
         x_writes, p_writes = [], []
@@ -396,7 +411,7 @@ class Machine:
         next_pc = jnp.where(taken, target, jnp.where(again, top_row[L_START], falls))
         halt = is_ctl & (csub == sub["HALT"])
 
-        end = jnp.maximum(t + 1, jnp.max(jnp.where(wbase >= 0, wready.reshape(wbase.shape), 0)))
+        end = t + word[S * F + 3 * SJ]
         ctl = _write_rows(st.ctl, [
             (PC, jnp.where(commit, next_pc, pc), True),
             (STEPS, st.ctl[STEPS] + live.astype(jnp.int32), True),
@@ -417,13 +432,14 @@ class Machine:
         return st, self._prefetch(st, words)
 
     def run_one(self, words: jax.Array, ext: jax.Array, ext_limit: jax.Array, max_steps: jax.Array) -> State:
-        """Run to HALT, a fault or ``max_steps`` bundles.
+        """Run to HALT, a fault or ``max_steps`` bundles (``words``: the program, as assembled).
 
         An inner loop runs bundles without DMA; the outer loop executes each DMA bundle. Keeping
         the (large) DMA copies out of the inner loop, without a ``cond`` around them, keeps the
         memories in place and the common step cheap.
         """
         dma_slot = S_CTL * self.F + 1
+        words = self.decode(words)
 
         def running(carry) -> jax.Array:
             st = carry[0]
