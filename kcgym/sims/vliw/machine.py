@@ -147,6 +147,8 @@ class Machine:
         cheaper per step than stacking the results and indexing (one fused kernel per result)."""
         order = sorted(results, key=lambda m: self.sub[m])
         k = jnp.clip(sub, 0, len(order) - 1)
+        if any(callable(v) for v in results.values()):
+            return lax.switch(k, [results[m] if callable(results[m]) else lambda v=results[m]: v for m in order])
         val = results[order[0]]
         for i, m in enumerate(order[1:], 1):
             val = jnp.where(k == i, results[m], val)
@@ -202,11 +204,12 @@ class Machine:
         bl = b[jnp.clip(lane, 0, LANES - 1)]
         full = lambda v: jnp.broadcast_to(v, (LANES,))  # noqa: E731
         results = {
-            "VADD": bf16(a + b), "VSUB": bf16(a - b), "VMUL": bf16(a * b), "VMAX": jnp.maximum(a, b),
-            "VMIN": jnp.minimum(a, b), "VRMAX": full(jnp.max(a)), "VRADD": full(bf16(jnp.sum(ca))),
-            "VEXP2": bf16(jnp.exp2(a)), "VINV": bf16(1.0 / a), "VRSQRT": bf16(lax.rsqrt(a)),
-            "VEXP2C": bf16(jnp.exp2(ca)), "VINVC": bf16(1.0 / ca),
-            "VMPY": a * b, "VMAC": cd + a * b, "VMPYL": a * bl, "VMACL": cd + a * bl,
+            "VADD": lambda: bf16(a + b), "VSUB": lambda: bf16(a - b), "VMUL": lambda: bf16(a * b),
+            "VMAX": lambda: jnp.maximum(a, b), "VMIN": lambda: jnp.minimum(a, b), "VRMAX": lambda: full(jnp.max(a)),
+            "VRADD": lambda: full(bf16(jnp.sum(ca))), "VEXP2": lambda: bf16(jnp.exp2(a)),
+            "VINV": lambda: bf16(1.0 / a), "VRSQRT": lambda: bf16(lax.rsqrt(a)),
+            "VEXP2C": lambda: bf16(jnp.exp2(ca)), "VINVC": lambda: bf16(1.0 / ca),
+            "VMPY": lambda: a * b, "VMAC": lambda: cd + a * b, "VMPYL": lambda: a * bl, "VMACL": lambda: cd + a * bl,
         }
         val = self._pick(results, sub)
         to_c = sub >= self.sub["VMPY"]
@@ -235,9 +238,10 @@ class Machine:
         lanes = jnp.arange(LANES)
         full = lambda v: jnp.broadcast_to(v, (LANES,))  # noqa: E731
         results = {
-            "VCONV": bf16(ca), "VUPS": xa, "VMOV": xa, "VBCST": full(bf16(lax.bitcast_convert_type(f1, jnp.float32))),
-            "VBCSTL": full(xa[jnp.clip(lane, 0, LANES - 1)]), "VINS": jnp.where(lanes == lane, xa, xt),
-            "CZERO": jnp.zeros(LANES, jnp.float32),
+            "VCONV": lambda: bf16(ca), "VUPS": lambda: xa, "VMOV": lambda: xa,
+            "VBCST": lambda: full(bf16(lax.bitcast_convert_type(f1, jnp.float32))),
+            "VBCSTL": lambda: full(xa[jnp.clip(lane, 0, LANES - 1)]), "VINS": lambda: jnp.where(lanes == lane, xa, xt),
+            "CZERO": lambda: jnp.zeros(LANES, jnp.float32),
         }
         val = self._pick(results, sub)
         to_c = (sub == self.sub["VUPS"]) | (sub == self.sub["CZERO"])
