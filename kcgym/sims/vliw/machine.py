@@ -238,10 +238,9 @@ class Machine:
         lanes = jnp.arange(LANES)
         full = lambda v: jnp.broadcast_to(v, (LANES,))  # noqa: E731
         results = {
-            "VCONV": lambda: bf16(ca), "VUPS": lambda: xa, "VMOV": lambda: xa,
-            "VBCST": lambda: full(bf16(lax.bitcast_convert_type(f1, jnp.float32))),
-            "VBCSTL": lambda: full(xa[jnp.clip(lane, 0, LANES - 1)]), "VINS": lambda: jnp.where(lanes == lane, xa, xt),
-            "CZERO": lambda: jnp.zeros(LANES, jnp.float32),
+            "VCONV": bf16(ca), "VUPS": xa, "VMOV": xa, "VBCST": full(bf16(lax.bitcast_convert_type(f1, jnp.float32))),
+            "VBCSTL": full(xa[jnp.clip(lane, 0, LANES - 1)]), "VINS": jnp.where(lanes == lane, xa, xt),
+            "CZERO": jnp.zeros(LANES, jnp.float32),
         }
         val = self._pick(results, sub)
         to_c = (sub == self.sub["VUPS"]) | (sub == self.sub["CZERO"])
