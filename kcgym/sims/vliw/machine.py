@@ -2,11 +2,12 @@
 
 One jitted interpreter runs any program, one bundle per ``lax.while_loop`` step. Each of the
 seven slots (LD, LD, ST, VEC, SCL, MOV, CTL) has a fixed handler that computes its class's
-operations on 32-lane vectors and selects the encoded one, so there is no per-slot switch.
-All handlers read the state *before* the bundle; their writes are committed together at its
-end (a bundle that faults commits nothing). Control state — PC, scalar and pointer
-registers, loop stack, timing — never depends on tensor data, so under ``vmap`` over input
-sets it stays unbatched; only vector registers, accumulators and memories are batched.
+operations on 32-lane vectors and selects the encoded one (the vector slot computes only the
+encoded one, in a ``lax.switch`` on the sub-op). All handlers read the state *before* the
+bundle; their writes are committed together at its end (a bundle that faults commits
+nothing). Control state — PC, scalar and pointer registers, loop stack, timing — never
+depends on tensor data, so under ``vmap`` over input sets it stays unbatched; only vector
+registers, accumulators and memories are batched.
 
 Timing, computed in the same step: a bundle issues at ``max(previous issue + 1, every
 source register's ready time, the DMA readiness of the memory lines it touches)`` plus one
@@ -88,9 +89,8 @@ def _write_rows(arr: jax.Array, writes) -> jax.Array:
 class Machine:
     """The interpreter for one hardware config."""
 
-    def __init__(self, hw: VLIWConfig, steps_per_iteration: int = 1):
+    def __init__(self, hw: VLIWConfig):
         self.hw = hw
-        self.steps_per_iteration = steps_per_iteration
         self.isa = isa = make_isa(hw)
         self.F = isa.n_fields
         self.S = len(isa.slot_units)
@@ -140,11 +140,14 @@ class Machine:
             ext=ext,
         )
 
-    def _pick(self, results: dict[str, jax.Array], sub: jax.Array) -> jax.Array:
+    def _pick(self, results: dict, sub: jax.Array) -> jax.Array:
         """The result of sub-op ``sub`` (clipped to the class's range) among all of a slot's ``results``.
 
-        A chain of selects, which XLA fuses into one loop with the results' arithmetic, is much
-        cheaper per step than stacking the results and indexing (one fused kernel per result)."""
+        ``results`` maps each mnemonic to its value, or to a function computing it. Values are
+        picked by a chain of selects, which XLA fuses with their arithmetic (stacking them and
+        indexing cost one kernel per result); with any function among them, by a ``lax.switch``
+        that computes only the selected result (the vector slot's converts, reductions and
+        transcendentals are each a kernel of their own otherwise)."""
         order = sorted(results, key=lambda m: self.sub[m])
         k = jnp.clip(sub, 0, len(order) - 1)
         if any(callable(v) for v in results.values()):
@@ -451,14 +454,11 @@ class Machine:
         def plain(carry) -> jax.Array:
             return running(carry) & (words[carry[0].ctl[PC], dma_slot] != CLS["DMA"])
 
-        def plain_steps(carry):
-            carry = self.step(*carry, words, ext_limit)  # ``plain`` holds here
-            for _ in range(self.steps_per_iteration - 1):  # guarded: a halt, the budget or a DMA bundle stops it
-                carry = self.step(*carry, words, ext_limit, live=plain(carry))
-            return carry
+        def plain_step(carry):
+            return self.step(*carry, words, ext_limit)
 
         def outer(carry):
-            carry = lax.while_loop(plain, plain_steps, carry)
+            carry = lax.while_loop(plain, plain_step, carry)
             return self.step(*carry, words, ext_limit, dma=True, live=running(carry))
 
         st = self.init_state(ext)
