@@ -1,18 +1,36 @@
 """VLIW interpreter speed: simulated bundles per second, warm, and cold compile time.
 
 Runs compiler kernels through ``Machine.run_one`` under ``jit(vmap(...))`` exactly as
-``VLIWAccelerator.execute`` does, for each interpreter variant given by ``--variants``
-(``Machine`` keyword arguments), side by side in one process: every repeat runs every
-variant in turn, so the noise of a shared machine hits all of them alike, and the table
-reports medians. Every variant's final state (registers, memories, counters, timing, faults)
-must equal the first variant's bit for bit, on the full run and on a run stopped by a
-step budget in the middle of the kernel.
+``VLIWAccelerator.execute`` does, for each interpreter variant given by ``--variants``,
+side by side in one process: every repeat runs every variant in turn, so the noise of a
+shared machine hits all of them alike, and the table reports medians. Bundles/s counts
+bundles of one input set (a batch of 3 runs the same bundles on 3 input sets at once).
+Every variant's final state (registers, memories, counters, timing, faults) must equal the
+first variant's bit for bit, on the full run and on a run stopped by a step budget in the
+middle of the kernel.
 
     PYTHONPATH=. python benchmarks/bench_vliw_interp.py [--kernels matmul:2,gemv:5] [--batches 1,3]
-        [--repeats 3] [--variants 'old=@HEAD~3;k1={"steps_per_iteration":1};k2={"steps_per_iteration":2}']
+        [--repeats 3] [--variants 'old=@00816fa;new={}']
 
 A variant is ``name=JSON`` (keyword arguments of this checkout's ``Machine``) or ``name=@REV``
-(``machine.py`` as of git revision REV, loaded beside the current one, default arguments).
+(``machine.py`` as of git revision REV, loaded beside the current one).
+
+Measured (benchmarks/results/vliw_interp.txt, 2 shared cores): the interpreter of this
+branch against the one before it (00816fa), bit-identical on every kernel: 2.0-3.2x
+bundles/s at batch 1 (e.g. gemv C5 33k -> 90k) and 3.7-5.2x at batch 3 (15k -> 80k),
+geometric mean 3.5x. Cold compile in that run 9.7 -> 10.8 s (batch 1), 10.4 -> 12.4 s
+(batch 3); on a quieter machine 4.5 s before, 6.4-7.6 s after (the vector-slot switch).
+What paid, in order, each measured side by side against the previous commit:
+keeping the DM update in place (the store sat beside loads of the old DM, so XLA copied the
+whole DM twice per bundle; loads are now prefetched after the previous bundle's store, and
+register files are written by selects): ~4x at batch 3, ~1.3x at batch 1; picking a slot's
+result by a select chain instead of stack-and-index: 1.08x; ready times and control words by
+select chains instead of a scatter and a concatenation, plus each bundle's register indices
+and latencies decoded once per run: 1.36x together; the vector slot computing only its
+encoded sub-op in a ``lax.switch``: 1.12x at batch 1, 1.35x at batch 3 (compile +50%).
+Tried and dropped: two or four bundles per loop iteration (0.2-0.5x and under 0.15x: the
+loop's own cost is a fraction of a microsecond here, and the second bundle's DM update did
+not stay cheap), a ``lax.switch`` in the move slot (no measurable gain).
 """
 
 from __future__ import annotations
