@@ -338,8 +338,7 @@ class Machine:
         sr_on, sp_on, s_dst, s_val = self._scalar(st, row[S_SCL])
         mx_on, mc_on, m_dst, m_val, m_checks = self._move(st, row[S_MOV])
         ctl_ins = row[S_CTL]
-        geometry = self._dma_geometry(st, ctl_ins, ext_limit)
-        dma_on = geometry[0]
+        geometry = self._dma_geometry(st, ctl_ins, ext_limit) if dma else None  # plain steps hold no DMA
 
         # ---- control: branches and loops -------------------------------------------------
         is_ctl = ctl_ins[1] == CLS["CTL"]
@@ -355,7 +354,8 @@ class Machine:
         depth = st.ctl[DEPTH]
         checks = [(S_LD0, *c) for c in ld[0][3]] + [(S_LD1, *c) for c in ld[1][3]] + \
             [(S_ST, *c) for c in st_checks] + [(S_VEC, *c) for c in v_checks] + [(S_MOV, *c) for c in m_checks] + \
-            [(S_CTL, *c) for c in geometry[7]] + [(S_CTL, ~push | (depth < hw.loop_depth), F_LOOP_DEPTH, depth)]
+            [(S_CTL, *c) for c in (geometry[7] if dma else [])] + \
+            [(S_CTL, ~push | (depth < hw.loop_depth), F_LOOP_DEPTH, depth)]
         ok = jnp.bool_(True)
         code, detail, fslot = jnp.int32(0), jnp.int32(0), jnp.int32(0)
         for slot_id, cond, c, d in checks:
@@ -436,7 +436,7 @@ class Machine:
         st = st._replace(ctl=ctl, r=r, p=p, ready=ready, loops=loops, busy=busy, counts=counts, x=x, c=c,
                          nan_pc=nan_pc, dm=dm)
         if dma:
-            st = self._dma(st, ctl_ins, t, geometry, dma_on & commit)
+            st = self._dma(st, ctl_ins, t, geometry, geometry[0] & commit)
         return st, self._prefetch(st, words)
 
     def run_one(self, words: jax.Array, ext: jax.Array, ext_limit: jax.Array, max_steps: jax.Array) -> State:
