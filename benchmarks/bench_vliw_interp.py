@@ -16,9 +16,9 @@ A variant is ``name=JSON`` (keyword arguments of this checkout's ``Machine``) or
 (``machine.py`` as of git revision REV, loaded beside the current one).
 
 Measured (benchmarks/results/vliw_interp.txt, 2 shared cores): the interpreter of this
-branch against the one before it (00816fa), bit-identical on every kernel: 2.0-3.2x
-bundles/s at batch 1 (e.g. gemv C5 33k -> 90k) and 3.7-5.2x at batch 3 (15k -> 80k),
-geometric mean 3.5x. Cold compile in that run 9.7 -> 10.8 s (batch 1), 10.4 -> 12.4 s
+branch against the one before it (00816fa), bit-identical on every kernel: 2.7-3.8x
+bundles/s at batch 1 (e.g. gemv C5 30k -> 81k) and 4.7-8.2x at batch 3 (15k -> 75k),
+geometric mean 4.1x. Cold compile in that run 9.2 -> 9.4 s (batch 1), 11.3 -> 10.6 s
 (batch 3); on a quieter machine 4.5 s before, 6.4-7.6 s after (the vector-slot switch).
 What paid, in order, each measured side by side against the previous commit:
 keeping the DM update in place (the store sat beside loads of the old DM, so XLA copied the
@@ -27,7 +27,8 @@ register files are written by selects): ~4x at batch 3, ~1.3x at batch 1; pickin
 result by a select chain instead of stack-and-index: 1.08x; ready times and control words by
 select chains instead of a scatter and a concatenation, plus each bundle's register indices
 and latencies decoded once per run: 1.36x together; the vector slot computing only its
-encoded sub-op in a ``lax.switch``: 1.12x at batch 1, 1.35x at batch 3 (compile +50%).
+encoded sub-op in a ``lax.switch``: 1.12x at batch 1, 1.35x at batch 3 (compile +50%);
+plain (non-DMA) steps skipping the DMA geometry checks, which cannot fire there: 1.12x.
 Tried and dropped: two or four bundles per loop iteration (0.2-0.5x and under 0.15x: the
 loop's own cost is a fraction of a microsecond here, and the second bundle's DM update did
 not stay cheap), a ``lax.switch`` in the move slot (no measurable gain).

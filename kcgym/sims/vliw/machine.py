@@ -16,13 +16,14 @@ cycle per pair of memory operations hitting the same bank; a taken branch adds
 on two engines (in, out) with busy-until times and per-line ready / last-read times, so
 double buffering pays.
 
-Speed (``benchmarks/bench_vliw_interp.py``): 7-9e4 bundles/s per input set on two shared
-cores, bit-identical to and 2.0-3.2x faster than the previous interpreter at batch 1,
-3.7-5.2x at batch 3. A step costs roughly one small XLA kernel per fused operation, so it is
+Speed (``benchmarks/bench_vliw_interp.py``): 5-8e4 bundles/s per input set on two busy shared
+cores (1.1e5 on a quieter moment), bit-identical to and 2.7-3.8x faster than the previous
+interpreter at batch 1, 4.7-8.2x at batch 3. A step costs roughly one small XLA kernel per fused operation, so it is
 kept to few: DM is updated in place (loads are prefetched after the previous bundle's store;
 a read of the old DM that the store does not depend on made XLA copy all of DM every step),
-register files, ready times and control words are written by selects, not scatters, and
-each bundle's register indices and latencies are decoded once per run.
+register files, ready times and control words are written by selects, not scatters,
+each bundle's register indices and latencies are decoded once per run, and only DMA bundles
+check DMA geometry.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class State(NamedTuple):
     x: jax.Array  # f32[12, 32]      (batched)
     c: jax.Array  # f32[8, 32]       (batched)
     nan_pc: jax.Array  # int32        (batched)
-    dm: jax.Array  # f32[dm_elements] (batched)
+    dm: jax.Array  # f32[dm_elements] (batched; + LANES spare elements while running)
     ext: jax.Array  # f32[H]          (batched)
 
 
@@ -79,9 +80,9 @@ def bf16(v: jax.Array) -> jax.Array:
 
 
 def _write_rows(arr: jax.Array, writes) -> jax.Array:
-    """``arr[idx] = value`` for each ``(idx, value, on)`` in order, as one select per write (no scatter).
+    """``arr[idx] = value`` for each ``(idx, value, on)`` in order, as one select per write.
 
-    Selects instead of in-place updates keep XLA from copying the register files each step."""
+    XLA fuses the chain into one kernel per array; a scatter per write costs a kernel each."""
     rows = jnp.arange(arr.shape[0]).reshape((-1,) + (1,) * (arr.ndim - 1))
     for idx, value, on in writes:
         arr = jnp.where((rows == idx) & on, value, arr)
