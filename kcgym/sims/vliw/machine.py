@@ -162,12 +162,16 @@ class Machine:
         lane = st.r[f3 & 15]
         bl = b[jnp.clip(lane, 0, LANES - 1)]
         full = lambda v: jnp.broadcast_to(v, (LANES,))  # noqa: E731
+        # VMMUL: (4x8 block of a) @ (8x4 block of b), products summed in fp32, into half f3 of cd's 4x8 tile
+        prod = jnp.sum(a.reshape(4, 8, 1) * b.reshape(1, 8, 4), axis=1)  # [4, 4]
+        half = jnp.arange(LANES) % 8 // 4 == (f3 & 1)
+        mmul = jnp.where(half, cd + jnp.tile(prod, (1, 2)).reshape(LANES), cd)
         results = {
             "VADD": bf16(a + b), "VSUB": bf16(a - b), "VMUL": bf16(a * b), "VMAX": jnp.maximum(a, b),
             "VMIN": jnp.minimum(a, b), "VRMAX": full(jnp.max(a)), "VRADD": full(bf16(jnp.sum(ca))),
             "VEXP2": bf16(jnp.exp2(a)), "VINV": bf16(1.0 / a), "VRSQRT": bf16(lax.rsqrt(a)),
             "VEXP2C": bf16(jnp.exp2(ca)), "VINVC": bf16(1.0 / ca),
-            "VMPY": a * b, "VMAC": cd + a * b, "VMPYL": a * bl, "VMACL": cd + a * bl,
+            "VMPY": a * b, "VMAC": cd + a * b, "VMPYL": a * bl, "VMACL": cd + a * bl, "VMMUL": mmul,
         }
         order = sorted(results, key=lambda m: self.sub[m])
         val = jnp.stack([results[m] for m in order])[jnp.clip(sub, 0, len(order) - 1)]
@@ -229,11 +233,16 @@ class Machine:
         """Data movement and engine timing of one DMA (only DMA bundles run this, see ``run_one``)."""
         hw = self.hw
         _, pm, re, rs, rows, rowbytes, total, _ = geometry
-        is_out = ins[2] == self.sub["DMAO"]
+        sub = ins[2]
+        is_out = (sub == self.sub["DMAO"]) | (sub == self.sub["DMAOT"])
+        tiled = (sub == self.sub["DMAIT"]) | (sub == self.sub["DMAOT"])
         e = jnp.arange(self.dma_elems, dtype=jnp.int32)
-        per_row = jnp.maximum(rowbytes // 2, 1)
+        # DM element e of strip j = e // per_strip holds row i, element b of that strip (one strip when not tiled)
+        per_tile = jnp.maximum(jnp.where(tiled, ins[8], rowbytes) // 2, 1)
+        per_strip = jnp.maximum(rows * per_tile, 1)
         live = e < total // 2
-        ext_idx = re // 2 + (e // per_row) * (rs // 2) + e % per_row
+        within = e % per_strip
+        ext_idx = re // 2 + (within // per_tile) * (rs // 2) + (e // per_strip) * per_tile + within % per_tile
         dm_idx = pm // 2 + e
         H, D = st.ext.shape[0], st.dm.shape[0]
         dm = st.dm.at[jnp.where(live & on & ~is_out, dm_idx, D)].set(st.ext[jnp.clip(ext_idx, 0, H - 1)],
