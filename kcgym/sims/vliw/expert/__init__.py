@@ -10,7 +10,7 @@ from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.sims.vliw.expert.gemv import expert_gemv
 from kcgym.sims.vliw.expert.matmul import expert_matmul
-from kcgym.sims.vliw.expert.mlp import expert_ffn
+from kcgym.sims.vliw.expert.mlp import expert_ffn, expert_swiglu
 from kcgym.sims.vliw.expert.streaming import expert_streaming
 from kcgym.tasks.base import Task, TaskConfig
 
@@ -19,6 +19,7 @@ EXPERTS = {
     **{name: expert_matmul for name in ("matmul", "linear", "batch_matmul")},
     "gemv": expert_gemv,
     "ffn": expert_ffn,
+    "swiglu": expert_swiglu,
 }
 
 

@@ -43,7 +43,7 @@ def _mmuls(regs: tuple[str, ...]) -> list[str]:
     return [f"VMMUL c{2 * s + p}, {a[p]}, {b[s, h]}, {h}" for h in (0, 1) for s in (0, 1) for p in (0, 1)]
 
 
-def buffers(hw: VLIWConfig, dims: tuple[int, int, int, int], bias: bool) -> dict[str, int] | None:
+def buffers(hw: VLIWConfig, dims: tuple[int, int, int, int], bias: bool, side: bool = False) -> dict[str, int] | None:
     """DM addresses of the GEMM's buffers, or None where the shape does not fit the kernel.
 
     Two W slabs and two X blocks (double buffering) where they fit in DM; else one of each, the
@@ -59,17 +59,22 @@ def buffers(hw: VLIWConfig, dims: tuple[int, int, int, int], bias: bool) -> dict
         buf["x1"] = buf["x0"] + double * (xblock + PAD)
         buf["y"] = buf["x1"] + xblock + PAD
         buf["b"] = buf["y"] + ROWS * COLS * 2
-        if buf["b"] + (8 * N if bias else 0) <= hw.dm_bytes:
+        buf["s"] = buf["b"] + (8 * N if bias else 0)
+        if buf["s"] + (ROWS * COLS * 2 if side else 0) <= hw.dm_bytes:
             return buf
     return None
 
 
 def gemm(asm: Asm, hw: VLIWConfig, dims: tuple[int, int, int, int], x: int, w: int, y: int,
-         bias: int | None = None, epilogue: Callable[[], list[str]] | None = None) -> None:
-    """Y = bf16(X @ W) (+ b after rounding) at EXT byte addresses; ``epilogue()`` returns operations
-    applied to the four rounded tiles in x0-x3 (c4-c7, x4-x11 free) before they are stored."""
+         bias: int | None = None, epilogue: Callable[[], list[str]] | None = None, side: int | None = None) -> None:
+    """Y = bf16(X @ W) (+ b after rounding) at EXT byte addresses.
+
+    ``epilogue()`` returns operations applied to the four rounded tiles in x0-x3 before they are
+    stored (c4-c7 and x4-x11 are free); with ``side`` (the EXT address of a tensor shaped like Y),
+    the same tiles of it come in by DMAIT at each block's start and are in x4-x7 by then.
+    """
     B, M, K, N = dims
-    buf = buffers(hw, dims, bias is not None)
+    buf = buffers(hw, dims, bias is not None, side is not None)
     if buf is None:
         raise ValueError(f"GEMM M={M}, K={K}, N={N} does not fit the VLIW expert kernel")
     strip, xblock, wbufs, xbufs, ybuf, bbuf = (buf["strip"], buf["xblock"], (buf["w0"], buf["w1"]),
@@ -142,6 +147,10 @@ def gemm(asm: Asm, hw: VLIWConfig, dims: tuple[int, int, int, int], x: int, w: i
             with asm.loop(blocks, f"blocks of {ROWS} rows of X and Y"):
                 asm("ADDI r6, r6, -1")
                 asm("ADDI r13, r13, -1")
+                if side is not None:
+                    add_const(asm, "r15", "r3", side - y)
+                    asm(f"PMOVI p7, {buf['s']}")
+                    asm(f"DMAIT p7, r15, r10, {ROWS}, {2 * COLS}, 16", "this block's tiles of the side input")
                 if double:
                     prefetch()
                 setup = ["PMOV p0, r4", "PMOV p1, r9", f"PADDI p2, p1, {8 * K}", f"PADDI p3, p1, {strip}",
@@ -156,6 +165,8 @@ def gemm(asm: Asm, hw: VLIWConfig, dims: tuple[int, int, int, int], x: int, w: i
                 if bias is not None:
                     tail += ["VLD x4, p5, 64", "VLD x5, p5, -64"]
                     tail += [f"VADD x{i}, x{i}, x{4 + i // 2}" for i in range(4)]
+                if side is not None:
+                    tail += [f"PMOVI p0, {buf['s']}"] + [f"VLD x{4 + i}, p0, 64" for i in range(4)]
                 tail += epilogue() if epilogue else []
                 tail += [f"VST x{i}, p6, 64" for i in range(4)]
                 emit(asm, tail, hw)
