@@ -86,12 +86,13 @@ def _dma(hw: VLIWConfig) -> int:
 
 
 BF16 = "The result is computed in fp32 and rounded to bf16 (round to nearest even)."
-DMA_SEM = ("Row i (0 <= i < rows) moves rowbytes bytes between EXT[re + i*rs] and DM[pm + i*rowbytes]: the DM side "
-           "is contiguous, the EXT side strided (rs = rowbytes for one contiguous block). pm must be a multiple of "
-           "64; re, rs and rowbytes even; rows*rowbytes <= DMA_MAX_BYTES. Asynchronous: the bundle does not wait. "
-           "The in-engine and out-engine each run one DMA at a time, in issue order; each takes DMA_LATENCY + "
-           "ceil(bytes / DMA_BYTES_PER_CYCLE) cycles. Data-memory lines a DMAI is filling stall the first VLD "
-           "that reads them until they arrive; a VST or DMAI that would overwrite lines a DMAO is still reading "
+DMA_ROWS = ("Row i (0 <= i < rows) moves rowbytes bytes between EXT[re + i*rs] and DM[pm + i*rowbytes]: the DM "
+            "side is contiguous, the EXT side strided (rs = rowbytes for one contiguous block). ")
+DMA_SEM = ("pm must be a multiple of 64; re, rs and rowbytes even; rows*rowbytes <= DMA_MAX_BYTES. "
+           "Asynchronous: the bundle does not wait. The in-engine (DMAI, DMAIT) and out-engine (DMAO, DMAOT) "
+           "each run one DMA at a time, in issue order; each takes DMA_LATENCY + ceil(bytes / "
+           "DMA_BYTES_PER_CYCLE) cycles. Data-memory lines a DMA in is filling stall the first VLD that reads "
+           "them until they arrive; a VST or DMA in that would overwrite lines a DMA out is still reading "
            "stalls until it has read them.")
 
 MMUL_SEM = ("xa is read as a 4x8 row-major block A (A[i, k] = lane 8*i + k), xb as an 8x4 row-major block B "
@@ -106,8 +107,7 @@ TILED_SEM = ("Tiled DMA: the EXT region of rows x rowbytes bytes (row i at EXT[r
              "+ i*tbytes + b] = EXT[re + i*rs + j*tbytes + b] (0 <= j < rowbytes / tbytes, 0 <= b < tbytes). "
              "rowbytes must be a multiple of tbytes; tbytes even. With rows = 4, tbytes = 16 a 4 x K panel of X "
              "becomes K/8 consecutive 4x8 A blocks; with tbytes = 8 a K x 8 strip of W becomes two K x 4 strips "
-             "(consecutive 8x4 B blocks). Everything else (alignment, size limit, timing by bytes, line "
-             "readiness) is as for DMAI / DMAO: ")
+             "(consecutive 8x4 B blocks). ")
 
 INSTRUCTIONS = (
     _s("NOP", [], "NOP", "An empty bundle (one cycle).",
@@ -189,10 +189,10 @@ INSTRUCTIONS = (
        "CTL", "Zero-overhead loop with an immediate count (as LOOP)."),
     _s("DMAI", [_reg("pm", "p", "DM destination"), _reg("re", "r", "EXT source, bytes"),
                 _reg("rs", "r", "EXT row stride, bytes"), _imm("rows", 1, 4096), _imm("rowbytes", 2, 1 << 20, align=2)],
-       "DMA", "DMA in: EXT -> DM, rows x rowbytes bytes.", DMA_SEM, lat=_dma),
+       "DMA", "DMA in: EXT -> DM, rows x rowbytes bytes.", DMA_ROWS + DMA_SEM, lat=_dma),
     _s("DMAO", [_reg("pm", "p", "DM source"), _reg("re", "r", "EXT destination, bytes"),
                 _reg("rs", "r", "EXT row stride, bytes"), _imm("rows", 1, 4096), _imm("rowbytes", 2, 1 << 20, align=2)],
-       "DMA", "DMA out: DM -> EXT, rows x rowbytes bytes.", DMA_SEM, lat=_dma),
+       "DMA", "DMA out: DM -> EXT, rows x rowbytes bytes.", DMA_ROWS + DMA_SEM, lat=_dma),
     _s("DMAIT", [_reg("pm", "p", "DM destination"), _reg("re", "r", "EXT source, bytes"),
                  _reg("rs", "r", "EXT row stride, bytes"), _imm("rows", 1, 4096), _imm("rowbytes", 2, 1 << 20, align=2),
                  _imm("tbytes", 2, 1 << 20, "strip width, bytes", align=2)],
