@@ -238,11 +238,11 @@ class Machine:
         tiled = (sub == self.sub["DMAIT"]) | (sub == self.sub["DMAOT"])
         e = jnp.arange(self.dma_elems, dtype=jnp.int32)
         # DM element e of strip j = e // per_strip holds row i, element b of that strip (one strip when not tiled)
-        per_tile = jnp.maximum(jnp.where(tiled, ins[8], rowbytes) // 2, 1)
-        per_strip = jnp.maximum(rows * per_tile, 1)
+        width = jnp.maximum(jnp.where(tiled, ins[8], rowbytes) // 2, 1)  # elements per strip row
+        per_strip = jnp.maximum(rows * width, 1)
         live = e < total // 2
         within = e % per_strip
-        ext_idx = re // 2 + (within // per_tile) * (rs // 2) + (e // per_strip) * per_tile + within % per_tile
+        ext_idx = re // 2 + (within // width) * (rs // 2) + (e // per_strip) * width + within % width
         dm_idx = pm // 2 + e
         H, D = st.ext.shape[0], st.dm.shape[0]
         dm = st.dm.at[jnp.where(live & on & ~is_out, dm_idx, D)].set(st.ext[jnp.clip(ext_idx, 0, H - 1)],
