@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from kcgym.isa import AssemblyError
 from kcgym.sims.vliw import ACCELERATOR
 from kcgym.sims.vliw import machine as M
+from kcgym.sims.vliw.compiler.emit import Asm
+from kcgym.sims.vliw.compiler.primitives import matmul_stage
 from kcgym.tasks.numerics import round_bf16
 from tests.sims.vliw.harness import fault_name, run
 
@@ -132,3 +136,10 @@ def test_tiled_dma_out_of_bounds_faults_like_dmai():
     assert fault_name(st) == "OOB_EXT"
     st, _ = run("PMOVI p0, 32\nDMAIT p0, r0, r0, 4, 64, 16")
     assert fault_name(st) == "MISALIGNED"
+
+
+@pytest.mark.parametrize("dims, fragment", [((1, 6, 64, 64), "M % 4 == K % 8 == N % 8 == 0"),
+                                            ((1, 8, 2048, 64), "K x 8 strip of W (32768 bytes)")])
+def test_the_compiler_gemm_rejects_shapes_it_cannot_block(dims, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        matmul_stage(Asm("t"), HW, dims, 0, 0, 0)
