@@ -166,9 +166,11 @@ class VLIWAccelerator(Accelerator):
             f"c0-c7 ({LANES} fp32 lanes).",
             f"- Data memory (DM): {hw.dm_bytes} bytes in {hw.dm_banks} banks of {hw.bank_bytes}; vector loads/stores "
             "move 64 aligned bytes. Two memory ops of one bundle in the same bank cost a stall cycle.",
+            f"- Matrix unit: VMMUL multiplies a 4x8 bf16 block by an 8x4 block into half of a 4x8 fp32 "
+            f"accumulator tile, {hw.peak_macs_per_cycle} MACs per bundle (32-lane VMAC/VMACL do 32).",
             f"- External memory (EXT) holds the task's tensors; DMAI/DMAO move up to {hw.dma_max_bytes} bytes "
             f"(latency {hw.dma_latency}, {hw.dma_bytes_per_cycle} bytes/cycle per engine; one in-engine, one "
-            "out-engine, asynchronous).",
+            "out-engine, asynchronous); DMAIT/DMAOT do the same in the blocked (strip) layouts of VMMUL.",
             f"- Latencies: load {hw.load_latency}, add/max {hw.alu_latency}, mul/mac {hw.mul_latency}, reductions "
             f"{hw.reduce_latency}, exp2/inv/rsqrt {hw.nonlinear_latency}, conversions {hw.move_latency}; taken branch "
             f"+{hw.branch_penalty}; zero-overhead loops (LOOP/LOOPI, {hw.loop_depth} deep).",

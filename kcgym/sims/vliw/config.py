@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 LANES = 32  # bf16 lanes of a 512-bit vector register (and fp32 lanes of a 1024-bit accumulator)
 VECTOR_BYTES = 2 * LANES  # one vector load or store moves 64 bytes
 LINE_BYTES = VECTOR_BYTES  # data memory is tracked (DMA readiness) in lines of one vector
+MMUL_MACS = 4 * 8 * 4  # one VMMUL: a 4x8 bf16 block times an 8x4 block
 
 
 class VLIWConfig(BaseModel):
@@ -59,8 +60,8 @@ class VLIWConfig(BaseModel):
 
     @property
     def peak_macs_per_cycle(self) -> int:
-        """The vector slot's multiply-accumulates per cycle (one 32-lane VMAC per bundle)."""
-        return LANES
+        """The vector slot's multiply-accumulates per cycle: one VMMUL (a 4x8x4 block, 128 MACs) per bundle."""
+        return MMUL_MACS
 
     def dma_cycles(self, nbytes: int) -> int:
         """Occupancy of one DMA moving ``nbytes`` bytes."""

@@ -14,6 +14,7 @@ VLIW_ERROR_CODES = {
     "E112": "DMA larger than DMA_MAX_BYTES",
     "E113": "loops not properly nested, or nested loops ending at the same label",
     "E114": "loops nested deeper than the hardware loop stack",
+    "E115": "tiled DMA whose rowbytes is not a multiple of its strip width tbytes",
     "W001": "write to r0 (hardwired to zero)",
 }
 
@@ -22,7 +23,7 @@ VLIW_ERROR_CODES = {
 def guide_sections(hw: VLIWConfig) -> list[DocSection]:
     """Split guide.md at '## ' headings; ``{{field}}`` placeholders are filled from the config."""
     fields = {k: str(v) for k, v in hw.model_dump().items()}
-    fields.update(bank_bytes=str(hw.bank_bytes))
+    fields.update(bank_bytes=str(hw.bank_bytes), peak_macs=str(hw.peak_macs_per_cycle))
     return guide_sections_of("kcgym.sims.vliw", fields)
 
 

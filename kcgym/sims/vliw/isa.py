@@ -86,13 +86,28 @@ def _dma(hw: VLIWConfig) -> int:
 
 
 BF16 = "The result is computed in fp32 and rounded to bf16 (round to nearest even)."
-DMA_SEM = ("Row i (0 <= i < rows) moves rowbytes bytes between EXT[re + i*rs] and DM[pm + i*rowbytes]: the DM side "
-           "is contiguous, the EXT side strided (rs = rowbytes for one contiguous block). pm must be a multiple of "
-           "64; re, rs and rowbytes even; rows*rowbytes <= DMA_MAX_BYTES. Asynchronous: the bundle does not wait. "
-           "The in-engine and out-engine each run one DMA at a time, in issue order; each takes DMA_LATENCY + "
-           "ceil(bytes / DMA_BYTES_PER_CYCLE) cycles. Data-memory lines a DMAI is filling stall the first VLD "
-           "that reads them until they arrive; a VST or DMAI that would overwrite lines a DMAO is still reading "
+DMA_ROWS = ("Row i (0 <= i < rows) moves rowbytes bytes between EXT[re + i*rs] and DM[pm + i*rowbytes]: the DM "
+            "side is contiguous, the EXT side strided (rs = rowbytes for one contiguous block). ")
+DMA_SEM = ("pm must be a multiple of 64; re, rs and rowbytes even; rows*rowbytes <= DMA_MAX_BYTES. "
+           "Asynchronous: the bundle does not wait. The in-engine (DMAI, DMAIT) and out-engine (DMAO, DMAOT) "
+           "each run one DMA at a time, in issue order; each takes DMA_LATENCY + ceil(bytes / "
+           "DMA_BYTES_PER_CYCLE) cycles. Data-memory lines a DMA in is filling stall the first VLD that reads "
+           "them until they arrive; a VST or DMA in that would overwrite lines a DMA out is still reading "
            "stalls until it has read them.")
+
+MMUL_SEM = ("xa is read as a 4x8 row-major block A (A[i, k] = lane 8*i + k), xb as an 8x4 row-major block B "
+            "(B[k, j] = lane 4*k + j), cacc as a 4x8 row-major fp32 tile (lane 8*i + j). P = A @ B with exact "
+            "products summed in fp32; P[i, j] is added to lane 8*i + 4*h + j of cacc, the other 16 lanes are kept. "
+            "128 multiply-accumulates per bundle. Two VMMULs (h = 0 with the B block of output columns n..n+3, "
+            "h = 1 with n+4..n+7) accumulate one 4x8 output tile, which VCONV rounds to a 4x8 row-major bf16 "
+            "vector. cacc is read and written: chains into one accumulator wait MUL_LATENCY cycles each; keep "
+            "several tiles in flight. DMAIT / DMAOT build and write back these blocked layouts.")
+TILED_SEM = ("Tiled DMA: the EXT region of rows x rowbytes bytes (row i at EXT[re + i*rs]) is stored in DM as "
+             "vertical strips of tbytes bytes width, strip after strip, each strip row-major: DM[pm + j*rows*tbytes "
+             "+ i*tbytes + b] = EXT[re + i*rs + j*tbytes + b] (0 <= j < rowbytes / tbytes, 0 <= b < tbytes). "
+             "rowbytes must be a multiple of tbytes; tbytes even. With rows = 4, tbytes = 16 a 4 x K panel of X "
+             "becomes K/8 consecutive 4x8 A blocks; with tbytes = 8 a K x 8 strip of W becomes two K x 4 strips "
+             "(consecutive 8x4 B blocks). ")
 
 INSTRUCTIONS = (
     _s("NOP", [], "NOP", "An empty bundle (one cycle).",
@@ -132,6 +147,9 @@ INSTRUCTIONS = (
     _s("VMACL", [CACC, XA, XB, LANE], "VEC", "cacc = cacc + xa * xb[rl] (lane rl of xb broadcast).",
        "The building block of a matrix product: xa = 32 columns of one row of W, xb[rl] = one element of X.",
        lat=_mul),
+    _s("VMMUL", [CACC, XA, XB, _imm("h", 0, 1, "which half of the 4x8 tile: 0 = columns 0-3, 1 = columns 4-7")],
+       "VEC", "Block matrix multiply-accumulate: the 4x4 product of xa (a 4x8 bf16 block) and xb (an 8x4 bf16 "
+       "block) is added to half h of cacc (a 4x8 fp32 tile).", MMUL_SEM, lat=_mul),
     # ---- scalar (one per bundle) -----------------------------------------------------------
     _s("MOVI", [RD, _imm("imm", -(1 << 28), (1 << 28) - 1)], "SCL", "rd = imm."),
     _s("ADD", [RD, RA, RB], "SCL", "rd = ra + rb (int32, wrapping)."),
@@ -171,10 +189,20 @@ INSTRUCTIONS = (
        "CTL", "Zero-overhead loop with an immediate count (as LOOP)."),
     _s("DMAI", [_reg("pm", "p", "DM destination"), _reg("re", "r", "EXT source, bytes"),
                 _reg("rs", "r", "EXT row stride, bytes"), _imm("rows", 1, 4096), _imm("rowbytes", 2, 1 << 20, align=2)],
-       "DMA", "DMA in: EXT -> DM, rows x rowbytes bytes.", DMA_SEM, lat=_dma),
+       "DMA", "DMA in: EXT -> DM, rows x rowbytes bytes.", DMA_ROWS + DMA_SEM, lat=_dma),
     _s("DMAO", [_reg("pm", "p", "DM source"), _reg("re", "r", "EXT destination, bytes"),
                 _reg("rs", "r", "EXT row stride, bytes"), _imm("rows", 1, 4096), _imm("rowbytes", 2, 1 << 20, align=2)],
-       "DMA", "DMA out: DM -> EXT, rows x rowbytes bytes.", DMA_SEM, lat=_dma),
+       "DMA", "DMA out: DM -> EXT, rows x rowbytes bytes.", DMA_ROWS + DMA_SEM, lat=_dma),
+    _s("DMAIT", [_reg("pm", "p", "DM destination"), _reg("re", "r", "EXT source, bytes"),
+                 _reg("rs", "r", "EXT row stride, bytes"), _imm("rows", 1, 4096), _imm("rowbytes", 2, 1 << 20, align=2),
+                 _imm("tbytes", 2, 1 << 20, "strip width, bytes", align=2)],
+       "DMA", "Tiled DMA in: EXT rows x rowbytes -> DM as strips tbytes wide (blocked layouts for VMMUL).",
+       TILED_SEM + DMA_SEM, lat=_dma),
+    _s("DMAOT", [_reg("pm", "p", "DM source"), _reg("re", "r", "EXT destination, bytes"),
+                 _reg("rs", "r", "EXT row stride, bytes"), _imm("rows", 1, 4096), _imm("rowbytes", 2, 1 << 20, align=2),
+                 _imm("tbytes", 2, 1 << 20, "strip width, bytes", align=2)],
+       "DMA", "Tiled DMA out: DM strips tbytes wide -> EXT rows x rowbytes (the inverse of DMAIT).",
+       TILED_SEM + DMA_SEM, lat=_dma),
 )
 
 
@@ -206,13 +234,17 @@ def _finalize(parsed, hw, rep) -> None:
             if target > n_bundles:
                 rep.error(pi.src, "E111", f"branch target {target} is past the end of the program "
                           f"({n_bundles} bundles)", pi.operand_cols[-1], len(pi.operand_texts[-1]))
-        elif mn in ("DMAI", "DMAO"):
+        elif mn in ("DMAI", "DMAO", "DMAIT", "DMAOT"):
             nbytes = int(pi.values[3]) * int(pi.values[4])
             if nbytes > hw.dma_max_bytes:
                 rep.error(pi.src, "E112", f"{mn} moves rows*rowbytes = {nbytes} bytes; one DMA moves at most "
                           f"{hw.dma_max_bytes}", pi.operand_cols[3],
                           pi.operand_cols[4] + len(pi.operand_texts[4]) - pi.operand_cols[3],
                           hint="split it into several DMAs")
+            if mn in ("DMAIT", "DMAOT") and int(pi.values[4]) % int(pi.values[5]):
+                rep.error(pi.src, "E115", f"{mn} rowbytes = {int(pi.values[4])} is not a multiple of the strip width "
+                          f"tbytes = {int(pi.values[5])}", pi.operand_cols[5], len(pi.operand_texts[5]),
+                          hint="the region must split into whole strips (e.g. rowbytes 2*K with tbytes 16)")
     for s1, e1, p1 in loops:
         depth = 1
         for s2, e2, p2 in loops:

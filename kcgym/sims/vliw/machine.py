@@ -209,6 +209,13 @@ class Machine:
         lane = st.r[f3 & 15]
         bl = b[jnp.clip(lane, 0, LANES - 1)]
         full = lambda v: jnp.broadcast_to(v, (LANES,))  # noqa: E731
+
+        def mmul() -> jax.Array:
+            """VMMUL: (4x8 block of a) @ (8x4 block of b), products summed in fp32, into half f3 of cd's tile."""
+            prod = jnp.sum(a.reshape(4, 8, 1) * b.reshape(1, 8, 4), axis=1)  # [4, 4]
+            half = jnp.arange(LANES) % 8 // 4 == (f3 & 1)
+            return jnp.where(half, cd + jnp.tile(prod, (1, 2)).reshape(LANES), cd)
+
         results = {
             "VADD": lambda: bf16(a + b), "VSUB": lambda: bf16(a - b), "VMUL": lambda: bf16(a * b),
             "VMAX": lambda: jnp.maximum(a, b), "VMIN": lambda: jnp.minimum(a, b), "VRMAX": lambda: full(jnp.max(a)),
@@ -216,6 +223,7 @@ class Machine:
             "VINV": lambda: bf16(1.0 / a), "VRSQRT": lambda: bf16(lax.rsqrt(a)),
             "VEXP2C": lambda: bf16(jnp.exp2(ca)), "VINVC": lambda: bf16(1.0 / ca),
             "VMPY": lambda: a * b, "VMAC": lambda: cd + a * b, "VMPYL": lambda: a * bl, "VMACL": lambda: cd + a * bl,
+            "VMMUL": mmul,
         }
         val = self._pick(results, sub)
         to_c = sub >= self.sub["VMPY"]
@@ -274,11 +282,16 @@ class Machine:
         """Data movement and engine timing of one DMA (only DMA bundles run this, see ``run_one``)."""
         hw = self.hw
         _, pm, re, rs, rows, rowbytes, total, _ = geometry
-        is_out = ins[2] == self.sub["DMAO"]
+        sub = ins[2]
+        is_out = (sub == self.sub["DMAO"]) | (sub == self.sub["DMAOT"])
+        tiled = (sub == self.sub["DMAIT"]) | (sub == self.sub["DMAOT"])
         e = jnp.arange(self.dma_elems, dtype=jnp.int32)
-        per_row = jnp.maximum(rowbytes // 2, 1)
+        # DM element e of strip j = e // per_strip holds row i, element b of that strip (one strip when not tiled)
+        width = jnp.maximum(jnp.where(tiled, ins[8], rowbytes) // 2, 1)  # elements per strip row
+        per_strip = jnp.maximum(rows * width, 1)
         live = e < total // 2
-        ext_idx = re // 2 + (e // per_row) * (rs // 2) + e % per_row
+        within = e % per_strip
+        ext_idx = re // 2 + (within // width) * (rs // 2) + (e // per_strip) * width + within % width
         dm_idx = pm // 2 + e
         H, D = st.ext.shape[0], st.dm.shape[0]
         dm = st.dm.at[jnp.where(live & on & ~is_out, dm_idx, D)].set(st.ext[jnp.clip(ext_idx, 0, H - 1)],

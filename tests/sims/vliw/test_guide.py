@@ -39,3 +39,17 @@ def test_worked_example_kernels_are_correct_on_relu_c1():
     assert rep.correct, rep.fault or rep.diagnostics_text
     block = re.findall(r"```\n(.*?)```", example, re.S)[1]
     assert ACCELERATOR.assemble(block, HW).length == 16
+
+
+def test_matrix_unit_example_is_a_correct_matmul_c1_kernel():
+    section = next(d for d in ACCELERATOR.docs(HW) if d.id == "matrix-products").text
+    (kernel,) = re.findall(r"```\n(.*?)```", section, re.S)
+    assert "VMMUL" in kernel and "DMAIT" in kernel and "DMAOT" in kernel
+    task = TASKS["matmul"]
+    ev = Evaluator(ACCELERATOR, task, task.config("VLIW", 1), HW)
+    rep = ev.evaluate(kernel, ev.input_sets(3, 1), with_baseline=False)
+    assert rep.correct, rep.fault or rep.diagnostics_text
+    reference = "\n".join(d.text for d in ACCELERATOR.docs(HW))
+    for mnemonic in ("VMMUL", "DMAIT", "DMAOT"):
+        assert f"### {mnemonic}" in reference
+    assert f"MACs / {HW.peak_macs_per_cycle}" in reference and "E115" in reference

@@ -240,76 +240,70 @@ def _matmul(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -
 
 def matmul_stage(asm: Asm, hw: VLIWConfig, dims: tuple[int, int, int, int], x: int, w: int, y: int,
                  bias: int | None = None) -> None:
-    """Y = X @ W (+ b) (EXT byte addresses) by 32-column strips of W: per output row, K broadcast MACs.
+    """Y = bf16(X @ W) (+ b, added after rounding) with the matrix unit (EXT byte addresses, row-major).
 
-    The strip (K rows x 32 columns) is DMAed once per strip when it fits in one DMA, else in
-    chunks of rows once per output row; each row of X is DMAed right before it is used.
+    Per panel of 4 rows of X: DMAIT brings it in as K/8 consecutive 4x8 A blocks; per 8-column strip
+    of W, DMAIT brings the strip in as two K x 4 halves (8x4 B blocks) and two VMMULs per 8 values
+    of k accumulate the 4x8 output tile, which is rounded (VCONV), biased, stored, and the panel's
+    tiles go out with one DMAOT. The bias comes in once, as 4x8 tiles of its row repeated 4 times.
     """
     B, M, K, N = dims
-    kc = min(K, hw.dma_max_bytes // VECTOR_BYTES)  # rows of W per DMA
-    nkc = K // kc
-    WBUF, XBUF = 0, kc * VECTOR_BYTES
-    YBUF = XBUF + 2 * K
-    BBUF = YBUF + VECTOR_BYTES
-    if hw.dm_bytes < BBUF + VECTOR_BYTES or K % kc or N % LANES:
-        raise ValueError(f"matmul M={M}, K={K}, N={N} does not fit the VLIW template")
+    WBUF, XBUF = 0, 16 * K  # the W strip (two K x 4 halves), the X panel (K/8 A blocks)
+    YBUF = XBUF + 8 * K  # the panel's N/8 output tiles
+    BBUF = YBUF + 8 * N  # the bias as N/8 tiles
+    end = BBUF + (8 * N if bias is not None else 0)
+    if M % 4 or K % 8 or N % 8:
+        raise ValueError(f"the VLIW matmul template needs M % 4 == K % 8 == N % 8 == 0 (4x8x4 blocks), "
+                         f"got M={M}, K={K}, N={N}")
+    if max(16 * K, 8 * N) > hw.dma_max_bytes or end > hw.dm_bytes:
+        raise ValueError(f"matmul K={K}, N={N} does not fit the VLIW template: one DMA moves a K x 8 strip of W "
+                         f"({16 * K} bytes) and a 4 x N panel of Y ({8 * N} bytes), at most {hw.dma_max_bytes}; "
+                         f"the buffers need {end} of {hw.dm_bytes} bytes of DM")
     asm(f"MOVI r1, {x}", "X of this batch")
     asm(f"MOVI r2, {w}", "W of this batch")
     asm(f"MOVI r3, {y}", "Y of this batch")
+    asm(f"MOVI r10, {2 * N}", "row stride of W and Y, bytes")
+    asm(f"MOVI r11, {2 * K}", "row stride of X, bytes")
     if bias is not None:
         asm(f"MOVI r4, {bias}")
-    asm(f"MOVI r10, {2 * N}", "row stride of W and Y, bytes")
+        asm(f"PMOVI p5, {BBUF}")
+        asm(f"DMAIT p5, r4, r0, 4, {2 * N}, 16", "bias -> N/8 tiles, each its 8 values in 4 rows")
     with asm.loop(B, "batches"):
-        asm("ADD r5, r2, r0", "W strip")
-        asm("MOVI r6, 0", "byte offset of the strip in a row of Y")
-        with asm.loop(N // LANES, "32-column strips"):
-            if nkc == 1:
-                asm(f"PMOVI p0, {WBUF}")
-                asm(f"DMAI p0, r5, r10, {K}, {VECTOR_BYTES}", "W strip -> DM")
+        asm("ADD r7, r1, r0", "panel of X")
+        asm("ADD r9, r3, r0", "panel of Y")
+        with asm.loop(M // 4, "panels of 4 rows"):
+            asm(f"PMOVI p5, {XBUF}")
+            asm(f"DMAIT p5, r7, r11, 4, {2 * K}, 16", "X panel -> K/8 4x8 blocks")
+            asm("ADD r5, r2, r0", "strip of W")
+            asm(f"PMOVI p3, {YBUF}", "next output tile")
             if bias is not None:
-                asm("ADD r8, r4, r6")
-                asm(f"PMOVI p4, {BBUF}")
-                asm(f"DMAI p4, r8, r0, 1, {VECTOR_BYTES}", "bias chunk")
-                asm(f"PMOVI p4, {BBUF}")
-                asm("VLD x9, p4, 0")
-            asm("ADD r7, r1, r0", "row of X")
-            asm("ADD r9, r3, r6", "row of Y")
-            with asm.loop(M, "rows"):
-                asm(f"PMOVI p1, {XBUF}")
-                asm(f"DMAI p1, r7, r0, 1, {2 * K}", "row of X -> DM")
+                asm(f"PMOVI p4, {BBUF}", "next bias tile")
+            with asm.loop(N // 8, "8-column strips"):
+                asm(f"PMOVI p5, {WBUF}")
+                asm(f"DMAIT p5, r5, r10, {K}, 16, 8", "W strip -> two K x 4 halves of 8x4 blocks")
+                asm(f"PMOVI p0, {XBUF}", "A blocks")
+                asm(f"PMOVI p1, {WBUF}", "B blocks, columns 0-3 of the strip")
+                asm(f"PMOVI p2, {WBUF + 8 * K}", "B blocks, columns 4-7")
                 asm("CZERO c0")
-                if nkc == 1:
-                    asm(f"PMOVI p0, {WBUF}")
-                    _k_loop(asm, kc)
-                else:  # unrolled: a loop here would nest five deep
-                    asm("ADD r11, r5, r0")
-                    for c in range(nkc):
-                        asm(f"PMOVI p0, {WBUF}")
-                        asm(f"DMAI p0, r11, r10, {kc}, {VECTOR_BYTES}", f"rows {c * kc}.. of the W strip -> DM")
-                        _k_loop(asm, kc)
-                        if c + 1 < nkc:
-                            add_const(asm, "r11", "r11", kc * 2 * N)
-                asm("VCONV x2, c0", "round to bf16")
+                with asm.loop(K // 8, "8 values of k"):
+                    asm("VLD x0, p0, 64", "A block")
+                    asm("VLD x1, p1, 64")
+                    asm("VMMUL c0, x0, x1, 0", "left half of the tile")
+                    asm("VLD x2, p2, 64")
+                    asm("VMMUL c0, x0, x2, 1", "right half")
+                asm("VCONV x3, c0", "round the 4x8 tile to bf16")
                 if bias is not None:
-                    asm("VADD x2, x2, x9", "+ bias")
-                asm(f"PMOVI p2, {YBUF}")
-                asm("VST x2, p2, 0")
-                asm(f"PMOVI p2, {YBUF}")
-                asm(f"DMAO p2, r9, r0, 1, {VECTOR_BYTES}", "32 outputs -> Y")
-                asm(f"ADDI r7, r7, {2 * K}")
-                asm("ADD r9, r9, r10")
-            asm(f"ADDI r5, r5, {VECTOR_BYTES}")
-            asm(f"ADDI r6, r6, {VECTOR_BYTES}")
+                    asm("VLD x4, p4, 64")
+                    asm("VADD x3, x3, x4", "+ bias")
+                asm("VST x3, p3, 64")
+                asm("ADDI r5, r5, 16")
+            asm(f"PMOVI p5, {YBUF}")
+            asm(f"DMAOT p5, r9, r10, 4, {2 * N}, 16", "the panel's tiles -> 4 rows of Y")
+            add_const(asm, "r7", "r7", 8 * K)
+            add_const(asm, "r9", "r9", 8 * N)
         add_const(asm, "r1", "r1", 2 * M * K)
         add_const(asm, "r2", "r2", 2 * K * N)
         add_const(asm, "r3", "r3", 2 * M * N)
-
-
-def _k_loop(asm: Asm, count: int) -> None:
-    with asm.loop(count, "k"):
-        asm("VLDB x0, p1, 2", "X[i, k] in every lane")
-        asm("VLD x1, p0, 64", "W[k, strip]")
-        asm("VMAC c0, x1, x0")
 
 
 TEMPLATES: dict[str, Callable[[Task, TaskConfig, VLIWConfig, MemoryLayout], str]] = {

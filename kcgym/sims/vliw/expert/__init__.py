@@ -12,6 +12,7 @@ from kcgym.sims.vliw.expert.conv import expert_conv
 from kcgym.sims.vliw.expert.depthwise import expert_depthwise
 from kcgym.sims.vliw.expert.gemv import expert_gemv
 from kcgym.sims.vliw.expert.matmul import expert_matmul
+from kcgym.sims.vliw.expert.mlp import expert_ffn, expert_swiglu
 from kcgym.sims.vliw.expert.streaming import expert_streaming
 from kcgym.tasks.base import Task, TaskConfig
 
@@ -21,6 +22,8 @@ EXPERTS = {
     "gemv": expert_gemv,
     "depthwise_conv": expert_depthwise,
     **{name: expert_conv for name in ("conv2d", "conv_block")},
+    "ffn": expert_ffn,
+    "swiglu": expert_swiglu,
 }
 
 

@@ -40,8 +40,13 @@ def parse(text: str, hw: VLIWConfig) -> Op:
     return Op(text.strip(), spec.unit, tuple(reads), tuple(writes))
 
 
-def schedule(texts: list[str], hw: VLIWConfig) -> list[list[str]]:
-    """Pack ``texts`` (program order) into bundles; returns the bundles' operation texts."""
+def schedule(texts: list[str], hw: VLIWConfig, slots: dict[str, int] | None = None) -> list[list[str]]:
+    """Pack ``texts`` (program order) into bundles; returns the bundles' operation texts.
+
+    ``slots`` lowers a unit's slots per bundle (e.g. ``{"LD": 1}``: loads never share a bundle, so
+    they can never hit one bank together).
+    """
+    limit = {**SLOTS, **(slots or {})}
     ops = [parse(t, hw) for t in texts]
     bundles: list[list[Op]] = []
     ready: dict[str, int] = {}  # register -> cycle its latest value is usable
@@ -58,7 +63,7 @@ def schedule(texts: list[str], hw: VLIWConfig) -> list[list[str]]:
                 bundles.append([])
             used = sum(1 for o in bundles[t] if o.unit == op.unit)
             written = {r for o in bundles[t] for r, _ in o.writes}
-            if used < SLOTS[op.unit] and not written & {r for r, _ in op.writes}:
+            if used < limit[op.unit] and not written & {r for r, _ in op.writes}:
                 break
             t += 1
         bundles[t].append(op)
@@ -70,9 +75,9 @@ def schedule(texts: list[str], hw: VLIWConfig) -> list[list[str]]:
     return [[o.text for o in b] for b in bundles]
 
 
-def emit(asm, texts: list[str], hw: VLIWConfig) -> int:
+def emit(asm, texts: list[str], hw: VLIWConfig, slots: dict[str, int] | None = None) -> int:
     """Schedule ``texts`` and emit one line per bundle (``NOP`` for an empty one); returns the bundle count."""
-    bundles = schedule(texts, hw)
+    bundles = schedule(texts, hw, slots)
     for b in bundles:
         asm(" || ".join(b) if b else "NOP")
     return len(bundles)
