@@ -72,6 +72,11 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "linear",
         "ffn",
         "swiglu",
+        "sdpa",
+        "flash_attention",
+        "mha",
+        "gqa",
+        "mqa",
     ),
     "RVV": (
         "relu",

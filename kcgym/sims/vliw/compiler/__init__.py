@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.vliw.compiler import composites, primitives
+from kcgym.sims.vliw.compiler import attention, composites, primitives
 from kcgym.sims.vliw.compiler.emit import Asm
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.tasks.base import Task, TaskConfig
@@ -20,9 +20,10 @@ Template = Callable[[Task, TaskConfig, VLIWConfig, MemoryLayout], str]
 TEMPLATES: dict[str, Template] = {
     **primitives.TEMPLATES,
     **composites.TEMPLATES,
+    **attention.TEMPLATES,
 }
 # task name -> (cfg -> [(name, shape, description)]): EXT scratch tensors the layout appends
-SCRATCH = composites.SCRATCH
+SCRATCH = {**composites.SCRATCH, **attention.SCRATCH}
 
 
 def compile_task(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
