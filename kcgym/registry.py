@@ -77,6 +77,8 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "mha",
         "gqa",
         "mqa",
+        "decoder_llama",
+        "decoder_t5",
     ),
     "RVV": (
         "relu",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.vliw.compiler import attention, composites, primitives
+from kcgym.sims.vliw.compiler import attention, composites, decoder, primitives
 from kcgym.sims.vliw.compiler.emit import Asm
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.tasks.base import Task, TaskConfig
@@ -21,9 +21,10 @@ TEMPLATES: dict[str, Template] = {
     **primitives.TEMPLATES,
     **composites.TEMPLATES,
     **attention.TEMPLATES,
+    **decoder.TEMPLATES,
 }
 # task name -> (cfg -> [(name, shape, description)]): EXT scratch tensors the layout appends
-SCRATCH = {**composites.SCRATCH, **attention.SCRATCH}
+SCRATCH = {**composites.SCRATCH, **attention.SCRATCH, **decoder.SCRATCH}
 
 
 def compile_task(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
