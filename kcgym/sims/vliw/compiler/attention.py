@@ -99,9 +99,11 @@ def attention_stage(asm: Asm, hw: VLIWConfig, s: int, d: int, heads: int, group:
     q_row = v_buf + s * nd * VECTOR_BYTES
     s_row = q_row + nd * VECTOR_BYTES
     o_row = s_row + ns * VECTOR_BYTES
-    if (o_row + nd * VECTOR_BYTES > hw.dm_bytes or group & (group - 1) or nd > 6
-            or (d % LANES == 0 and 2 * s * d > hw.dma_max_bytes) or k[1] != v[1]):
-        raise ValueError(f"attention s={s}, d={d} does not fit the VLIW template")
+    if o_row + nd * VECTOR_BYTES > hw.dm_bytes or nd > 8 or (d % LANES == 0 and 2 * s * d > hw.dma_max_bytes):
+        raise ValueError(f"attention s={s}, d={d} does not fit the VLIW template (K^T and V in DM, one DMA for V, "
+                         "one accumulator per 32 columns of a head)")
+    if group & (group - 1) or k[1] != v[1]:
+        raise ValueError(f"attention needs a power-of-two group (got {group}) and one row stride for K and V")
     sc_hi, sc_lo = _split(scale)
     asm.comment(f"attention: {heads} head(s) of {s} x {d}, scale {scale!r}")
     asm(f"VBCST x8, {LOG2E_HI!r}", "log2(e), high bf16 half")
