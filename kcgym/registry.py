@@ -76,6 +76,13 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
         "ffn",
         "swiglu",
         "conv_block",
+        "sdpa",
+        "flash_attention",
+        "mha",
+        "gqa",
+        "mqa",
+        "decoder_llama",
+        "decoder_t5",
     ),
     "RVV": (
         "relu",

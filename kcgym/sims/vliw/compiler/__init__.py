@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.vliw.compiler import composites, primitives, rope, spatial
+from kcgym.sims.vliw.compiler import attention, composites, decoder, primitives, rope, spatial
 from kcgym.sims.vliw.compiler.emit import Asm
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.tasks.base import Task, TaskConfig
@@ -22,9 +22,11 @@ TEMPLATES: dict[str, Template] = {
     **composites.TEMPLATES,
     **rope.TEMPLATES,
     **spatial.TEMPLATES,
+    **attention.TEMPLATES,
+    **decoder.TEMPLATES,
 }
 # task name -> (cfg -> [(name, shape, description)]): EXT scratch tensors the layout appends
-SCRATCH = {**composites.SCRATCH, **rope.SCRATCH, **spatial.SCRATCH}
+SCRATCH = {**composites.SCRATCH, **rope.SCRATCH, **spatial.SCRATCH, **attention.SCRATCH, **decoder.SCRATCH}
 
 
 def compile_task(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
