@@ -20,13 +20,17 @@ ERROR_LETTERS = {
 
 
 def load_runs(run_dirs: Sequence[str | Path]) -> list[EpisodeRecord]:
-    """Records of every run directory, in order; FileNotFoundError names a directory without records."""
+    """Records of every run directory, in order, each directory's grouped by agent label.
+
+    Concurrent workers append records as they finish, so file order is not stable; sorting by
+    label (stably) gives every report the same agent order. FileNotFoundError names a directory
+    without records."""
     out: list[EpisodeRecord] = []
     for d in run_dirs:
         path = Path(d) / EPISODES
         if not path.is_file():
             raise FileNotFoundError(f"{d}: no {EPISODES} here (is this a `kcgym eval --out` directory?)")
-        out.extend(load_records(path))
+        out.extend(sorted(load_records(path), key=lambda r: r.label))
     return out
 
 

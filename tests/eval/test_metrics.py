@@ -46,3 +46,18 @@ def test_turns_to_first_correct_and_success_vs_budget():
     assert curve[8] == pytest.approx(3 / 5) and curve[9] == curve[8]
     # a success that never simulated counts at its last turn
     assert M.solved_within(rec(True, 1.0, first=None, turns=3), 3) and not M.solved_within(rec(True, 1.0, turns=3), 2)
+
+
+def test_reports_order_agents_the_same_whatever_order_workers_finished(tmp_path):
+    """Concurrent workers append in finishing order; a report's agent columns must not follow it."""
+    from kcgym.eval.report import by_agent, load_runs
+    from kcgym.eval.store import RunStore
+
+    orders = []
+    for i, agents in enumerate((("search", "expert", "compiler"), ("compiler", "search", "expert"))):
+        store = RunStore(tmp_path / f"run{i}")
+        store.create()
+        for agent in agents:
+            store.append(rec(True, 1.0, agent=agent))
+        orders.append(list(by_agent(load_runs([tmp_path / f"run{i}"]))))
+    assert orders[0] == orders[1] == ["compiler", "expert", "search"]
