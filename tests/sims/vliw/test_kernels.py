@@ -20,8 +20,8 @@ from tests.sims.vliw.adversarial import copy_input_kernel, zeros_kernel
 HW = ACCELERATOR.make_hw()
 HIDDEN_SEED = 20261130
 # task -> first config taking minutes
-HEAVY = {"matmul": 5, "linear": 5, "batch_matmul": 3, "ffn": 4, "swiglu": 4, "conv2d": 3, "conv_block": 3,
-         "mha": 4, "gqa": 4, "mqa": 4, "decoder_llama": 3, "decoder_t5": 3}
+HEAVY = {"matmul": 5, "linear": 5, "batch_matmul": 3, "ffn": 5, "swiglu": 5, "mha": 5, "gqa": 5, "mqa": 5,
+         "decoder_llama": 4, "decoder_t5": 4}
 CASES = [(name, i) for name, t in TASKS.items() if ACCELERATOR.supports(t) for i in range(1, 6)]
 FAST = [pytest.param(n, i, marks=pytest.mark.slow) if i >= HEAVY.get(n, 9) else (n, i) for n, i in CASES]
 
