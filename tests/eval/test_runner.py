@@ -115,9 +115,12 @@ def _wait_for_records(path: Path, n: int, proc: subprocess.Popen, timeout: float
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_a_killed_run_resumes_without_duplicates_or_losses(tmp_path, sig):
-    env = {**os.environ, "KCGYM_TEST_SLEEP": "1.0", "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "KCGYM_TEST_SLEEP": "0.3", "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
     out = tmp_path / "run"
-    proc = subprocess.Popen(_cli(out), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a shell's background job (CI under nohup, `cmd &`) inherits SIGINT ignored, and Python then never
+    # raises KeyboardInterrupt: give the child the default disposition, as an interactive Ctrl-C has
+    proc = subprocess.Popen(_cli(out), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait_for_records(out / "episodes.jsonl", 2, proc)
         proc.send_signal(sig)
