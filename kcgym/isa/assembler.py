@@ -8,18 +8,19 @@ are collected and raised together.
 
 from __future__ import annotations
 
-import difflib
 import re
+from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from kcgym.isa.diagnostics import AssemblyError, Diagnostic
+from kcgym.isa.diagnostics import AssemblyError, Diagnostic, Suggester
 from kcgym.isa.expr import ExprError, evaluate
 from kcgym.isa.preprocess import Preprocessor, SourceLine
 from kcgym.isa.program import Program
 from kcgym.isa.spec import ISA, Imm, InstrSpec, Reg
+from kcgym.limits import MAX_DIAGNOSTICS
 
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][A-Za-z0-9_.$]*)\s*:")
 
@@ -39,18 +40,35 @@ class ParsedInstr:
 
 
 class Reporter:
+    """Collects diagnostics (at most ``MAX_DIAGNOSTICS``; the rest are counted) and hands out hints."""
+
     def __init__(self) -> None:
         self.diags: list[Diagnostic] = []
+        self.dropped_errors = 0
+        self.suggest = Suggester()
 
     def error(self, src: SourceLine, code: str, msg: str, col: int = 1, length: int = 1,
               hint: str | None = None) -> None:
+        if len(self.diags) >= MAX_DIAGNOSTICS:
+            self.dropped_errors += 1
+            return
         self.diags.append(Diagnostic.error(code, msg, line=src.line, col=col, length=length,
                                            source_line=src.display, hint=hint, origin=src.origin))
 
     def warning(self, src: SourceLine, code: str, msg: str, col: int = 1, length: int = 1,
                 hint: str | None = None) -> None:
-        self.diags.append(Diagnostic.warning(code, msg, line=src.line, col=col, length=length,
-                                             source_line=src.display, hint=hint, origin=src.origin))
+        if len(self.diags) < MAX_DIAGNOSTICS:
+            self.diags.append(Diagnostic.warning(code, msg, line=src.line, col=col, length=length,
+                                                 source_line=src.display, hint=hint, origin=src.origin))
+
+    def finish(self) -> list[Diagnostic]:
+        """The diagnostics sorted by position, plus one error counting those past the cap."""
+        self.diags.sort(key=lambda d: (d.line, d.col))
+        if self.dropped_errors:
+            last = self.diags[-1].line if self.diags else 1
+            self.diags.append(Diagnostic.error("E030", f"{self.dropped_errors} more error(s) not reported (only the "
+                                               f"first {MAX_DIAGNOSTICS} diagnostics are kept)", line=last))
+        return self.diags
 
 
 def _operand_spans(text: str, start: int) -> list[tuple[str, int]]:
@@ -68,11 +86,6 @@ def _operand_spans(text: str, start: int) -> list[tuple[str, int]]:
             spans.append((raw.strip(), cur_start + lead + 1))
             cur_start = i + 1
     return spans
-
-
-def _suggest(word: str, options: list[str]) -> str | None:
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    return close[0] if close else None
 
 
 def assemble(isa: ISA, source: str, hw: Any = None) -> Program:
@@ -156,7 +169,7 @@ def assemble(isa: ISA, source: str, hw: Any = None) -> Program:
         _check_bundles(isa, parsed, rep)
     if isa.finalize is not None and not any(d.severity == "error" for d in rep.diags):
         isa.finalize(parsed, hw, rep)
-    rep.diags.sort(key=lambda d: (d.line, d.col))
+    rep.finish()
     errors = [d for d in rep.diags if d.severity == "error"]
     if errors:
         raise AssemblyError(rep.diags)
@@ -206,7 +219,7 @@ def _parse_instruction(isa: ISA, sl: SourceLine, text: str, start: int, end: int
     mnemonic = word.upper()
     spec = isa.by_mnemonic.get(mnemonic)
     if spec is None:
-        sug = _suggest(mnemonic, list(isa.by_mnemonic))
+        sug = rep.suggest(mnemonic, isa.by_mnemonic)
         hint = f"did you mean '{sug}'?" if sug else f"see the {isa.name} instruction reference"
         if word.lower() in isa.register_names:
             hint = "a line must start with an instruction mnemonic"
@@ -312,7 +325,7 @@ def _check_operands(isa: ISA, pi: ParsedInstr, labels: dict[str, int], rep: Repo
                 rep.error(sl, "E004", f"register '{text}' does not exist: {rf.doc}s are "
                           f"{rf.prefix}0..{rf.prefix}{rf.count - 1}", col, len(text))
             else:
-                sug = _suggest(low, rf.names())
+                sug = rep.suggest(low, rf.names())
                 hint = f"did you mean '{sug}'?" if sug else f"syntax: {spec.syntax}"
                 rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be a {rf.doc} "
                           f"({rf.prefix}0..{rf.prefix}{rf.count - 1}), got '{text}'", col, len(text), hint)
@@ -325,14 +338,14 @@ def _check_operands(isa: ISA, pi: ParsedInstr, labels: dict[str, int], rep: Repo
                       f"got register '{text}'", col, len(text), hint=f"syntax: {spec.syntax}")
             pi.values.append(0)
             continue
-        symbols = {**sl.symbols, **labels} if labels else sl.symbols
+        symbols = ChainMap(labels, sl.symbols) if labels else sl.symbols
         try:
             v = evaluate(text, symbols, allow_float=imm.is_float)
         except ExprError as e:
             hint = e.hint
             if e.message.startswith("unknown symbol"):
                 name = e.message.split("'")[1]
-                sug = _suggest(name, list(symbols))
+                sug = rep.suggest(name, symbols)
                 hint = f"did you mean '{sug}'?" if sug else "define it with '.equ NAME, value'"
             rep.error(sl, "E007", e.message, col + e.offset, e.length, hint)
             pi.values.append(0)

@@ -3,12 +3,23 @@
 A tiny recursive-descent evaluator (no ``eval``): integers in decimal, hex (0x), binary
 (0b), floats where the operand allows them, symbols from ``.equ`` and the hardware config,
 and C precedence for ``| ^ & << >> + - * / %`` and unary ``- + ~``.
+
+Bounded like the rest of the assembler (:mod:`kcgym.limits`): integers are 64-bit (a literal or
+an intermediate value outside ``INT_MIN..UINT_MAX`` is an error, so ``.set a, a*a`` cannot grow a
+big integer), floats must stay finite, and nesting deeper than ``MAX_EXPR_DEPTH`` is an error
+rather than a ``RecursionError``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
+
+from kcgym.limits import INT_MIN, MAX_EXPR_DEPTH, UINT_MAX
+
+_BLANK_TAIL = re.compile(r"\s*\Z")
+_MAX_LITERAL_DIGITS = 80  # longer than any 64-bit literal, even in binary with separators
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>0[xX][0-9a-fA-F_]+|0[bB][01_]+|\d[\d_]*\.\d*(?:[eE][+-]?\d+)?|\d[\d_]*[eE][+-]?\d+|"
@@ -28,7 +39,7 @@ class ExprError(Exception):
 def tokenize(text: str) -> list[tuple[str, str, int]]:
     pos, out = 0, []
     while pos < len(text):
-        if text[pos:].strip() == "":
+        if _BLANK_TAIL.match(text, pos):
             break
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
@@ -44,6 +55,9 @@ def tokenize(text: str) -> list[tuple[str, str, int]]:
 
 
 def _parse_number(tok: str, offset: int) -> int | float:
+    if len(tok) > _MAX_LITERAL_DIGITS:
+        raise ExprError(f"number {tok[:20]}... is {len(tok)} digits long; values are limited to 64 bits",
+                        offset, len(tok))
     t = tok.replace("_", "")
     try:
         if t[:2].lower() == "0x":
@@ -57,6 +71,18 @@ def _parse_number(tok: str, offset: int) -> int | float:
         raise ExprError(f"malformed number {tok!r}", offset, len(tok)) from e
 
 
+def _checked(v: int | float, offset: int, length: int) -> int | float:
+    """``v`` if it is a 64-bit integer or a finite float; ExprError otherwise."""
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ExprError("value is not a finite number", offset, length)
+        return v
+    if not INT_MIN <= v <= UINT_MAX:
+        raise ExprError(f"value does not fit in 64 bits (allowed: {INT_MIN}..{UINT_MAX})", offset, length,
+                        "integers in expressions are 64-bit")
+    return v
+
+
 class _Parser:
     _BINARY = [("|",), ("^",), ("&",), ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
 
@@ -66,6 +92,7 @@ class _Parser:
         self.i = 0
         self.symbols = symbols
         self.allow_float = allow_float
+        self.depth = 0  # open parentheses and unary operators
 
     def peek(self) -> tuple[str, str, int] | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -86,7 +113,7 @@ class _Parser:
         while (t := self.peek()) is not None and t[0] == "op" and t[1] in self._BINARY[level]:
             self.i += 1
             right = self.binary(level + 1)
-            left = self.apply(t[1], left, right, t[2])
+            left = _checked(self.apply(t[1], left, right, t[2]), t[2], len(t[1]))
         return left
 
     def apply(self, op: str, a: int | float, b: int | float, off: int) -> int | float:
@@ -127,27 +154,40 @@ class _Parser:
         if t is None:
             raise ExprError("expression ends early", len(self.text), 1)
         kind, val, off = t
-        if kind == "op" and val in ("-", "+", "~"):
+        if kind == "op" and val in ("-", "+", "~", "("):
+            self.depth += 1
+            if self.depth > MAX_EXPR_DEPTH:
+                raise ExprError(f"expression nests deeper than {MAX_EXPR_DEPTH} levels", off, 1,
+                                "simplify it, or split it with .equ")
+            try:
+                return self._nested(kind, val, off)
+            finally:
+                self.depth -= 1
+        return self._atom(kind, val, off)
+
+    def _nested(self, kind: str, val: str, off: int) -> int | float:
+        if val in ("-", "+", "~"):
             self.i += 1
             v = self.unary()
             if val == "-":
-                return -v
+                return _checked(-v, off, 1)
             if val == "~":
                 if isinstance(v, float):
                     raise ExprError("operator '~' needs an integer", off, 1)
-                return ~v
+                return _checked(~v, off, 1)
             return v
-        if kind == "op" and val == "(":
-            self.i += 1
-            v = self.binary(0)
-            t2 = self.peek()
-            if t2 is None or t2[1] != ")":
-                raise ExprError("missing ')'", off, 1)
-            self.i += 1
-            return v
+        self.i += 1  # "("
+        v = self.binary(0)
+        t2 = self.peek()
+        if t2 is None or t2[1] != ")":
+            raise ExprError("missing ')'", off, 1)
+        self.i += 1
+        return v
+
+    def _atom(self, kind: str, val: str, off: int) -> int | float:
         if kind == "num":
             self.i += 1
-            v = _parse_number(val, off)
+            v = _checked(_parse_number(val, off), off, len(val))
             if isinstance(v, float) and not self.allow_float:
                 raise ExprError(f"{val!r} is not an integer", off, len(val), "this operand takes an integer")
             return v

@@ -1,8 +1,13 @@
-"""Assembler preprocessing: comments, ``.equ``/``.set``, ``.macro``, ``.rept`` and ``.irp``.
+"""Assembler preprocessing: comments, ``.equ``/``.set``, ``.macro``, ``.rept``, ``.irp`` and ``.if``.
 
 GNU ``as`` semantics where they exist (``\\arg`` substitution, ``\\@`` counter). Every
 emitted line keeps its original line number and a note of the expansion it came from, so
 errors and runtime faults point at the line the author wrote.
+
+Expansion is budgeted (:mod:`kcgym.limits`): every ``.rept``/``.irp`` iteration and macro call
+costs work whether or not its body is empty, and so does every line copied, so nested repeats,
+self-recursive macros and doubling macro arguments end in an ordinary ``line:col`` error at the
+first line past a limit instead of hanging the process that assembles them.
 """
 
 from __future__ import annotations
@@ -13,10 +18,22 @@ from dataclasses import dataclass, field
 
 from kcgym.isa.diagnostics import Diagnostic
 from kcgym.isa.expr import ExprError, evaluate
+from kcgym.limits import (
+    MAX_DIAGNOSTICS,
+    MAX_EXPANDED_LINES,
+    MAX_EXPANSION_CHARS,
+    MAX_EXPANSION_WORK,
+    MAX_LINE_CHARS,
+    MAX_MACRO_DEPTH,
+)
 
-MAX_EXPANDED_LINES = 200_000
-MAX_DEPTH = 32
-DIRECTIVES = (".equ", ".set", ".macro", ".endm", ".rept", ".irp", ".endr")
+MAX_DEPTH = MAX_MACRO_DEPTH  # re-exported under its old name
+DIRECTIVES = (".equ", ".set", ".macro", ".endm", ".rept", ".irp", ".endr", ".if", ".else", ".endif")
+_OPENERS = (".macro", ".rept", ".irp", ".if")
+
+
+class _Abort(Exception):
+    """A budget ran out: the preprocessor stops at once (its diagnostic is already recorded)."""
 
 
 @dataclass
@@ -56,16 +73,47 @@ class Preprocessor:
         self.diags: list[Diagnostic] = []
         self.out: list[SourceLine] = []
         self.counter = 0
+        self.work = 0  # budget spent: iterations, macro calls, lines copied
+        self.chars = 0  # characters copied by substitution
 
     def err(self, sl: SourceLine, code: str, msg: str, col: int = 1, length: int = 1,
             hint: str | None = None) -> None:
+        if len(self.diags) < MAX_DIAGNOSTICS:
+            self.diags.append(Diagnostic.error(code, msg, line=sl.line, col=col, length=length,
+                                               source_line=sl.display, hint=hint, origin=sl.origin))
+
+    def abort(self, sl: SourceLine, code: str, msg: str, hint: str, col: int = 1, length: int = 1) -> None:
+        """Record a budget error at ``sl`` and stop preprocessing (nothing is emitted)."""
         self.diags.append(Diagnostic.error(code, msg, line=sl.line, col=col, length=length,
-                                           source_line=sl.display, hint=hint, origin=sl.origin))
+                                           source_line=sl.display[:200], hint=hint, origin=sl.origin))
+        raise _Abort
 
     def run(self, source: str) -> list[SourceLine]:
-        lines = [SourceLine(strip_comment(t, self.prefixes), i + 1, t) for i, t in enumerate(source.splitlines())]
-        self.expand(lines, 0)
+        lines = []
+        for i, t in enumerate(source.splitlines()):
+            code = strip_comment(t, self.prefixes)
+            sl = SourceLine(code, i + 1, t)
+            if len(code) > MAX_LINE_CHARS:
+                self.err(sl, "E013", f"line has {len(code)} code characters; the limit is {MAX_LINE_CHARS}",
+                         MAX_LINE_CHARS + 1, hint="split it into several lines")
+                sl = SourceLine("", i + 1, t[:200])
+            lines.append(sl)
+        try:
+            self.expand(lines, 0)
+        except _Abort:
+            return []
         return self.out
+
+    def _charge(self, sl: SourceLine, units: int, chars: int = 0) -> None:
+        self.work += units
+        self.chars += chars
+        if self.work > MAX_EXPANSION_WORK:
+            self.abort(sl, "E013", f"expansion needs more than {MAX_EXPANSION_WORK} steps of work (every .rept/.irp "
+                       "iteration, macro call and copied line counts)",
+                       "a macro probably invokes itself, or .rept blocks nest too deep; use hardware loops")
+        if self.chars > MAX_EXPANSION_CHARS:
+            self.abort(sl, "E013", f"expansion copies more than {MAX_EXPANSION_CHARS} characters",
+                       "a macro argument probably grows at every level")
 
     # -- helpers --------------------------------------------------------------------
     @staticmethod
@@ -80,19 +128,18 @@ class Preprocessor:
 
     @staticmethod
     def split_args(rest: str) -> list[str]:
-        parts, depth, cur = [], 0, ""
-        for ch in rest:
+        parts, depth, start = [], 0, 0
+        for i, ch in enumerate(rest):
             if ch in "([":
                 depth += 1
             elif ch in ")]":
                 depth -= 1
-            if ch == "," and depth == 0:
-                parts.append(cur.strip())
-                cur = ""
-            else:
-                cur += ch
-        if cur.strip() or parts:
-            parts.append(cur.strip())
+            elif ch == "," and depth == 0:
+                parts.append(rest[start:i].strip())
+                start = i + 1
+        last = rest[start:].strip()
+        if last or parts:
+            parts.append(last)
         return parts
 
     def _collect_block(self, lines: list[SourceLine], start: int, opener: tuple[str, ...], closer: str
@@ -111,20 +158,17 @@ class Preprocessor:
 
     def _emit(self, sl: SourceLine) -> None:
         if len(self.out) >= MAX_EXPANDED_LINES:
-            if len(self.out) == MAX_EXPANDED_LINES:
-                self.err(sl, "E013", f"expansion exceeds {MAX_EXPANDED_LINES} lines",
-                         hint="reduce .rept counts or use hardware loops")
-                self.out.append(sl)
-            return
+            self.abort(sl, "E013", f"expansion exceeds {MAX_EXPANDED_LINES} lines",
+                       "reduce .rept counts or use hardware loops")
         sl.symbols = self.symbols
         self.out.append(sl)
 
     # -- expansion ------------------------------------------------------------------
     def expand(self, lines: list[SourceLine], depth: int) -> None:
-        if depth > MAX_DEPTH:
+        if depth > MAX_MACRO_DEPTH:
             if lines:
-                self.err(lines[0], "E012", f"macro/repeat nesting deeper than {MAX_DEPTH}",
-                         hint="a macro probably invokes itself")
+                self.abort(lines[0], "E012", f"macro/repeat nesting deeper than {MAX_MACRO_DEPTH}",
+                           "a macro probably invokes itself")
             return
         i = 0
         while i < len(lines):
@@ -134,6 +178,7 @@ class Preprocessor:
             if not head:
                 i += 1
                 continue
+            self._charge(sl, 1)
             rest_col = (sl.text.find(rest, col + len(head)) + 1) if rest else col + len(head) + 2
             if low in (".equ", ".set"):
                 self._define(sl, rest, rest_col)
@@ -156,11 +201,20 @@ class Preprocessor:
                 else:
                     self._irp(sl, rest, body, depth, col)
                 i = end
-            elif low in (".endm", ".endr"):
-                self.err(sl, "E013", f"'{low}' without an opening directive", col + 1, len(head))
+            elif low == ".if":
+                block = self._collect_block(lines, i, (".if",), ".endif")
+                if block is None:
+                    self.err(sl, "E013", "'.if' without a matching '.endif'", col + 1, len(head))
+                    return
+                body, end = block
+                self._if(sl, rest, body, depth, rest_col)
+                i = end
+            elif low in (".endm", ".endr", ".endif", ".else"):
+                what = "a '.if'" if low in (".endif", ".else") else "an opening directive"
+                self.err(sl, "E013", f"'{low}' without {what}", col + 1, len(head))
             elif low.startswith(".") and not low.endswith(":") and low not in self.reserved:  # ".L1:" is a label
-                close = difflib.get_close_matches(low, DIRECTIVES, n=1)
-                self.err(sl, "E011", f"unknown directive '{head}'", col + 1, len(head),
+                close = difflib.get_close_matches(low[:40], DIRECTIVES, n=1)
+                self.err(sl, "E011", f"unknown directive '{head[:40]}'", col + 1, len(head),
                          hint=f"did you mean '{close[0]}'?" if close else
                          "supported directives: " + " ".join(DIRECTIVES))
             elif head in self.macros or low in self.macros:
@@ -176,7 +230,7 @@ class Preprocessor:
             return
         name = args[0]
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
-            self.err(sl, "E011", f"invalid symbol name {name!r}", col)
+            self.err(sl, "E011", f"invalid symbol name {name[:40]!r}", col)
             return
         if name in self.base:
             self.err(sl, "E011", f"'{name}' is a predefined hardware constant and cannot be redefined", col,
@@ -192,6 +246,7 @@ class Preprocessor:
             self.err(sl, "E007", e.message, ecol + e.offset, e.length, e.hint)
             return
         self.symbols = {**self.symbols, name: value}
+        self._charge(sl, len(self.symbols) // 64)  # the snapshot copies the table
 
     def _define_macro(self, sl: SourceLine, rest: str, body: list[SourceLine], col: int) -> None:
         parts = rest.replace(",", " ").split()
@@ -207,12 +262,21 @@ class Preprocessor:
             return
         self.macros[name] = Macro(name, params, body, sl.line)
 
-    def _substitute(self, body: list[SourceLine], subst: dict[str, str], origin: str) -> list[SourceLine]:
+    def _substitute(self, body: list[SourceLine], subst: dict[str, str], origin: str,
+                    at: SourceLine) -> list[SourceLine]:
+        """A copy of ``body`` with ``\\name`` replaced (textually, before the copy is expanded)."""
+        self._charge(at, len(body) + 1, sum(len(b.text) for b in body))
+        keys = sorted(subst, key=len, reverse=True)
         out = []
         for b in body:
             text = b.text
-            for k in sorted(subst, key=len, reverse=True):
-                text = text.replace("\\" + k, subst[k])
+            if "\\" in text:
+                for k in keys:
+                    text = text.replace("\\" + k, subst[k])
+                if len(text) > MAX_LINE_CHARS:
+                    self.abort(at, "E013", f"macro substitution makes a line of {len(text)} characters; the limit "
+                               f"is {MAX_LINE_CHARS}", "a macro argument probably grows at every level")
+                self._charge(at, 0, len(text))
             display = b.display if text == b.text else text
             note = origin if b.origin is None else f"{origin}; {b.origin}"
             out.append(SourceLine(text, b.line, display, note))
@@ -234,22 +298,25 @@ class Preprocessor:
         self.counter += 1
         subst["@"] = str(self.counter)
         origin = f"in expansion of macro '{m.name}' called at line {sl.line}"
-        self.expand(self._substitute(m.body, subst, origin), depth + 1)
+        self.expand(self._substitute(m.body, subst, origin, sl), depth + 1)
 
-    def _rept(self, sl: SourceLine, rest: str, body: list[SourceLine], depth: int, col: int) -> None:
+    def _count(self, sl: SourceLine, rest: str, col: int, what: str) -> int | None:
+        """A constant expression (a .rept count or an .if condition), or None after an error."""
         try:
             n = evaluate(rest, self.symbols)
         except ExprError as e:
             self.err(sl, "E007", e.message, col + e.offset, e.length, e.hint)
-            return
-        if not 0 <= n <= MAX_EXPANDED_LINES:
+            return None
+        if what == ".rept" and not 0 <= n <= MAX_EXPANDED_LINES:
             self.err(sl, "E013", f".rept count {n} out of range 0..{MAX_EXPANDED_LINES}", col)
-            return
-        for k in range(int(n)):
-            if len(self.out) > MAX_EXPANDED_LINES:
-                break
+            return None
+        return int(n)
+
+    def _rept(self, sl: SourceLine, rest: str, body: list[SourceLine], depth: int, col: int) -> None:
+        n = self._count(sl, rest, col, ".rept")
+        for k in range(n or 0):
             origin = f"in repetition {k + 1}/{n} of .rept at line {sl.line}"
-            self.expand(self._substitute(body, {}, origin), depth + 1)
+            self.expand(self._substitute(body, {}, origin, sl), depth + 1)
 
     def _irp(self, sl: SourceLine, rest: str, body: list[SourceLine], depth: int, col: int) -> None:
         args = self.split_args(rest)
@@ -259,4 +326,27 @@ class Preprocessor:
         sym, values = args[0], args[1:]
         for v in values:
             origin = f"in .irp {sym}={v} at line {sl.line}"
-            self.expand(self._substitute(body, {sym: v}, origin), depth + 1)
+            self.expand(self._substitute(body, {sym: v}, origin, sl), depth + 1)
+
+    def _if(self, sl: SourceLine, rest: str, body: list[SourceLine], depth: int, col: int) -> None:
+        """``.if EXPR`` ... [``.else`` ...] ``.endif``: expand one branch (EXPR != 0 takes the first)."""
+        split, nest = len(body), 0
+        for k, b in enumerate(body):
+            head = self._split_head(b.text)[0].lower()
+            if head == ".if":
+                nest += 1
+            elif head == ".endif":
+                nest -= 1
+            elif head == ".else" and nest == 0:
+                if split != len(body):
+                    self.err(b, "E013", "a second '.else' in one '.if' block", hint=f"the '.if' is at line {sl.line}")
+                    return
+                split = k
+        if not rest.strip():
+            self.err(sl, "E007", "'.if' needs a constant expression", col)
+            return
+        cond = self._count(sl, rest, col, ".if")
+        if cond is None:
+            return
+        branch = body[:split] if cond else body[split + 1 :]
+        self.expand(branch, depth + 1)

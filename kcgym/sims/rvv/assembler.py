@@ -14,8 +14,10 @@ functions; pass 2 parses and checks every operand and encodes ``int32[N, 11]`` w
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
+from collections import ChainMap
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +27,7 @@ from kcgym.isa.diagnostics import AssemblyError
 from kcgym.isa.expr import ExprError, evaluate
 from kcgym.isa.preprocess import Preprocessor, SourceLine
 from kcgym.isa.program import Program
+from kcgym.limits import MAX_EXPR_DEPTH
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv.config import DTCM_BASE, ITCM_BASE, RVVConfig
 
@@ -76,7 +79,9 @@ class _Asm:
         self.data = bytearray()
         self.labels: dict[str, int] = {}  # name -> byte address
         self.text_labels: dict[str, int] = {}  # name -> instruction index
-        self.local_defs: dict[str, list[tuple[int, str]]] = {}  # "1" -> [(position key, internal name)]
+        self.local_defs: dict[str, tuple[list[int], list[str]]] = {}  # "1" -> (text slot indices, internal names)
+        self.n_local = 0
+        self.full: set[str] = set()  # sections already reported full (one error each, no allocation)
         self.section = "text"
         self.vtype: tuple[int, int] | None = None
         self.vtype_exact = True
@@ -90,9 +95,12 @@ class _Asm:
 
     def define_label(self, sl: SourceLine, name: str, col: int) -> None:
         if name.isdigit():
-            seq = self.local_defs.setdefault(name, [])
-            internal = f"__L{name}_{len(seq)}"
-            seq.append((len(self.slots) if self.section == "text" else -1 - len(self.data), internal))
+            internal = f"__L{name}_{self.n_local}"
+            self.n_local += 1
+            if self.section == "text":  # numeric labels in .data are not branch targets
+                pos, names = self.local_defs.setdefault(name, ([], []))
+                pos.append(len(self.slots))
+                names.append(internal)
             name = internal
         elif name in self.labels:
             self.err(sl, "E009", f"label '{name}' is defined twice", col, len(name))
@@ -101,8 +109,8 @@ class _Asm:
             self.text_labels[name] = len(self.slots)
             self.labels[name] = ITCM_BASE + 4 * len(self.slots)
             self.vtype_exact = False  # a jump may arrive here with another vtype
-            if self.slots and self.slots[-1].spec.mnemonic in ("jal", "jalr") and self.slots[-1].ops[0][0] in (
-                    "x0", "zero"):
+            if self.slots and self.slots[-1].spec.mnemonic in ("jal", "jalr") and self.slots[-1].ops and \
+                    self.slots[-1].ops[0][0] in ("x0", "zero"):
                 self.vtype = None  # reached only by jumps: the textual vtype may not hold
         else:
             self.labels[name] = DTCM_BASE + len(self.data)
@@ -111,12 +119,11 @@ class _Asm:
         """``1b``/``1f`` -> the internal name of the nearest numeric label ``1`` before/after."""
 
         def sub(m: re.Match) -> str:
-            defs = self.local_defs.get(m.group(1), [])
+            pos, names = self.local_defs.get(m.group(1), ([], []))
+            k = bisect.bisect_right(pos, slot_index)  # definitions at or before slot_index: pos[:k]
             if m.group(2) == "b":
-                cands = [n for pos, n in defs if pos >= 0 and pos <= slot_index]
-                return cands[-1] if cands else m.group(0)
-            cands = [n for pos, n in defs if pos >= 0 and pos > slot_index]
-            return cands[0] if cands else m.group(0)
+                return names[k - 1] if k else m.group(0)
+            return names[k] if k < len(names) else m.group(0)
 
         return _LOCAL_REF.sub(sub, text)
 
@@ -160,14 +167,18 @@ class _Asm:
             n = self.const(sl, ops[0] if ops else ("", col), 0, 4096)
             if n is None:
                 return
-            size = n if d == ".balign" else 1 << min(n, 12)
+            size = max(1, n if d == ".balign" else 1 << min(n, 12))
             if self.section == "data":
-                while len(self.data) % size:
-                    self.data.append(0)
+                self.add_data(sl, (-len(self.data)) % size, col)
             else:
-                while (4 * len(self.slots)) % size:
-                    self.slots.append(Slot(I.BY_MNEMONIC["addi"], sl, [("x0", col), ("x0", col), ("0", col)], col,
-                                           self.vtype, self.vtype_exact))
+                pad = (-4 * len(self.slots)) % size // 4
+                if len(self.slots) + pad > self.hw.itcm_instructions:
+                    self.section_full(sl, "text", col, f"'{d} {n}' pads the program past the ITCM's "
+                                      f"{self.hw.itcm_instructions} instructions")
+                    return
+                nop = [("x0", col), ("x0", col), ("0", col)]
+                self.slots.extend(Slot(I.BY_MNEMONIC["addi"], sl, nop, col, self.vtype, self.vtype_exact)
+                                  for _ in range(pad))
         elif d in (".word", ".half", ".short", ".byte"):
             if self.section != "data":
                 self.err(sl, "E020", f"'{d}' in the .text section: data must go in '.data'", col, len(d),
@@ -176,24 +187,40 @@ class _Asm:
             size = {".word": 4, ".half": 2, ".short": 2, ".byte": 1}[d]
             for text, c in ops:
                 v = self.const(sl, (text, c), -(1 << (8 * size - 1)), (1 << (8 * size)) - 1)
-                if v is not None:
-                    self.data += int(v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+                if v is not None and self.add_data(sl, size, c):
+                    self.data[-size:] = int(v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
         elif d in (".zero", ".space"):
             if self.section != "data":
                 self.err(sl, "E020", f"'{d}' in the .text section", col, len(d), hint="use it in '.data'")
                 return
             n = self.const(sl, ops[0] if ops else ("", col), 0, self.hw.dtcm_bytes)
             if n is not None:
-                self.data += bytes(n)
+                self.add_data(sl, n, col)
         else:
-            close = difflib.get_close_matches(d, DIRECTIVES, n=1)
+            close = difflib.get_close_matches(d[:40], DIRECTIVES, n=1)
             self.err(sl, "E011", f"unknown directive '{d}'", col, len(d),
                      hint=f"did you mean '{close[0]}'?" if close else "supported: " + " ".join(DIRECTIVES))
+
+    def add_data(self, sl: SourceLine, n: int, col: int) -> bool:
+        """Append ``n`` zero bytes to .data if they fit in the DTCM (checked before allocating)."""
+        if len(self.data) + n > self.hw.dtcm_bytes:
+            self.section_full(sl, "data", col, f".data needs more than {self.hw.dtcm_bytes} bytes, the size of "
+                              "the DTCM")
+            return False
+        self.data += bytes(n)
+        return True
+
+    def section_full(self, sl: SourceLine, section: str, col: int, message: str) -> None:
+        """One E014 per section that overflows its memory; later overflows add nothing."""
+        if section not in self.full:
+            self.full.add(section)
+            self.err(sl, "E014", message, col, hint="shrink the tables or alignment, or move data to external "
+                     "memory" if section == "data" else "use loops instead of unrolling, or shorten the kernel")
 
     def const(self, sl: SourceLine, op: tuple[str, int], lo: int, hi: int) -> int | None:
         text, col = op
         try:
-            v = evaluate(text, {**sl.symbols, **self.labels})
+            v = evaluate(text, ChainMap(self.labels, sl.symbols))
         except ExprError as e:
             self.err(sl, "E007", e.message, col + e.offset, e.length, e.hint)
             return None
@@ -218,8 +245,8 @@ class _Asm:
         if low in PSEUDOS:
             self.pseudo(sl, low, ops, col)
             return
-        sug = difflib.get_close_matches(low, list(I.BY_MNEMONIC) + list(PSEUDOS), n=1, cutoff=0.6)
-        hint = f"did you mean '{sug[0]}'?" if sug else "see the RVV instruction reference (read_docs)"
+        sug = self.rep.suggest(low, [*I.BY_MNEMONIC, *PSEUDOS])
+        hint = f"did you mean '{sug}'?" if sug else "see the RVV instruction reference (read_docs)"
         if low.startswith(("vf", "vfw", "vfn")) or "cvt" in low and low not in PSEUDOS:
             hint = "there are no vector floating-point or conversion instructions on this core (Zve32x, int only)"
         elif low in I.XREGS or low in I.VREGS:
@@ -330,8 +357,8 @@ class _Asm:
         elif re.fullmatch(r"x\d+", low):
             hint = "integer registers are x0..x31"
         else:
-            sug = difflib.get_close_matches(low, list(I.XREGS), n=1, cutoff=0.6)
-            hint = f"did you mean '{sug[0]}'?" if sug else "integer registers: x0-x31 or zero ra sp gp tp t0-t6 " \
+            sug = self.rep.suggest(low, I.XREGS)
+            hint = f"did you mean '{sug}'?" if sug else "integer registers: x0-x31 or zero ra sp gp tp t0-t6 " \
                                                           "s0-s11 a0-a7"
         self.err(sl, "E003", f"{what} must be an integer register, got '{text}'", col, max(1, len(text)), hint)
         return 0
@@ -359,8 +386,8 @@ class _Asm:
             h = e.hint
             if e.message.startswith("unknown symbol"):
                 name = e.message.split("'")[1]
-                sug = difflib.get_close_matches(name, list(sl.symbols) + list(self.labels), n=1, cutoff=0.6)
-                h = f"did you mean '{sug[0]}'?" if sug else "define it with '.equ NAME, value' or as a label"
+                sug = self.rep.suggest(name, ChainMap(self.labels, sl.symbols))
+                h = f"did you mean '{sug}'?" if sug else "define it with '.equ NAME, value' or as a label"
             self.err(sl, "E007", e.message, col + e.offset, e.length, h)
             return 0
         if not lo <= v <= hi:
@@ -368,17 +395,19 @@ class _Asm:
             return 0
         return int(v)
 
-    def evaluate(self, text: str, sl: SourceLine, pc: int) -> int:
+    def evaluate(self, text: str, sl: SourceLine, pc: int, depth: int = 0) -> int:
         """Evaluate an immediate with ``%hi %lo %pcrel_hi %pcrel_lo`` relocation functions (pc in bytes)."""
+        if depth > MAX_EXPR_DEPTH:
+            raise ExprError(f"relocation functions nest deeper than {MAX_EXPR_DEPTH} levels", 0, 1)
         text = self.resolve_locals(text, pc // 4)
         while (m := _FUNC.search(text)) is not None:
-            depth, j = 1, m.end()
-            while j < len(text) and depth:
-                depth += {"(": 1, ")": -1}.get(text[j], 0)
+            open_parens, j = 1, m.end()
+            while j < len(text) and open_parens:
+                open_parens += {"(": 1, ")": -1}.get(text[j], 0)
                 j += 1
-            if depth:
+            if open_parens:
                 raise ExprError("missing ')'", m.start(), 1)
-            inner = int(self.evaluate(text[m.end(): j - 1], sl, pc))
+            inner = int(self.evaluate(text[m.end(): j - 1], sl, pc, depth + 1))
             fn = m.group(1)
             if fn == "hi":
                 v = ((inner + 0x800) >> 12) & 0xFFFFF
@@ -389,7 +418,7 @@ class _Asm:
             else:  # pclo_prev: low part relative to the auipc just before; pcrel_lo takes the address itself
                 v = _sext(inner - (pc - 4), 12)
             text = text[: m.start()] + f"({v})" + text[j:]
-        v = evaluate(text, {**sl.symbols, **self.labels})
+        v = evaluate(text, ChainMap(self.labels, sl.symbols))
         return int(v)
 
     def target(self, sl: SourceLine, op: tuple[str, int], index: int) -> int:
@@ -400,8 +429,8 @@ class _Asm:
         if name in self.labels:
             self.err(sl, "E010", f"'{text}' is a data label; branches and jumps need a code label", col, len(text))
             return 0
-        sug = difflib.get_close_matches(name, list(self.text_labels), n=1, cutoff=0.6)
-        hint = f"did you mean '{sug[0]}'?" if sug else "branch targets are labels ('loop:'), or 1b/1f for local '1:'"
+        sug = self.rep.suggest(name, self.text_labels)
+        hint = f"did you mean '{sug}'?" if sug else "branch targets are labels ('loop:'), or 1b/1f for local '1:'"
         self.err(sl, "E010", f"unknown label '{text}'", col, max(1, len(text)), hint)
         return 0
 
@@ -665,12 +694,10 @@ class _Asm:
             self.err(last, "E014", f"program needs {4 * n} bytes ({n} instructions) but the ITCM (instruction "
                      f"memory) holds {self.hw.itcm_bytes} bytes = {limit} instructions", 1,
                      hint="use loops instead of unrolling, or shorten the kernel")
-        if len(self.data) > self.hw.dtcm_bytes:
-            self.err(lines[-1], "E014", f".data needs {len(self.data)} bytes; the DTCM holds {self.hw.dtcm_bytes}")
         words = np.zeros((n, I.N_FIELDS), np.int32)
         for k, s in enumerate(self.slots):
             words[k] = self.encode_slot(k, s)
-        self.rep.diags.sort(key=lambda d: (d.line, d.col))
+        self.rep.finish()
         if any(d.severity == "error" for d in self.rep.diags):
             raise AssemblyError(self.rep.diags)
         if n == 0:

@@ -1,0 +1,66 @@
+"""Every budget that bounds what one kernel (or one action) may cost, in one place.
+
+An RL run samples millions of kernels; sooner or later a policy emits every degenerate string
+there is. These limits make each of them an ordinary error result with ``line:col`` instead of
+a hang, a memory blow-up or an exception. They are shared by all three machines (the common
+preprocessor and expression evaluator enforce the assembly ones) and rendered into each
+machine's guide ("Assembly limits") from these constants, so the docs cannot drift.
+"""
+
+from __future__ import annotations
+
+import math
+
+# -- kernel source and actions ------------------------------------------------------------
+MAX_SOURCE_CHARS = 1_000_000  # ~ a full instruction memory of commented code
+MAX_LINE_CHARS = 10_000  # code characters of one (expanded) line, comments excluded
+
+# -- assembly: expansion of .rept / .irp / .macro -------------------------------------------
+MAX_EXPANDED_LINES = 65_536  # lines the preprocessor may emit (4x the largest instruction memory)
+MAX_EXPANSION_WORK = 262_144  # preprocessor work units: 1 per .rept/.irp iteration, macro call, line copied
+MAX_EXPANSION_CHARS = 8_000_000  # characters the preprocessor may copy while expanding
+MAX_MACRO_DEPTH = 32  # nesting of macro calls, .rept/.irp and .if blocks
+MAX_DIAGNOSTICS = 500  # errors and warnings kept per assembly (the rest are counted)
+
+# -- assembly: expressions ---------------------------------------------------------------
+MAX_EXPR_DEPTH = 32  # nesting of parentheses, unary operators and %hi/%lo functions in one expression
+INT_MIN = -(1 << 63)  # integer values live in [INT_MIN, UINT_MAX]: 64 bits, signed or unsigned
+UINT_MAX = (1 << 64) - 1
+
+# -- assembly: "did you mean" -------------------------------------------------------------
+MAX_SUGGESTIONS = 16  # unknown names per assembly that get a computed suggestion
+MAX_SUGGESTION_CANDIDATES = 256  # names compared against one unknown name
+
+# -- simulation ---------------------------------------------------------------------------
+# A kernel may run STEP_BUDGET_MULTIPLE x the compiler kernel's dynamic instruction count (NPU and
+# RVV: instructions; VLIW: bundles) on that config, and at least STEP_BUDGET_FLOOR steps; past it,
+# the run stops with a STEP_LIMIT fault. Simulation time is close to linear in steps, so a spinning
+# kernel costs about this multiple of the compiler kernel's simulation time.
+STEP_BUDGET_MULTIPLE = 3.0
+STEP_BUDGET_FLOOR = 1_024
+
+
+def step_budget(baseline_instructions: int, multiple: float = STEP_BUDGET_MULTIPLE) -> int:
+    """Steps a kernel may run before it faults, from the compiler kernel's dynamic count."""
+    if not (multiple > 0 and math.isfinite(multiple)):
+        raise ValueError(f"the step-budget multiple must be a positive number, got {multiple!r}")
+    return max(STEP_BUDGET_FLOOR, math.ceil(multiple * max(0, int(baseline_instructions))))
+
+
+def assembly_limits_markdown() -> str:
+    """The guides' "Assembly limits" subsection, generated from the constants above."""
+    return (
+        "### Assembly limits\n\n"
+        "Each limit below is an ordinary assembly error (with line:col) when exceeded, never a hang:\n\n"
+        f"- source: at most {MAX_SOURCE_CHARS:,} characters; one line at most {MAX_LINE_CHARS:,} code "
+        "characters (after macro substitution, comments excluded);\n"
+        f"- expansion: at most {MAX_EXPANDED_LINES:,} emitted lines, {MAX_EXPANSION_WORK:,} units of work "
+        "(every `.rept`/`.irp` iteration and macro call counts 1, empty or not, and every line copied "
+        f"counts 1) and {MAX_EXPANSION_CHARS:,} characters copied;\n"
+        f"- nesting: macro calls, `.rept`/`.irp` and `.if` blocks at most {MAX_MACRO_DEPTH} deep; "
+        f"parentheses and unary operators in one expression at most {MAX_EXPR_DEPTH} deep;\n"
+        f"- integers: every literal and every intermediate value lies in {INT_MIN}..{UINT_MAX} "
+        "(64 bits, signed or unsigned); beyond that is an error, not a big integer;\n"
+        f"- diagnostics: the first {MAX_DIAGNOSTICS} are reported; \"did you mean\" suggestions are "
+        f"computed for the first {MAX_SUGGESTIONS} unknown names.\n"
+    )
