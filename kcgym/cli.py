@@ -18,6 +18,7 @@ EXIT_OK = 0
 EXIT_INCORRECT = 1
 EXIT_USAGE = 2
 EXIT_ASSEMBLY = 3
+EXIT_INTERNAL = 70  # EX_SOFTWARE: a kcgym bug (traceback logged), never a raw Python traceback
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = """\
@@ -26,6 +27,7 @@ exit codes:
   1  the kernel is incorrect, faulted, or suspiciously below the roofline bound
   2  usage error (unknown env id or accelerator, bad config or --hw, missing file)
   3  the kernel did not assemble
+  70  internal error in kcgym (a bug: the traceback is logged; please report it)
   130  eval was interrupted (Ctrl-C); rerun with --resume
 """
 
@@ -398,6 +400,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `kcgym list | head`: the reader left; that is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return EXIT_OK
+    except Exception as e:  # noqa: BLE001  (a kcgym bug: one clear line, the traceback in the log)
+        import logging
+
+        logging.getLogger("kcgym.cli").exception("internal error in kcgym %s", args.command)
+        print(f"kcgym {args.command}: internal error: {type(e).__name__}: {e} (a kcgym bug; please report it)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ per (accelerator, hw, task, config) and cached for the life of the process.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from dataclasses import dataclass, field
 
@@ -15,11 +16,14 @@ import numpy as np
 from pydantic import BaseModel
 
 from kcgym.isa.diagnostics import AssemblyError, Diagnostic
+from kcgym.limits import MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE
+from kcgym.limits import step_budget as step_budget_for
 from kcgym.sims.base import Accelerator, FaultInfo, RunResult
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import OutputComparison, compare_outputs
 
-MAX_SOURCE_CHARS = 1_000_000  # ~ a full instruction memory of commented code
+__all__ = ["MAX_SOURCE_CHARS", "Baseline", "Evaluator", "KernelReport"]  # MAX_SOURCE_CHARS lives in kcgym.limits
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -53,10 +57,23 @@ class KernelReport:
     first_nonfinite_line: int | None = None
     outputs: dict[str, np.ndarray] = field(default_factory=dict)  # of the first input set
     expected: dict[str, np.ndarray] = field(default_factory=dict)
+    internal_error: str | None = None  # "ExcType: message" of a kcgym bug met while scoring (traceback logged)
+
+    @classmethod
+    def of_internal_error(cls, e: BaseException) -> KernelReport:
+        """The report of a kernel whose scoring hit a kcgym bug: scores 0, says so, never raises."""
+        from kcgym.envs.text import valid_text  # kcgym.envs imports this module
+
+        what = valid_text(f"{type(e).__name__}: {e}")[:500]
+        text = (f"internal error in kcgym while scoring this kernel ({what}). This is a kcgym bug, not a problem "
+                "with your kernel; please report it.")
+        return cls(assembled=False, diagnostics_text=text, internal_error=what)
 
     @property
     def error_class(self) -> str | None:
-        """'syntax' (did not assemble), 'functional' (fault or wrong), or None if correct."""
+        """'syntax' (did not assemble), 'functional' (fault or wrong), 'internal_error' (a kcgym bug), or None."""
+        if self.internal_error is not None:
+            return "internal_error"
         if not self.assembled:
             return "syntax"
         if not self.correct:
@@ -71,11 +88,14 @@ def _hw_key(hw: BaseModel) -> str:
 class Evaluator:
     """Scores kernels for one (accelerator, task, config, hw). Thread-safe."""
 
-    def __init__(self, accelerator: Accelerator, task: Task, cfg: TaskConfig, hw: BaseModel):
+    def __init__(self, accelerator: Accelerator, task: Task, cfg: TaskConfig, hw: BaseModel,
+                 step_budget: float = STEP_BUDGET_MULTIPLE):
         self.accelerator = accelerator
         self.task = task
         self.cfg = cfg
         self.hw = hw
+        self.step_budget = float(step_budget)  # x the compiler kernel's dynamic instructions (kcgym.limits)
+        step_budget_for(0, self.step_budget)  # a bad multiple fails here, not at the first kernel
         self._lock = threading.Lock()
 
     # -- inputs -----------------------------------------------------------------------
@@ -129,6 +149,22 @@ class Evaluator:
         with_baseline: bool = True,
         max_steps: int | None = None,
     ) -> KernelReport:
+        """Score ``source``; never raises: a kcgym bug becomes a report with ``internal_error`` set."""
+        from kcgym.envs.text import valid_text  # kcgym.envs imports this module
+
+        try:
+            return self._evaluate(valid_text(source), inputs, with_baseline, max_steps)
+        except Exception as e:  # noqa: BLE001  (one kernel must never take an RL run or a batch down)
+            log.exception("internal error while scoring a kernel for %s %s %s", self.accelerator.name,
+                          self.task.name, self.cfg.label)
+            return KernelReport.of_internal_error(e)
+
+    def max_steps(self, base: Baseline | None) -> int:
+        """The step budget of a kernel: ``step_budget`` x the compiler kernel's dynamic instructions."""
+        return step_budget_for(base.instructions if base else 0, self.step_budget)
+
+    def _evaluate(self, source: str, inputs: list[dict[str, np.ndarray]], with_baseline: bool,
+                  max_steps: int | None) -> KernelReport:
         if len(source) > MAX_SOURCE_CHARS:
             d = Diagnostic.error(
                 "E000",
@@ -149,7 +185,7 @@ class Evaluator:
         )
         base = self.baseline() if with_baseline else None
         if max_steps is None:
-            max_steps = self.accelerator.default_max_steps(base.instructions if base else 0)
+            max_steps = self.max_steps(base)
         results = self.accelerator.run(program, self.task, self.cfg, self.hw, inputs, max_steps)
         report.roofline_cycles = self.roofline()
         self._fill(report, results, inputs, base)

@@ -13,6 +13,7 @@ import math
 
 # -- kernel source and actions ------------------------------------------------------------
 MAX_SOURCE_CHARS = 1_000_000  # ~ a full instruction memory of commented code
+MAX_COMPLETION_CHARS = 2 * MAX_SOURCE_CHARS  # tail of a model completion scanned for its last fenced block
 MAX_LINE_CHARS = 10_000  # code characters of one (expanded) line, comments excluded
 
 # -- assembly: expansion of .rept / .irp / .macro -------------------------------------------

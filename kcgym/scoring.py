@@ -15,7 +15,9 @@ fenced code block; a completion without one scores 0 with ``error_class="no_kern
 
 from __future__ import annotations
 
+import bisect
 import json
+import logging
 import os
 import re
 import threading
@@ -28,13 +30,18 @@ from pydantic import BaseModel, ConfigDict
 
 from kcgym.envs.kernel_env import KernelCraftEnv, episode_seeds
 from kcgym.envs.rewards import RewardSpec
+from kcgym.envs.text import valid_text
 from kcgym.evaluation import KernelReport
+from kcgym.limits import MAX_COMPLETION_CHARS, STEP_BUDGET_MULTIPLE
 
-ErrorClass = Literal["no_kernel", "syntax", "functional", "below_roofline"]
+ErrorClass = Literal["no_kernel", "syntax", "functional", "below_roofline", "internal_error"]
 Completion = str | Sequence[Mapping[str, Any]]  # plain text, or chat messages (TRL's conversational format)
 
-# An opening fence of 3+ backticks with an optional info string, the body, and the same fence closing it.
-_FENCE = re.compile(r"^(?P<fence>`{3,})[ \t]*(?P<lang>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+# An opening fence line (3+ backticks, an optional info string without backticks) and a closing one
+# (the same number of backticks alone on its line); the body is everything in between.
+_OPENER = re.compile(r"(`{3,})[ \t]*[^`]*")
+_CLOSER = re.compile(r"(`{3,})[ \t]*")
+log = logging.getLogger(__name__)
 _INPUT_CACHE = 4  # hidden-input batches kept per scorer, by seed
 _ERROR_CHARS = 4_000  # error text per record: enough for every diagnostic of a typical kernel
 
@@ -66,11 +73,41 @@ def extract_kernel(completion: Completion) -> str | None:
     Models often sketch before answering, so the last block is taken as the final answer.
     Returns None when there is no complete fenced block (e.g. a generation cut off mid-block).
     """
-    text = completion_text(completion).replace("\r\n", "\n")
-    blocks = list(_FENCE.finditer(text))
-    if not blocks:
+    text = completion_text(completion)
+    if len(text) > MAX_COMPLETION_CHARS:  # the answer is at the end: scan the tail, from a line start
+        text = text[-MAX_COMPLETION_CHARS:]
+        text = text[text.find("\n") + 1 :]
+    return _last_fenced_block(text.replace("\r\n", "\n"))
+
+
+def _last_fenced_block(text: str) -> str | None:
+    """The body of the last fenced block, in one pass over the lines (plus a binary search per opener).
+
+    Blocks are taken left to right as a lazy regex would: an opener is closed by the next line that is
+    its own fence; an opener that is never closed is plain text, and scanning resumes on the next line.
+    """
+    lines = text.split("\n")
+    closers: dict[int, list[int]] = {}  # fence length -> line indices of lines that close such a fence
+    for k, line in enumerate(lines):
+        if line.startswith("```") and (m := _CLOSER.fullmatch(line)):
+            closers.setdefault(len(m.group(1)), []).append(k)
+    last, k = None, 0
+    while k < len(lines) - 1:  # an opener needs a newline after it
+        line = lines[k]
+        m = _OPENER.fullmatch(line) if line.startswith("```") else None
+        if m:
+            ends = closers.get(len(m.group(1)), [])
+            j = bisect.bisect_right(ends, k)
+            if j < len(ends):
+                end = ends[j]
+                last = (k + 1, end)
+                k = end + 1
+                continue
+        k += 1
+    if last is None:
         return None
-    return blocks[-1].group("body")
+    start, end = last
+    return "".join(line + "\n" for line in lines[start:end])
 
 
 def completion_text(completion: Completion) -> str:
@@ -96,6 +133,7 @@ class BatchScorer:
         config: shape configuration 1..5 (ignored when ``env`` is an env object).
         hw: hardware-config overrides; reward: a :class:`RewardSpec` or its dict.
         hidden_inputs: input sets every kernel is checked on (default 3, as the env's ``submit``).
+        step_budget: steps a kernel may run, as a multiple of the compiler kernel's dynamic instructions.
         max_workers: threads simulating distinct kernels at once (default: CPU count, at most 8).
     """
 
@@ -108,15 +146,18 @@ class BatchScorer:
         reward: RewardSpec | dict[str, Any] | None = None,
         hidden_inputs: int | None = None,
         max_workers: int | None = None,
+        step_budget: float | None = None,
     ):
         if isinstance(env, KernelCraftEnv):
-            if hw is not None or reward is not None or hidden_inputs is not None:
+            if hw is not None or reward is not None or hidden_inputs is not None or step_budget is not None:
                 raise ValueError(
-                    "hw, reward and hidden_inputs come from the env object; pass them to its constructor instead"
+                    "hw, reward, hidden_inputs and step_budget come from the env object; pass them to its "
+                    "constructor instead"
                 )
             self.env = env
         else:
-            self.env = _make_env(env, config, hw, reward, 3 if hidden_inputs is None else hidden_inputs)
+            self.env = _make_env(env, config, hw, reward, 3 if hidden_inputs is None else hidden_inputs,
+                                 STEP_BUDGET_MULTIPLE if step_budget is None else step_budget)
         self.hidden_inputs = self.env.hidden_inputs
         self.max_workers = int(max_workers) if max_workers else min(8, os.cpu_count() or 1)
         if self.max_workers < 1:
@@ -156,8 +197,14 @@ class BatchScorer:
         for i, k in enumerate(kernels):
             if k is not None and not isinstance(k, str):
                 raise TypeError(f"kernel {i} is a {type(k).__name__}; expected the assembly source text (or None)")
-        inputs = self.hidden_input_sets(seed)
-        self.env.evaluator.baseline()  # once, before the threads race for it
+        try:
+            inputs = self.hidden_input_sets(seed)
+            self.env.evaluator.baseline()  # once, before the threads race for it
+        except Exception as e:  # noqa: BLE001  (a kcgym bug scores the batch 0, it does not end the run)
+            log.exception("internal error preparing a batch for %s", self.env_id)
+            report = KernelReport.of_internal_error(e)
+            return [_NO_KERNEL.model_copy(update={"index": i}) if k is None else self._record(i, report)
+                    for i, k in enumerate(kernels)]
         distinct = list(dict.fromkeys(k for k in kernels if k is not None))
         workers = min(self.max_workers, len(distinct))
         if workers > 1:
@@ -207,6 +254,19 @@ class BatchScorer:
         )
 
 
+def internal_error_scores(e: BaseException, n: int) -> list[KernelScore]:
+    """``n`` zero-reward records of a batch whose scoring hit a kcgym bug (``error_class="internal_error"``)."""
+    report = KernelReport.of_internal_error(e)
+    record = _NO_KERNEL.model_copy(update={"kernel_found": True, "error_class": "internal_error",
+                                           "error": _error_text(report)})
+    return [record.model_copy(update={"index": i}) for i in range(n)]
+
+
+def _error_text(report: KernelReport) -> str | None:
+    text = _error_message(report)
+    return None if text is None else valid_text(text[:_ERROR_CHARS])
+
+
 _NO_KERNEL = KernelScore(
     index=0,
     kernel_found=False,
@@ -224,7 +284,7 @@ _NO_KERNEL = KernelScore(
 )
 
 
-def _error_text(report: KernelReport) -> str | None:
+def _error_message(report: KernelReport) -> str | None:
     if not report.assembled:
         text = report.diagnostics_text.strip()
     elif report.fault is not None:
@@ -243,10 +303,11 @@ def _error_text(report: KernelReport) -> str | None:
         )
     else:
         return None
-    return text[:_ERROR_CHARS]
+    return text
 
 
-def _make_env(env_id: str, config: int, hw: Any, reward: Any, hidden_inputs: int) -> KernelCraftEnv:
+def _make_env(env_id: str, config: int, hw: Any, reward: Any, hidden_inputs: int,
+              step_budget: float) -> KernelCraftEnv:
     import gymnasium
 
     import kcgym  # noqa: F401  (registers the env ids)
@@ -262,7 +323,8 @@ def _make_env(env_id: str, config: int, hw: Any, reward: Any, hidden_inputs: int
             raise ValueError(unknown.args[0]) from None
         raise ValueError(str(e)) from None
     env = gymnasium.make(
-        spec, config=config, hw=hw, reward=reward, hidden_inputs=hidden_inputs, docs_in_prompt=False
+        spec, config=config, hw=hw, reward=reward, hidden_inputs=hidden_inputs, docs_in_prompt=False,
+        step_budget=step_budget,
     ).unwrapped
     if not isinstance(env, KernelCraftEnv):
         raise TypeError(f"{env_id!r} is not a kcgym env (its entry point made a {type(env).__name__})")

@@ -19,13 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kcgym.envs.text import excerpt, sanitize
+from kcgym.envs.text import excerpt, safe_repr, sanitize, valid_text
 from kcgym.envs.tools import PAPER_NAMES, TOOLS, Param, Tool
 
 _FLAT_KEYS = ("name", "arguments", "id", "call_id", "type", "status")
 _CHAT_KEYS = ("id", "type", "function", "index")
 _FUNCTION_KEYS = ("name", "arguments")
 EXAMPLE = '{"name": "simulate", "arguments": {}}'
+_MAX_SUGGESTED_WORD = 64
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,12 @@ class InvalidAction(ValueError):
 
 def _show(value: Any, limit: int = 40) -> str:
     """A short ``repr`` of a JSON value the agent sent, for error messages."""
-    text = repr(value)
-    return sanitize(text if len(text) <= limit else text[: limit - 3] + "...")
+    return sanitize(safe_repr(value, limit))
 
 
 def _did_you_mean(word: str, options: list[str]) -> str:
+    if len(word) > _MAX_SUGGESTED_WORD:  # no near miss is that long, and difflib is quadratic
+        return ""
     close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -59,9 +61,9 @@ def _did_you_mean(word: str, options: list[str]) -> str:
 def _check_keys(obj: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
     extra = [k for k in obj if k not in allowed]
     if extra:
-        k = str(extra[0])
+        k = extra[0] if isinstance(extra[0], str) else safe_repr(extra[0], 60)
         raise InvalidAction(
-            f"unexpected key {k!r} in {where}{_did_you_mean(k, list(allowed))}; "
+            f"unexpected key {_show(k, 60)} in {where}{_did_you_mean(k, list(allowed))}; "
             f"allowed keys: {', '.join(allowed)}"
         )
 
@@ -69,7 +71,7 @@ def _check_keys(obj: dict[str, Any], allowed: tuple[str, ...], where: str) -> No
 def _loads(text: str, what: str) -> Any:
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
+    except (ValueError, RecursionError) as e:  # ValueError: also an integer of over 4,300 digits
         detail = (
             f"{e.msg} at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else str(e)
         )
@@ -128,6 +130,7 @@ def split_action(action: Any) -> tuple[str, Any, str | None]:
         name = fn["name"]
         if not isinstance(name, str) or not name:
             raise InvalidAction(f"'name' must be a non-empty string, got {_show(name)}")
+        name = valid_text(name)
         return name, fn.get("arguments"), call_id
     except InvalidAction as e:
         e.call_id = call_id
@@ -158,7 +161,7 @@ def _check_value(p: Param, value: Any) -> tuple[Any, str | None]:
             f"argument {p.name!r} must be an integer, got {_type_name(value)} {_show(value)}",
         )
     if p.minimum is not None and value < p.minimum or p.maximum is not None and value > p.maximum:
-        return None, f"argument {p.name!r} must be in {p.minimum}..{p.maximum}, got {value}"
+        return None, f"argument {p.name!r} must be in {p.minimum}..{p.maximum}, got {_show(value)}"
     return value, None
 
 
@@ -175,7 +178,8 @@ def validate_arguments(tool: Tool, raw: Any) -> dict[str, Any]:
     for key in raw:
         if key not in names:
             takes = f"it takes: {', '.join(names)}" if names else "it takes no arguments"
-            problems.append(f"unexpected argument {str(key)!r}{_did_you_mean(str(key), names)} ({takes})")
+            word = key if isinstance(key, str) else safe_repr(key, 60)
+            problems.append(f"unexpected argument {_show(word, 60)}{_did_you_mean(word, names)} ({takes})")
     args: dict[str, Any] = {}
     for p in tool.params:
         value = raw.get(p.name)

@@ -8,6 +8,7 @@ scoring can never disagree about a kernel.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,10 +22,11 @@ from kcgym.envs import reports
 from kcgym.envs.actions import InvalidAction, parse_action
 from kcgym.envs.prompts import build_prompt
 from kcgym.envs.rewards import RewardSpec
-from kcgym.envs.text import CHARSET, to_observation, truncate_middle
+from kcgym.envs.text import CHARSET, json_safe, to_observation, truncate_middle
 from kcgym.envs.tools import TOOLS, ToolResult, openai_tools
 from kcgym.envs.vector import tolerate_mixed_info_types
-from kcgym.evaluation import MAX_SOURCE_CHARS, Evaluator, KernelReport
+from kcgym.evaluation import Evaluator, KernelReport
+from kcgym.limits import MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE
 from kcgym.registry import ACCELERATORS, env_id, unknown_name_message
 from kcgym.sims.base import Accelerator, DocSection
 from kcgym.tasks.base import Task
@@ -36,6 +38,7 @@ TOOL_OUTPUT_MAX_CHARS = 64_000  # a whole docs section fits; runaway output does
 DEFAULT_MAX_TURNS = {1: 15, 2: 20, 3: 25}  # the paper's budgets per task level
 _HIDDEN_SALT = 0x4B43_4849  # "KCHI": separates the hidden-input stream from the visible one
 _REPORT_CACHE = 8  # visible-input reports kept per episode, keyed by kernel source
+log = logging.getLogger(__name__)
 
 
 def episode_seeds(seed: int) -> tuple[int, int]:
@@ -102,6 +105,8 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         docs_in_prompt: include the full ISA docs in the reset prompt (the paper's setting).
         visible_inputs: input sets ``simulate`` runs on.
         hidden_inputs: fresh input sets ``submit`` is evaluated on.
+        step_budget: steps a kernel may run, as a multiple of the compiler kernel's dynamic instruction
+            count on this config (default ``kcgym.limits.STEP_BUDGET_MULTIPLE``); past it the run faults.
         render_mode: ``None`` or ``"ansi"`` (``render()`` returns the last observation).
     """
 
@@ -119,6 +124,7 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         visible_inputs: int = 1,
         hidden_inputs: int = 3,
         render_mode: str | None = None,
+        step_budget: float = STEP_BUDGET_MULTIPLE,
     ):
         self.accelerator = resolve_accelerator(accelerator)
         self.task = resolve_task(task, self.accelerator)
@@ -150,7 +156,8 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             )
         self.render_mode = render_mode
         tolerate_mixed_info_types()  # so gym.make_vec can batch infos that mix None and numbers
-        self.evaluator = Evaluator(self.accelerator, self.task, self.cfg, self.hw)
+        self.evaluator = Evaluator(self.accelerator, self.task, self.cfg, self.hw, step_budget=step_budget)
+        self.step_budget = self.evaluator.step_budget
         self.observation_space = spaces.Text(max_length=OBS_MAX_CHARS, min_length=1, charset=CHARSET)
         self.action_space = spaces.Text(max_length=ACTION_MAX_CHARS, min_length=1, charset=CHARSET)
         self._docs: list[DocSection] | None = None
@@ -296,7 +303,10 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         }
         info.update(result.info)
         if terminated or truncated:
-            final_text, final_info, final_score = self._finish(submitted=terminated)
+            try:
+                final_text, final_info, final_score = self._finish(submitted=terminated)
+            except Exception as e:  # noqa: BLE001  (the final evaluation must end the episode, never raise)
+                final_text, final_info, final_score = self._finish_after_internal_error(e, terminated)
             text += "\n\n" + final_text
             info.update(final_info)
             ep.done = True
@@ -311,7 +321,7 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         )
         obs = to_observation(text, OBS_MAX_CHARS)
         self._last_obs = obs
-        return obs, float(reward), bool(terminated), bool(truncated), info
+        return obs, float(reward), bool(terminated), bool(truncated), json_safe(info)
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":
@@ -337,6 +347,7 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             try:
                 result = tool.handler(self, call.arguments)
             except Exception as e:  # a simulator/assembler bug must not kill a long RL or eval run
+                log.exception("internal error in tool %s", tool.name)
                 result = ToolResult.failure(
                     f"internal error in {tool.name}: {type(e).__name__}: {e}. This is a kcgym bug, not a "
                     "problem with your kernel; please report it. The episode continues."
@@ -344,13 +355,20 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
                 result.info["internal_error"] = f"{type(e).__name__}: {e}"
         return result, call.name, call.call_id, True
 
-    def _finish(self, submitted: bool) -> tuple[str, dict[str, Any], float]:
-        """Evaluate the current kernel on hidden inputs; the text, info and score that end an episode."""
+    def _finish_after_internal_error(self, e: Exception, submitted: bool) -> tuple[str, dict[str, Any], float]:
+        """The end of an episode whose final evaluation hit a kcgym bug: score 0, ``internal_error``."""
+        log.exception("internal error in the final evaluation")
+        what = f"{type(e).__name__}: {e}"
+        episode = self._episode_info(submitted)
+        episode["error_class"] = "internal_error"
+        text = (f"Final evaluation failed with an internal error in kcgym ({what}). This is a kcgym bug, not a "
+                "problem with your kernel; please report it. Score 0.")
+        return text, {"episode": episode, "internal_error": what}, 0.0
+
+    def _episode_info(self, submitted: bool) -> dict[str, Any]:
+        """``info["episode"]`` of an episode that scored nothing (the final evaluation fills in the rest)."""
         ep = self._episode()
-        lead = (
-            "" if submitted else "Turn budget exhausted: your current kernel is evaluated as if submitted.\n"
-        )
-        episode: dict[str, Any] = {
+        return {
             "success": False,
             "score": 0.0,
             "correct": False,
@@ -368,6 +386,14 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             "seed": ep.seed,
             "hidden_inputs": self.hidden_inputs,
         }
+
+    def _finish(self, submitted: bool) -> tuple[str, dict[str, Any], float]:
+        """Evaluate the current kernel on hidden inputs; the text, info and score that end an episode."""
+        ep = self._episode()
+        lead = (
+            "" if submitted else "Turn budget exhausted: your current kernel is evaluated as if submitted.\n"
+        )
+        episode = self._episode_info(submitted)
         info: dict[str, Any] = {}
         if ep.kernel is None:
             return lead + "No kernel was ever written: score 0.", {"episode": episode}, 0.0
@@ -380,6 +406,8 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         final = reports.report_info(report)
         if submitted:
             info.update(final)  # submit's own result is the final evaluation
+        if report.internal_error is not None:
+            info["internal_error"] = report.internal_error
         success = score > 0
         error_class = report.error_class
         if report.below_roofline:

@@ -124,6 +124,8 @@ def render_timing(report: KernelReport) -> list[str]:
 
 def render_run(report: KernelReport, source: str, tol: Tolerance, what: str) -> str:
     """The body of ``simulate`` (and of the final evaluation): verdict, outputs, timing, faults."""
+    if report.internal_error is not None:
+        return report.diagnostics_text
     if not report.assembled:
         return render_diagnostics(report)
     out = [f"{what}:"]

@@ -7,8 +7,10 @@ own source), so every string the env returns goes through :func:`to_observation`
 
 from __future__ import annotations
 
+import math
 import string
 import unicodedata
+from typing import Any
 
 CHARSET = string.printable
 _CHARSET = frozenset(CHARSET)
@@ -108,3 +110,47 @@ def excerpt(text: str, limit: int = 80) -> str:
     """A short ``repr``-style excerpt of agent input for error messages."""
     shown = text if len(text) <= limit else text[: limit - 3] + "..."
     return sanitize(repr(shown))
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid UTF-8: lone surrogates (``"\\ud800"``, which no encoder accepts) become U+FFFD.
+
+    The one choke point for text an agent sent that kcgym hands back (kernel sources quoted in
+    diagnostics, score records, transcripts), so ``json.dumps``/``model_dump_json`` never raise.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every string made :func:`valid_text`, dict keys made strings, and numpy scalars,
+    tuples and non-finite floats turned into JSON types (NaN and infinities become None)."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {valid_text(str(k)): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return json_safe(value.tolist())
+    return valid_text(str(value))
+
+
+def safe_repr(value: Any, limit: int = 10_000) -> str:
+    """``repr(value)`` cut to ``limit`` chars, never raising (an int of over 4,300 digits has no repr)."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001  (ValueError for huge ints; anything from a hostile __repr__)
+        if isinstance(value, int):
+            return f"<integer of {value.bit_length()} bits>"
+        return f"<unprintable {type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -98,6 +98,7 @@ def _outcome(session: Any) -> tuple[str | None, str | None]:
         "functional": "the final kernel was wrong or faulted on the hidden inputs",
         "below_roofline": "the final kernel reported fewer cycles than the roofline bound",
         "tool_use": "no kernel was ever written",
+        "internal_error": "kcgym hit an internal error scoring the final kernel (a kcgym bug; see the log)",
     }
     return cls, messages.get(cls, cls)
 

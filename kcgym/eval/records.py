@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 # Why an episode failed. syntax/functional/below_roofline come from the env's final evaluation;
 # tool_use: the agent stopped calling tools or never produced a kernel; api: the model endpoint
 # failed (retries exhausted, timeout, context overflow); harness: a bug outside the agent.
-ErrorClass = Literal["syntax", "functional", "below_roofline", "tool_use", "api", "harness"]
+ErrorClass = Literal["syntax", "functional", "below_roofline", "tool_use", "api", "harness", "internal_error"]
 Status = Literal["done", "excluded"]
 
 

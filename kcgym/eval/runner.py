@@ -8,6 +8,7 @@ exactly the episodes whose records are missing.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections.abc import Sequence
@@ -142,6 +143,7 @@ def _safe_run(it: WorkItem, options: dict[str, Any], plugins: Sequence[str]):
     try:
         return run_episode(it.spec, it.agent, options, plugins)
     except Exception as e:
+        logging.getLogger(__name__).exception("harness failure in %s C%s", it.spec.env_id, it.spec.config)
         from kcgym import __version__
 
         s = it.spec

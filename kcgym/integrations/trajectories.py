@@ -26,6 +26,7 @@ import gymnasium
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kcgym.envs.actions import InvalidAction, split_action
+from kcgym.envs.text import json_safe, safe_repr
 
 EPISODES_FILE = "episodes.jsonl"
 KICKOFF = (
@@ -115,7 +116,7 @@ class TrajectoryRecorder(gymnasium.Wrapper):
         try:
             name, arguments, given_id = split_action(action)
             call_id = given_id or call_id
-            raw = arguments if isinstance(arguments, str) else json.dumps({} if arguments is None else arguments)
+            raw = arguments if isinstance(arguments, str) else _as_text({} if arguments is None else arguments)
             self.messages.append(
                 {
                     "role": "assistant",
@@ -138,7 +139,7 @@ class TrajectoryRecorder(gymnasium.Wrapper):
     def transcript(self) -> dict[str, Any]:
         """The episode so far as a transcript object (JSON-ready)."""
         u = self.env.unwrapped
-        return Transcript(
+        record = Transcript(
             env_id=u.env_id,
             config=u.cfg.index,
             seed=self.seed if self.seed is not None else 0,
@@ -149,6 +150,7 @@ class TrajectoryRecorder(gymnasium.Wrapper):
             reward=self.reward,
             success=self.success,
         ).to_json()
+        return json_safe(record)  # valid UTF-8 and JSON types, whatever the agent sent
 
 
 def _as_text(action: Any) -> str:
@@ -156,8 +158,8 @@ def _as_text(action: Any) -> str:
         return action
     try:
         return json.dumps(action)
-    except (TypeError, ValueError):
-        return repr(action)
+    except (TypeError, ValueError):  # not JSON, or an int too long to print
+        return safe_repr(action)
 
 
 class TrajectoryError(ValueError):

@@ -17,6 +17,7 @@ assemble or is wrong; else ``1 + clip(log2(speedup), -0.9, 3)``).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -24,7 +25,9 @@ from typing import Any
 
 from kcgym.envs.rewards import RewardSpec
 from kcgym.integrations.prompts import chat_prompt
-from kcgym.scoring import BatchScorer, Completion, KernelScore, scorer_for
+from kcgym.scoring import BatchScorer, Completion, KernelScore, internal_error_scores, scorer_for
+
+log = logging.getLogger(__name__)
 
 EnvConfig = tuple[str, int]
 
@@ -94,9 +97,13 @@ class KernelReward:
             groups[key].append(i)
         records: list[KernelScore | None] = [None] * n
         for (eid, cfg, s), rows in groups.items():
-            batch = self.scorer(eid, cfg).score_completions(
-                [completions[i] for i in rows], seed=s, require_fence=self.require_fence
-            )
+            try:
+                batch = self.scorer(eid, cfg).score_completions(
+                    [completions[i] for i in rows], seed=s, require_fence=self.require_fence
+                )
+            except Exception as e:  # noqa: BLE001  (a kcgym bug costs this group its reward, not the run)
+                log.exception("internal error scoring %d completion(s) for %s C%s", len(rows), eid, cfg)
+                batch = internal_error_scores(e, len(rows))
             for i, rec in zip(rows, batch, strict=True):
                 records[i] = rec.model_copy(update={"index": i})
         done = [r for r in records if r is not None]

@@ -22,6 +22,7 @@ Uses the verifiers 0.3 ``MultiTurnEnv``/``Rubric`` API (``verifiers==0.3.1``; 0.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -37,6 +38,7 @@ _ENV = "kcgym_env"  # state keys
 _DONE = "kcgym_done"
 _EPISODE = "kcgym_episode"
 _RETURN = "kcgym_return"
+log = logging.getLogger(__name__)
 _INFO = "kcgym"  # info[_INFO] = {env_id, config, seed}; verifiers' EnvGroup owns info["env_id"]
 
 
@@ -88,7 +90,15 @@ class KernelCraftVerifiersEnv(vf.MultiTurnEnv):
 
     @staticmethod
     def _step(state: State, action: dict[str, Any], call_id: str | None) -> ToolMessage | dict[str, Any]:
-        obs, reward, terminated, truncated, info = state[_ENV].step(action)
+        try:
+            obs, reward, terminated, truncated, info = state[_ENV].step(action)
+        except Exception as e:  # noqa: BLE001  (a kcgym bug ends this rollout with reward 0, not the run)
+            log.exception("internal error in a kcgym rollout step")
+            what = f"{type(e).__name__}: {e}"
+            obs = f"internal error in kcgym ({what}); the episode is over. This is a kcgym bug; please report it."
+            reward, terminated, truncated = 0.0, True, False
+            info = {"internal_error": what, "episode": {"success": False, "score": 0.0, "correct": False,
+                                                          "speedup": None, "error_class": "internal_error"}}
         state[_RETURN] += float(reward)
         if terminated or truncated:
             state[_DONE] = True

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from kcgym.limits import step_budget
+
 if TYPE_CHECKING:
     from kcgym.isa.program import Program
     from kcgym.tasks.base import Task, TaskConfig
@@ -161,5 +163,5 @@ class Accelerator(ABC):
         """Lower bound: max(MACs / peak MAC rate, bytes moved / memory bandwidth)."""
 
     def default_max_steps(self, baseline_instructions: int) -> int:
-        """Step budget for kernels of a task, from the compiler kernel's dynamic count."""
-        return max(200_000, 8 * baseline_instructions)
+        """Step budget for kernels of a task, from the compiler kernel's dynamic count (:mod:`kcgym.limits`)."""
+        return step_budget(baseline_instructions)

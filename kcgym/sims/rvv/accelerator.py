@@ -240,8 +240,5 @@ class RVVAccelerator(Accelerator):
         nbytes = sum(t.size * tensor_dtype(task, t.name).itemsize for t in task.tensors(cfg) if t.name not in tables)
         return int(math.floor(max(task.macs(cfg) / (VLENB + 1), nbytes / hw.ext_bytes_per_cycle)))
 
-    def default_max_steps(self, baseline_instructions: int) -> int:
-        return max(200_000, 8 * baseline_instructions)
-
 
 ACCELERATOR = RVVAccelerator()
