@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from kcgym.isa.diagnostics import AssemblyError, Diagnostic
-from kcgym.limits import MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE
+from kcgym.limits import MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE, UNBASED_STEP_BUDGET
 from kcgym.limits import step_budget as step_budget_for
 from kcgym.sims.base import Accelerator, FaultInfo, RunResult
 from kcgym.tasks.base import Task, TaskConfig
@@ -161,7 +161,9 @@ class Evaluator:
 
     def max_steps(self, base: Baseline | None) -> int:
         """The step budget of a kernel: ``step_budget`` x the compiler kernel's dynamic instructions."""
-        return step_budget_for(base.instructions if base else 0, self.step_budget)
+        if base is None:
+            return UNBASED_STEP_BUDGET
+        return step_budget_for(base.instructions, self.step_budget)
 
     def _evaluate(self, source: str, inputs: list[dict[str, np.ndarray]], with_baseline: bool,
                   max_steps: int | None) -> KernelReport:

@@ -35,10 +35,11 @@ MAX_SUGGESTION_CANDIDATES = 256  # names compared against one unknown name
 # -- simulation ---------------------------------------------------------------------------
 # A kernel may run STEP_BUDGET_MULTIPLE x the compiler kernel's dynamic instruction count (NPU and
 # RVV: instructions; VLIW: bundles) on that config, and at least STEP_BUDGET_FLOOR steps; past it,
-# the run stops with a STEP_LIMIT fault. Simulation time is close to linear in steps, so a spinning
+# the run stops with a STEP_BUDGET fault. Simulation time is close to linear in steps, so a spinning
 # kernel costs about this multiple of the compiler kernel's simulation time.
 STEP_BUDGET_MULTIPLE = 3.0
-STEP_BUDGET_FLOOR = 1_024
+STEP_BUDGET_FLOOR = 64
+UNBASED_STEP_BUDGET = 200_000  # when no compiler kernel is known (``evaluate(..., with_baseline=False)``)
 
 
 def step_budget(baseline_instructions: int, multiple: float = STEP_BUDGET_MULTIPLE) -> int:

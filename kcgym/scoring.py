@@ -151,7 +151,7 @@ class BatchScorer:
         if isinstance(env, KernelCraftEnv):
             if hw is not None or reward is not None or hidden_inputs is not None or step_budget is not None:
                 raise ValueError(
-                    "hw, reward, hidden_inputs and step_budget come from the env object; pass them to its "
+                    "hw, reward and hidden_inputs come from the env object (step_budget too); pass them to its "
                     "constructor instead"
                 )
             self.env = env

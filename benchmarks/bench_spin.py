@@ -1,0 +1,108 @@
+"""What a spinning kernel costs: its simulation time over the compiler kernel's, per machine and config.
+
+A policy that emits a kernel that never halts must not stall an RL batch: the step budget
+(``kcgym.limits.step_budget``: ``STEP_BUDGET_MULTIPLE`` x the compiler kernel's dynamic
+instruction count, at least ``STEP_BUDGET_FLOOR``) stops it with a STEP_BUDGET fault. This
+measures, on the env's scoring path (``Evaluator.evaluate`` on 3 hidden input sets, as ``submit``
+and ``BatchScorer`` run it), per (machine, task, config):
+
+  compiler_s   wall time to score the compiler's kernel (best of ``--repeats`` after a warm-up)
+  spin_s       wall time to score a kernel that loops forever (same)
+  ratio        spin_s / compiler_s: what one spinning sample costs, in compiler-kernel units
+
+and, where the task has an expert kernel, ``expert_steps / compiler_steps`` (the budget must never
+fault a correct kernel: the rule is that a kernel may take ``STEP_BUDGET_MULTIPLE`` x the compiler's
+steps, and experts must sit well inside it).
+
+    python benchmarks/bench_spin.py [--quick] [--configs 1 5] [--tasks relu matmul] [--out FILE]
+
+Writes one JSON line per row to ``benchmarks/results/spin.jsonl`` (``--out``) and prints a table;
+``--quick`` measures one task at C1 on each machine (seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import kcgym  # noqa: F401  (registers the envs)
+from kcgym.envs.kernel_env import KernelCraftEnv
+from kcgym.limits import STEP_BUDGET_FLOOR, STEP_BUDGET_MULTIPLE
+
+RESULTS = Path(__file__).parent / "results" / "spin.jsonl"
+DEFAULT_TASKS = ("relu", "matmul", "batch_matmul")
+# A kernel that never halts, per machine (NPU has no branches: nested hardware loops of 65,535 trips).
+SPIN = {
+    "NPU": "C_LOOP_START gp1, 65535\nC_LOOP_START gp2, 65535\nC_LOOP_START gp3, 65535\nC_NOP\n"
+           "C_LOOP_END gp3\nC_LOOP_END gp2\nC_LOOP_END gp1\n",
+    "VLIW": "spin:\nJ spin\n",
+    "RVV": "1:\nj 1b\n",
+}
+
+
+def best_time(fn, repeats: int) -> float:
+    fn()  # warm-up: JIT compilation, baseline, input generation
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def measure(machine: str, task: str, config: int, repeats: int) -> dict:
+    env = KernelCraftEnv(machine, task, config, docs_in_prompt=False)
+    ev = env.evaluator
+    inputs = ev.input_sets(12345, env.hidden_inputs)
+    base = ev.baseline()
+    compiled = base.source
+    spin_report = ev.evaluate(SPIN[machine], inputs)
+    assert spin_report.fault is not None and spin_report.fault.name == "STEP_BUDGET", spin_report.fault
+    compiler_s = best_time(lambda: ev.evaluate(compiled, inputs), repeats)
+    spin_s = best_time(lambda: ev.evaluate(SPIN[machine], inputs), repeats)
+    row = {
+        "machine": machine, "task": task, "config": config, "compiler_steps": base.instructions,
+        "step_budget": ev.max_steps(base), "compiler_s": round(compiler_s, 5), "spin_s": round(spin_s, 5),
+        "ratio": round(spin_s / compiler_s, 3), "multiple": STEP_BUDGET_MULTIPLE, "floor": STEP_BUDGET_FLOOR,
+    }
+    expert = env.accelerator.expert(env.task, env.cfg, env.hw)
+    if expert is not None:
+        rep = ev.evaluate(expert, inputs)
+        row["expert_correct"] = rep.correct
+        row["expert_steps_ratio"] = round((rep.instructions or 0) / base.instructions, 3)
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="one task at C1 per machine")
+    ap.add_argument("--machines", nargs="*", default=["NPU", "VLIW", "RVV"])
+    ap.add_argument("--tasks", nargs="*", default=list(DEFAULT_TASKS))
+    ap.add_argument("--configs", nargs="*", type=int, default=[1, 5])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    tasks, configs = (["relu"], [1]) if args.quick else (args.tasks, args.configs)
+    rows = []
+    print(f"{'machine':6} {'task':13} {'C':>2} {'steps':>9} {'budget':>9} {'compiler s':>10} {'spin s':>8} "
+          f"{'ratio':>6} {'expert/compiler steps':>22}")
+    for machine in args.machines:
+        for task in tasks:
+            for config in configs:
+                r = measure(machine, task, config, args.repeats)
+                rows.append(r)
+                print(f"{machine:6} {task:13} {config:>2} {r['compiler_steps']:>9} {r['step_budget']:>9} "
+                      f"{r['compiler_s']:>10.4f} {r['spin_s']:>8.4f} {r['ratio']:>6.2f} "
+                      f"{r.get('expert_steps_ratio', '-')!s:>22}", flush=True)
+    if not args.quick:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        print(f"wrote {args.out}")
+    worst = max(rows, key=lambda r: r["ratio"])
+    print(f"worst ratio {worst['ratio']:.2f} ({worst['machine']} {worst['task']} C{worst['config']})")
+
+
+if __name__ == "__main__":
+    main()
