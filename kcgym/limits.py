@@ -19,7 +19,7 @@ MAX_LINE_CHARS = 10_000  # code characters of one (expanded) line, comments excl
 # -- assembly: expansion of .rept / .irp / .macro -------------------------------------------
 MAX_EXPANDED_LINES = 65_536  # lines the preprocessor may emit (4x the largest instruction memory)
 MAX_EXPANSION_WORK = 262_144  # preprocessor work units: 1 per .rept/.irp iteration, macro call, line copied
-MAX_EXPANSION_CHARS = 8_000_000  # characters the preprocessor may copy while expanding
+MAX_EXPANSION_CHARS = 2_000_000  # characters the preprocessor may copy while expanding
 MAX_MACRO_DEPTH = 32  # nesting of macro calls, .rept/.irp and .if blocks
 MAX_DIAGNOSTICS = 500  # errors and warnings kept per assembly (the rest are counted)
 

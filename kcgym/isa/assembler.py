@@ -72,19 +72,22 @@ class Reporter:
 
 
 def _operand_spans(text: str, start: int) -> list[tuple[str, int]]:
-    """Split ``a, b, (c, d)`` at top-level commas, with 1-based columns into the line."""
-    spans, depth, cur_start = [], 0, start
-    for i in range(start, len(text) + 1):
-        ch = text[i] if i < len(text) else ","
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth <= 0:
-            raw = text[cur_start:i]
+    """Split ``a, b, (c, d)`` at top-level commas, with 1-based columns into the line.
+
+    Splits at every comma first and merges pieces while brackets are open: Python work per comma,
+    not per character, so a line of thousands of parentheses costs what its commas cost.
+    """
+    spans, cur_start, depth, pos = [], start, 0, start
+    pieces = text[start:].split(",")
+    for k, piece in enumerate(pieces):
+        depth += piece.count("(") + piece.count("[") - piece.count(")") - piece.count("]")
+        pos += len(piece)
+        if depth <= 0 or k == len(pieces) - 1:
+            raw = text[cur_start:pos]
             lead = len(raw) - len(raw.lstrip())
             spans.append((raw.strip(), cur_start + lead + 1))
-            cur_start = i + 1
+            cur_start, depth = pos + 1, 0
+        pos += 1  # the comma
     return spans
 
 

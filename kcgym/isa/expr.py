@@ -18,13 +18,13 @@ from collections.abc import Mapping
 
 from kcgym.limits import INT_MIN, MAX_EXPR_DEPTH, UINT_MAX
 
-_BLANK_TAIL = re.compile(r"\s*\Z")
 _MAX_LITERAL_DIGITS = 80  # longer than any 64-bit literal, even in binary with separators
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>0[xX][0-9a-fA-F_]+|0[bB][01_]+|\d[\d_]*\.\d*(?:[eE][+-]?\d+)?|\d[\d_]*[eE][+-]?\d+|"
-    r"\.\d+(?:[eE][+-]?\d+)?|\d[\d_]*)|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)|(?P<op><<|>>|[-+*/%&|^~()]))"
+    r"\.\d+(?:[eE][+-]?\d+)?|\d[\d_]*)|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)|(?P<op><<|>>|[-+*/%&|^~()])|(?P<bad>\S))"
 )
+_LEVEL = {"|": 0, "^": 1, "&": 2, "<<": 3, ">>": 3, "+": 4, "-": 4, "*": 5, "/": 5, "%": 5}  # C precedence
 
 
 class ExprError(Exception):
@@ -36,22 +36,17 @@ class ExprError(Exception):
         self.hint = hint
 
 
+def _token(m: re.Match) -> tuple[str, str, int]:
+    kind = m.lastgroup
+    assert kind is not None
+    if kind == "bad":
+        raise ExprError(f"unexpected character {m.group(kind)!r} in expression", m.start(kind), 1)
+    return kind, m.group(kind), m.start(kind)
+
+
 def tokenize(text: str) -> list[tuple[str, str, int]]:
-    pos, out = 0, []
-    while pos < len(text):
-        if _BLANK_TAIL.match(text, pos):
-            break
-        m = _TOKEN.match(text, pos)
-        if not m or m.end() == pos:
-            j = pos
-            while j < len(text) and text[j].isspace():
-                j += 1
-            raise ExprError(f"unexpected character {text[j]!r} in expression", j, 1)
-        kind = m.lastgroup
-        assert kind is not None
-        out.append((kind, m.group(kind), m.start(kind)))
-        pos = m.end()
-    return out
+    """``(kind, text, offset)`` tokens in one regex pass (every non-space character is some token)."""
+    return [_token(m) for m in _TOKEN.finditer(text)]
 
 
 def _parse_number(tok: str, offset: int) -> int | float:
@@ -84,21 +79,26 @@ def _checked(v: int | float, offset: int, length: int) -> int | float:
 
 
 class _Parser:
-    _BINARY = [("|",), ("^",), ("&",), ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
-
     def __init__(self, text: str, symbols: Mapping[str, int | float], allow_float: bool):
         self.text = text
-        self.toks = tokenize(text)
-        self.i = 0
+        self._tokens = _TOKEN.finditer(text)  # lazy: an error deep in a long line stops the scan there
+        self.cur = self._next()
         self.symbols = symbols
         self.allow_float = allow_float
         self.depth = 0  # open parentheses and unary operators
 
+    def _next(self) -> tuple[str, str, int] | None:
+        m = next(self._tokens, None)
+        return None if m is None else _token(m)
+
     def peek(self) -> tuple[str, str, int] | None:
-        return self.toks[self.i] if self.i < len(self.toks) else None
+        return self.cur
+
+    def advance(self) -> None:
+        self.cur = self._next()
 
     def parse(self) -> int | float:
-        if not self.toks:
+        if self.cur is None:
             raise ExprError("empty expression", 0, 1)
         v = self.binary(0)
         t = self.peek()
@@ -107,12 +107,11 @@ class _Parser:
         return v
 
     def binary(self, level: int) -> int | float:
-        if level == len(self._BINARY):
-            return self.unary()
-        left = self.binary(level + 1)
-        while (t := self.peek()) is not None and t[0] == "op" and t[1] in self._BINARY[level]:
-            self.i += 1
-            right = self.binary(level + 1)
+        """Operators of precedence ``level`` and above, left-associative (precedence climbing)."""
+        left = self.unary()
+        while (t := self.peek()) is not None and t[0] == "op" and _LEVEL.get(t[1], -1) >= level:
+            self.advance()
+            right = self.binary(_LEVEL[t[1]] + 1)
             left = _checked(self.apply(t[1], left, right, t[2]), t[2], len(t[1]))
         return left
 
@@ -167,7 +166,7 @@ class _Parser:
 
     def _nested(self, kind: str, val: str, off: int) -> int | float:
         if val in ("-", "+", "~"):
-            self.i += 1
+            self.advance()
             v = self.unary()
             if val == "-":
                 return _checked(-v, off, 1)
@@ -176,23 +175,23 @@ class _Parser:
                     raise ExprError("operator '~' needs an integer", off, 1)
                 return _checked(~v, off, 1)
             return v
-        self.i += 1  # "("
+        self.advance()  # "("
         v = self.binary(0)
         t2 = self.peek()
         if t2 is None or t2[1] != ")":
             raise ExprError("missing ')'", off, 1)
-        self.i += 1
+        self.advance()
         return v
 
     def _atom(self, kind: str, val: str, off: int) -> int | float:
         if kind == "num":
-            self.i += 1
+            self.advance()
             v = _checked(_parse_number(val, off), off, len(val))
             if isinstance(v, float) and not self.allow_float:
                 raise ExprError(f"{val!r} is not an integer", off, len(val), "this operand takes an integer")
             return v
         if kind == "name":
-            self.i += 1
+            self.advance()
             if val in self.symbols:
                 v = self.symbols[val]
                 if isinstance(v, float) and not self.allow_float:
