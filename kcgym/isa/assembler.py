@@ -17,7 +17,7 @@ import numpy as np
 
 from kcgym.isa.diagnostics import AssemblyError, Diagnostic, Suggester
 from kcgym.isa.expr import ExprError, evaluate
-from kcgym.isa.preprocess import Preprocessor, SourceLine
+from kcgym.isa.preprocess import Preprocessor, SourceLine, split_operands
 from kcgym.isa.program import Program
 from kcgym.isa.spec import ISA, Imm, InstrSpec, Reg
 from kcgym.limits import MAX_DIAGNOSTICS
@@ -69,26 +69,6 @@ class Reporter:
             self.diags.append(Diagnostic.error("E030", f"{self.dropped_errors} more error(s) not reported (only the "
                                                f"first {MAX_DIAGNOSTICS} diagnostics are kept)", line=last))
         return self.diags
-
-
-def _operand_spans(text: str, start: int) -> list[tuple[str, int]]:
-    """Split ``a, b, (c, d)`` at top-level commas, with 1-based columns into the line.
-
-    Splits at every comma first and merges pieces while brackets are open: Python work per comma,
-    not per character, so a line of thousands of parentheses costs what its commas cost.
-    """
-    spans, cur_start, depth, pos = [], start, 0, start
-    pieces = text[start:].split(",")
-    for k, piece in enumerate(pieces):
-        depth += piece.count("(") + piece.count("[") - piece.count(")") - piece.count("]")
-        pos += len(piece)
-        if depth <= 0 or k == len(pieces) - 1:
-            raw = text[cur_start:pos]
-            lead = len(raw) - len(raw.lstrip())
-            spans.append((raw.strip(), cur_start + lead + 1))
-            cur_start, depth = pos + 1, 0
-        pos += 1  # the comma
-    return spans
 
 
 def assemble(isa: ISA, source: str, hw: Any = None) -> Program:
@@ -229,7 +209,7 @@ def _parse_instruction(isa: ISA, sl: SourceLine, text: str, start: int, end: int
         rep.error(sl, "E001", f"unknown instruction '{word}'", mcol + 1, len(word), hint)
         return None
     after = mcol + len(word)
-    ops = _operand_spans(masked, after) if masked[after:].strip() else []
+    ops = split_operands(masked, after) if masked[after:].strip() else []
     return ParsedInstr(spec, pc, sl, [o for o, _ in ops], [c for _, c in ops], col=mcol + 1)
 
 

@@ -53,6 +53,26 @@ class Macro:
     line: int
 
 
+def split_operands(text: str, start: int) -> list[tuple[str, int]]:
+    """Split ``text[start:]`` (``a, b, (c, d)``) at top-level commas: ``(stripped text, 1-based column)``.
+
+    Splits at every comma first and merges pieces while brackets are open: Python work per comma,
+    not per character, so a line of thousands of parentheses costs what its commas cost.
+    """
+    spans, cur_start, depth, pos = [], start, 0, start
+    pieces = text[start:].split(",")
+    for k, piece in enumerate(pieces):
+        depth += piece.count("(") + piece.count("[") - piece.count(")") - piece.count("]")
+        pos += len(piece)
+        if depth <= 0 or k == len(pieces) - 1:
+            raw = text[cur_start:pos]
+            lead = len(raw) - len(raw.lstrip())
+            spans.append((raw.strip(), cur_start + lead + 1))
+            cur_start, depth = pos + 1, 0
+        pos += 1  # the comma
+    return spans
+
+
 def strip_comment(text: str, prefixes: tuple[str, ...]) -> str:
     cut = len(text)
     for p in prefixes:
@@ -128,19 +148,7 @@ class Preprocessor:
 
     @staticmethod
     def split_args(rest: str) -> list[str]:
-        parts, depth, start = [], 0, 0
-        for i, ch in enumerate(rest):
-            if ch in "([":
-                depth += 1
-            elif ch in ")]":
-                depth -= 1
-            elif ch == "," and depth == 0:
-                parts.append(rest[start:i].strip())
-                start = i + 1
-        last = rest[start:].strip()
-        if last or parts:
-            parts.append(last)
-        return parts
+        return [t for t, _ in split_operands(rest, 0)] if rest.strip() else []
 
     def _collect_block(self, lines: list[SourceLine], start: int, opener: tuple[str, ...], closer: str
                        ) -> tuple[list[SourceLine], int] | None:

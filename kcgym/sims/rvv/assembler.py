@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kcgym.isa.assembler import Reporter, _operand_spans
+from kcgym.isa.assembler import Reporter
 from kcgym.isa.diagnostics import AssemblyError
 from kcgym.isa.expr import ExprError, evaluate
-from kcgym.isa.preprocess import Preprocessor, SourceLine
+from kcgym.isa.preprocess import Preprocessor, SourceLine, split_operands
 from kcgym.isa.program import Program
 from kcgym.limits import MAX_EXPR_DEPTH
 from kcgym.sims.rvv import isa as I
@@ -140,7 +140,7 @@ class _Asm:
             mcol = pos + len(body) - len(body.lstrip())
             word = body.split()[0]
             after = mcol + len(word)
-            ops = _operand_spans(text, after) if text[after:].strip() else []
+            ops = split_operands(text, after) if text[after:].strip() else []
             low = word.lower()
             if low.startswith("."):
                 self.directive(sl, low, ops, mcol + 1)
