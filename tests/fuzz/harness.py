@@ -22,9 +22,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import resource
 import signal
 import time
-import tracemalloc
 from collections.abc import Iterator
 from functools import cache
 
@@ -38,7 +38,7 @@ from tests.isa.hostile import SYNTAX, hostile_sources
 MACHINES = ("NPU", "VLIW", "RVV")
 SEED_TASKS = ("relu", "softmax", "matmul")
 ASSEMBLY_SECONDS = 5.0  # bound per assembly (the worst known cases take ~0.3 s idle, ~1.5 s on a loaded box)
-ASSEMBLY_PEAK_BYTES = 256 << 20  # Python heap an assembly may allocate at its peak
+ASSEMBLY_PEAK_BYTES = 256 << 20  # growth of the process peak RSS one assembly may cause
 STEP_SECONDS = 120.0  # bound per env step / batch (a new program shape may compile the simulator)
 
 
@@ -246,12 +246,11 @@ def _json_ok(value, where: str) -> None:
     assert text, where
 
 
-def check_assembly(machine: str, source: str, *, memory: bool = False) -> None:
+def check_assembly(machine: str, source: str) -> None:
     """Assembling returns a program or raises AssemblyError with located diagnostics, in bounded time."""
     acc = ACCELERATORS[machine]
     hw = acc.make_hw(None)
-    if memory:
-        tracemalloc.start()
+    rss0 = _peak_rss()
     t0 = time.perf_counter()
     try:
         with time_limit(ASSEMBLY_SECONDS):
@@ -264,11 +263,14 @@ def check_assembly(machine: str, source: str, *, memory: bool = False) -> None:
                     json.dumps(d.to_dict())
                 e.render()
     finally:
-        if memory:
-            _, peak = tracemalloc.get_traced_memory()
-            tracemalloc.stop()
-            assert peak < ASSEMBLY_PEAK_BYTES, f"assembly peaked at {peak >> 20} MiB"
+        grown = _peak_rss() - rss0
+        assert grown < ASSEMBLY_PEAK_BYTES, f"assembly raised the peak RSS by {grown >> 20} MiB"
     assert time.perf_counter() - t0 < ASSEMBLY_SECONDS
+
+
+def _peak_rss() -> int:
+    """The process's peak resident set, in bytes (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def check_step(env, action) -> None:
