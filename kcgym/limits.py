@@ -63,6 +63,8 @@ def assembly_limits_markdown() -> str:
         f"parentheses and unary operators in one expression at most {MAX_EXPR_DEPTH} deep;\n"
         f"- integers: every literal and every intermediate value lies in {INT_MIN}..{UINT_MAX} "
         "(64 bits, signed or unsigned); beyond that is an error, not a big integer;\n"
+        "- data (RVV): `.data` bytes and alignment padding are checked against the DTCM size before they "
+        "are allocated, and `.text` padding against the ITCM;\n"
         f"- diagnostics: the first {MAX_DIAGNOSTICS} are reported; \"did you mean\" suggestions are "
         f"computed for the first {MAX_SUGGESTIONS} unknown names.\n"
     )

@@ -32,6 +32,18 @@ DIRECTIVES = (".equ", ".set", ".macro", ".endm", ".rept", ".irp", ".endr", ".if"
 _OPENERS = (".macro", ".rept", ".irp", ".if")
 
 
+# What the guides say about the directives this module adds to GNU-style macros (rendered into each
+# machine's guide as {{assembler_directives}}, so the docs and the preprocessor cannot drift).
+DIRECTIVES_DOC = (
+    "`.rept`/`.irp` blocks nest (and may hold `.macro` calls and `.if` blocks). `.if EXPR` ... [`.else` ...] "
+    "`.endif` assembles one branch: EXPR is a constant expression of numbers and `.equ`/`.set` symbols "
+    "defined above it, and any value but 0 takes the first branch; `.if` blocks nest too. Macro arguments "
+    "are substituted as text when the macro is called, before its body is expanded: `\\a` may stand in an "
+    "operand, a `.rept` count or an `.if` condition, and is evaluated there with the symbols in force at "
+    "that line (`m 2+1` passes the text `2+1`, not 3)."
+)
+
+
 class _Abort(Exception):
     """A budget ran out: the preprocessor stops at once (its diagnostic is already recorded)."""
 

@@ -12,6 +12,8 @@ from importlib import resources
 
 from kcgym.sims.base import DocSection
 
+SHARED_FIELDS = ("assembler_directives", "assembly_limits")  # filled the same on every machine
+
 
 def slug(title: str) -> str:
     """``"Memory map & layout"`` -> ``"memory-map-layout"``: the section id agents pass to ``read_docs``."""
@@ -20,6 +22,10 @@ def slug(title: str) -> str:
 
 def guide_sections(package: str, fields: dict[str, str], filename: str = "guide.md") -> list[DocSection]:
     """The sections of ``package``'s guide, placeholders filled from ``fields`` (unknown ones kept)."""
+    from kcgym.isa.preprocess import DIRECTIVES_DOC
+    from kcgym.limits import assembly_limits_markdown
+
+    fields = {"assembler_directives": DIRECTIVES_DOC, "assembly_limits": assembly_limits_markdown(), **fields}
     text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
     text = re.sub(r"\{\{(\w+)\}\}", lambda m: fields.get(m.group(1), m.group(0)), text)
     sections: list[DocSection] = []

@@ -54,7 +54,7 @@ def test_raw_actions_never_raise(machine):
 def test_mutated_kernels_simulate_and_submit(machine):
     env = env_for(machine)
 
-    @settings(FAST, max_examples=6)
+    @settings(FAST, max_examples=4)
     @given(sources(machine), st.sampled_from(["simulate", "profile", "submit"]))
     def run(source, tool):
         env.reset(seed=0)
