@@ -35,12 +35,9 @@ _OPENERS = (".macro", ".rept", ".irp", ".if")
 # What the guides say about the directives this module adds to GNU-style macros (rendered into each
 # machine's guide as {{assembler_directives}}, so the docs and the preprocessor cannot drift).
 DIRECTIVES_DOC = (
-    "`.rept`/`.irp` blocks nest (and may hold `.macro` calls and `.if` blocks). `.if EXPR` ... [`.else` ...] "
-    "`.endif` assembles one branch: EXPR is a constant expression of numbers and `.equ`/`.set` symbols "
-    "defined above it, and any value but 0 takes the first branch; `.if` blocks nest too. Macro arguments "
-    "are substituted as text when the macro is called, before its body is expanded: `\\a` may stand in an "
-    "operand, a `.rept` count or an `.if` condition, and is evaluated there with the symbols in force at "
-    "that line (`m 2+1` passes the text `2+1`, not 3)."
+    "`.rept`/`.irp` blocks nest; `.if EXPR` ... [`.else` ...] `.endif` keeps one branch (EXPR is a constant "
+    "expression; nonzero keeps the first). Macro arguments are substituted as text before the body expands "
+    "(`m 2+1` passes `2+1`, not 3) and evaluated where they land, even in a `.rept` count or an `.if`."
 )
 
 
