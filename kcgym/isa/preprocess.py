@@ -12,11 +12,10 @@ first line past a limit instead of hanging the process that assembles them.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 
-from kcgym.isa.diagnostics import Diagnostic
+from kcgym.isa.diagnostics import Diagnostic, Suggester
 from kcgym.isa.expr import ExprError, evaluate
 from kcgym.limits import (
     MAX_DIAGNOSTICS,
@@ -104,6 +103,7 @@ class Preprocessor:
         self.counter = 0
         self.work = 0  # budget spent: iterations, macro calls, lines copied
         self.chars = 0  # characters copied by substitution
+        self.suggest = Suggester()
 
     def err(self, sl: SourceLine, code: str, msg: str, col: int = 1, length: int = 1,
             hint: str | None = None) -> None:
@@ -230,9 +230,9 @@ class Preprocessor:
                 what = "a '.if'" if low in (".endif", ".else") else "an opening directive"
                 self.err(sl, "E013", f"'{low}' without {what}", col + 1, len(head))
             elif low.startswith(".") and not low.endswith(":") and low not in self.reserved:  # ".L1:" is a label
-                close = difflib.get_close_matches(low[:40], DIRECTIVES, n=1)
+                close = self.suggest(low, DIRECTIVES)
                 self.err(sl, "E011", f"unknown directive '{head[:40]}'", col + 1, len(head),
-                         hint=f"did you mean '{close[0]}'?" if close else
+                         hint=f"did you mean '{close}'?" if close else
                          "supported directives: " + " ".join(DIRECTIVES))
             elif head in self.macros or low in self.macros:
                 self._invoke(self.macros.get(head) or self.macros[low], sl, rest, depth)

@@ -34,6 +34,7 @@ def hostile_sources(machine: str) -> dict[str, str]:
         "long_line": nop + " " + "x" * 20_000,
         "if_without_endif": ".if 1\n" + nop,
         "many_errors": "bogus\n" * 20_000,
+        "rept_unknown_directive": f".rept 60000\n.vnct --349454\n{nop}\n.endr",  # found by the fuzzer
     }
     if s["jump"]:
         n = 2500

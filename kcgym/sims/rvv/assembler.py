@@ -15,7 +15,6 @@ functions; pass 2 parses and checks every operand and encodes ``int32[N, 11]`` w
 from __future__ import annotations
 
 import bisect
-import difflib
 import re
 from collections import ChainMap
 from dataclasses import dataclass, field
@@ -197,9 +196,9 @@ class _Asm:
             if n is not None:
                 self.add_data(sl, n, col)
         else:
-            close = difflib.get_close_matches(d[:40], DIRECTIVES, n=1)
-            self.err(sl, "E011", f"unknown directive '{d}'", col, len(d),
-                     hint=f"did you mean '{close[0]}'?" if close else "supported: " + " ".join(DIRECTIVES))
+            close = self.rep.suggest(d, DIRECTIVES)
+            self.err(sl, "E011", f"unknown directive '{d[:40]}'", col, len(d),
+                     hint=f"did you mean '{close}'?" if close else "supported: " + " ".join(DIRECTIVES))
 
     def add_data(self, sl: SourceLine, n: int, col: int) -> bool:
         """Append ``n`` zero bytes to .data if they fit in the DTCM (checked before allocating)."""
