@@ -17,7 +17,7 @@ MAX_COMPLETION_CHARS = 2 * MAX_SOURCE_CHARS  # tail of a model completion scanne
 MAX_LINE_CHARS = 10_000  # code characters of one (expanded) line, comments excluded
 
 # -- assembly: expansion of .rept / .irp / .macro -------------------------------------------
-MAX_EXPANDED_LINES = 65_536  # lines the preprocessor may emit (4x the largest instruction memory)
+MAX_EXPANDED_LINES = 32_768  # lines the preprocessor may emit (2x the largest default instruction memory)
 MAX_EXPANSION_WORK = 262_144  # preprocessor work units: 1 per .rept/.irp iteration, macro call, line copied
 MAX_EXPANSION_CHARS = 2_000_000  # characters the preprocessor may copy while expanding
 MAX_MACRO_DEPTH = 32  # nesting of macro calls, .rept/.irp and .if blocks

@@ -27,7 +27,7 @@ def hostile_sources(machine: str) -> dict[str, str]:
         "deep_unary": imm.format(imm="-" * 3000 + "1"),
         "huge_literal": imm.format(imm=HUGE),
         "huge_literal_equ": f".equ X, {HUGE}\n{nop}",
-        "nested_empty_rept": ".rept 60000\n.rept 60000\n.endr\n.endr",
+        "nested_empty_rept": ".rept 30000\n.rept 30000\n.endr\n.endr",
         "recursive_macro": ".macro m\nm\nm\n.endm\nm",
         "set_square": ".set a, 3\n" + ".set a, a*a\n" * 40 + imm.format(imm="a"),
         "doubling_macro_arg": ".macro m a\nm \\a\\a\n.endm\nm x",
@@ -45,7 +45,7 @@ def hostile_sources(machine: str) -> dict[str, str]:
         out.update({
             "jal_no_operands": "jal\nfoo:\nnop",
             "jalr_no_operands": "jalr\nfoo:\nnop",
-            "data_rept_zero": ".data\n.rept 60000\n.zero 32768\n.endr",
+            "data_rept_zero": ".data\n.rept 30000\n.zero 32768\n.endr",
             "data_rept_balign": ".data\n.rept 60000\n.byte 1\n.balign 4096\n.endr",
             "text_rept_balign": ".text\n.rept 60000\nnop\n.balign 4096\n.endr",
             "nested_relocations": "lui a0, " + "%hi(" * 200 + "1" + ")" * 200,
