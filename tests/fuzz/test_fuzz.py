@@ -14,7 +14,7 @@ from kcgym.envs.kernel_env import KernelCraftEnv
 from kcgym.scoring import BatchScorer
 from tests.fuzz.harness import MACHINES, actions, check_assembly, check_batch, check_step, sources
 
-FAST = settings(max_examples=50, deadline=None, database=None, derandomize=True,
+FAST = settings(max_examples=40, deadline=None, database=None, derandomize=True,
                 suppress_health_check=list(HealthCheck), phases=(Phase.explicit, Phase.generate))  # no shrinking: a
 # finding is reported as found (shrinking a multi-second case takes minutes)
 ENV_TASK = "relu"
@@ -41,7 +41,7 @@ def test_mutated_programs_assemble_or_fail_cleanly(machine):
 def test_raw_actions_never_raise(machine):
     env = env_for(machine)
 
-    @settings(FAST, max_examples=60)
+    @settings(FAST, max_examples=40)
     @given(st.lists(actions(machine), min_size=1, max_size=4))
     def run(batch):
         for action in batch:

@@ -35,3 +35,13 @@ def test_fuzz_sentence_matches_results():
     if not path.exists():
         pytest.skip("run benchmarks/bench_fuzz.py first")
     assert bench("bench_fuzz").readme_sentence(json.loads(path.read_text())) in readme()
+
+
+def test_budget_rule_in_the_readme_quotes_the_constants():
+    from kcgym import limits
+
+    text = readme()
+    assert f"scans at most the last {limits.MAX_COMPLETION_CHARS:,} characters" in text
+    assert f"`step_budget` (default {limits.STEP_BUDGET_MULTIPLE})" in text
+    assert f"at least {limits.STEP_BUDGET_FLOOR}, plus one step for the halt" in text
+    assert f"| `step_budget` | {limits.STEP_BUDGET_MULTIPLE} |" in text
