@@ -39,7 +39,7 @@ MAX_SUGGESTION_CANDIDATES = 256  # names compared against one unknown name
 # STEP_BUDGET fault. So a kernel that executes at most the multiple x the compiler's count never faults.
 # Simulation time is close to linear in steps, so a spinning kernel costs about this multiple of the
 # compiler kernel's simulation time (benchmarks/bench_spin.py measures it).
-STEP_BUDGET_MULTIPLE = 3.0
+STEP_BUDGET_MULTIPLE = 2.5
 STEP_BUDGET_FLOOR = 64
 UNBASED_STEP_BUDGET = 200_000  # when no compiler kernel is known (``evaluate(..., with_baseline=False)``)
 

@@ -18,6 +18,10 @@ def bench(name: str):
     return module
 
 
+def jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 def readme() -> str:
     return " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
 
@@ -26,8 +30,10 @@ def test_spin_sentence_matches_results():
     path = ROOT / "benchmarks" / "results" / "spin.jsonl"
     if not path.exists():
         pytest.skip("run benchmarks/bench_spin.py first")
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    assert bench("bench_spin").readme_sentence(rows) in readme()
+    rows = jsonl(path)
+    survey = path.with_name("spin_experts_c1.jsonl")
+    experts = jsonl(survey) if survey.exists() else None
+    assert bench("bench_spin").readme_sentence(rows, experts) in readme()
 
 
 def test_fuzz_sentence_matches_results():
