@@ -165,6 +165,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         what = f"{args.env_id} {env.cfg.label}, visible inputs of seed {args.seed}"
         print(reports.render_run(report, source, env.task.tolerance, what))
+    if report.internal_error is not None:
+        return EXIT_INTERNAL
     if not report.assembled:
         return EXIT_ASSEMBLY
     if not report.correct or report.fault is not None or report.below_roofline:
