@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from kcgym.isa.diagnostics import AssemblyError, Diagnostic
 from kcgym.sims.base import Accelerator, FaultInfo, RunResult
+from kcgym.sims.sol import SolBound
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import OutputComparison, compare_outputs
 
@@ -48,11 +49,22 @@ class KernelReport:
     roofline_cycles: int | None = None
     speedup: float | None = None
     below_roofline: bool = False
+    sol: SolBound | None = None  # the speed of light (kcgym.sims.sol): its cycles and named terms
+    beats_sol: bool = False  # correct and faster than sol_cycles: scored as if at sol_cycles; a bound bug
     counts_by_category: dict[str, int] = field(default_factory=dict)
     unit_busy: dict[str, int] = field(default_factory=dict)
     first_nonfinite_line: int | None = None
     outputs: dict[str, np.ndarray] = field(default_factory=dict)  # of the first input set
     expected: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def sol_cycles(self) -> int | None:
+        return self.sol.cycles if self.sol is not None else None
+
+    @property
+    def sol_share(self) -> float | None:
+        """sol_cycles / cycles of a correct kernel: 1.0 at the speed of light."""
+        return self.sol.share(self.cycles) if self.sol is not None and self.correct else None
 
     @property
     def error_class(self) -> str | None:
@@ -77,6 +89,7 @@ class Evaluator:
         self.cfg = cfg
         self.hw = hw
         self._lock = threading.Lock()
+        self._sol: SolBound | None = None
 
     # -- inputs -----------------------------------------------------------------------
     def input_sets(self, seed: int, count: int) -> list[dict[str, np.ndarray]]:
@@ -95,8 +108,16 @@ class Evaluator:
                 _BASELINES[key] = _compute_baseline(self.accelerator, self.task, self.cfg, self.hw)
             return _BASELINES[key]
 
+    def speed_of_light(self) -> SolBound:
+        with self._lock:
+            if self._sol is None:
+                self._sol = self.accelerator.speed_of_light(self.task, self.cfg, self.hw)
+            return self._sol
+
     def roofline(self) -> int:
-        return self.accelerator.roofline_cycles(self.task, self.cfg, self.hw)
+        """The anti-cheat floor: the roofline, raised to the speed of light's physical (latency-aware) terms."""
+        return max(self.accelerator.roofline_cycles(self.task, self.cfg, self.hw),
+                   self.speed_of_light().physical_cycles)
 
     def _baseline_cycles_on(self, inputs: dict[str, np.ndarray]) -> int:
         """The baseline's cycles on ``inputs``: its cached count unless timing depends on the data."""
@@ -152,6 +173,7 @@ class Evaluator:
             max_steps = self.accelerator.default_max_steps(base.instructions if base else 0)
         results = self.accelerator.run(program, self.task, self.cfg, self.hw, inputs, max_steps)
         report.roofline_cycles = self.roofline()
+        report.sol = self.speed_of_light()
         self._fill(report, results, inputs, base)
         return report
 
@@ -189,6 +211,8 @@ class Evaluator:
                 report.speedup = report.baseline_cycles / report.cycles
         if report.correct and report.roofline_cycles is not None and report.cycles is not None:
             report.below_roofline = report.cycles < report.roofline_cycles
+        if report.correct and report.sol is not None and report.cycles is not None:
+            report.beats_sol = report.cycles < report.sol.cycles
 
 
 _BASELINES: dict[tuple, Baseline] = {}

@@ -210,10 +210,12 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         return self._episode().last_run
 
     def score_of(self, report: KernelReport) -> float:
-        """The reward-spec score; a kernel below the roofline bound is treated as incorrect."""
+        """The reward-spec score; a kernel below the roofline bound is treated as incorrect, one that beats
+        the speed of light is scored as if it ran at sol_cycles (the spec clips its share at 1)."""
         if report.below_roofline:
             return 0.0
-        return self.reward_spec.score(report.correct, report.speedup)
+        headroom = self.reward_spec.headroom(report.baseline_cycles, report.sol_cycles)
+        return self.reward_spec.score(report.correct, report.speedup, headroom)
 
     def evaluate_visible(self) -> KernelReport:
         """Run the current kernel on the visible inputs (cached per source); updates the potential."""
@@ -360,6 +362,9 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             "cycles": None,
             "baseline_cycles": None,
             "roofline_cycles": None,
+            "sol_cycles": None,
+            "sol_share": None,
+            "beats_sol": False,
             "error_class": "tool_use",
             "submitted": submitted,
             "turns": ep.turn,
@@ -394,6 +399,9 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             cycles=report.cycles,
             baseline_cycles=report.baseline_cycles,
             roofline_cycles=report.roofline_cycles,
+            sol_cycles=report.sol_cycles,
+            sol_share=report.sol_share if success else None,
+            beats_sol=report.beats_sol,
             error_class=error_class,
         )
         info["episode"] = episode
