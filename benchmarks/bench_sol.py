@@ -68,17 +68,21 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _ratio(row: dict, kind: str = "expert") -> float:
+    return row[f"{kind}_cycles"] / row["sol_cycles"]
+
+
 def loose_notes(rows: list[dict]) -> str:
     """The (accelerator, task) pairs whose expert is more than LOOSE x SOL somewhere, with the binding term."""
     worst: dict[tuple[str, str], dict] = {}
     for r in rows:
         if r.get("hw_default", True) and "expert_cycles" in r:
             k = (r["accelerator"], r["task"])
-            if k not in worst or r["expert_cycles"] / r["sol_cycles"] > worst[k]["expert_cycles"] / worst[k]["sol_cycles"]:
+            if k not in worst or _ratio(r) > _ratio(worst[k]):
                 worst[k] = r
     notes = []
     for (acc, task), r in worst.items():
-        ratio = r["expert_cycles"] / r["sol_cycles"]
+        ratio = _ratio(r)
         if ratio > LOOSE:
             notes.append(f"- {acc} {task}: expert {ratio:.1f}x SOL at C{r['config']} (binding: {r['binding']}); "
                          f"{NOTES.get((acc, task), NOTES.get(('*', r['binding']), 'see the terms in profile'))}")
@@ -158,8 +162,9 @@ def main() -> None:
                     ratio = {k: row[f"{k}_cycles"] / row["sol_cycles"] for k in ("compiler", "expert")
                              if f"{k}_cycles" in row}
                     flag = " BEATS SOL" if any(v < 1 for v in ratio.values()) else ""
-                    print(f"{name:4s} {tname:16s} C{c} {'default' if is_default else 'hw=':7s} sol={row['sol_cycles']:>8,} "
-                          f"({row['binding']}) " + " ".join(f"{k}={v:.2f}x" for k, v in ratio.items())
+                    where = "default" if is_default else "hw="
+                    print(f"{name:4s} {tname:16s} C{c} {where:7s} sol={row['sol_cycles']:>8,} ({row['binding']}) "
+                          + " ".join(f"{k}={v:.2f}x" for k, v in ratio.items())
                           + f" {time.perf_counter() - t0:.1f}s{flag}", flush=True)
     if args.quick:
         return

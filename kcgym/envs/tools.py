@@ -248,7 +248,8 @@ _TOOL_LIST: tuple[Tool, ...] = (
         description=(
             "Run the saved kernel and show where the cycles go: dynamic instruction counts by category, busy "
             "cycles and utilisation of each hardware unit, and cycles vs the baseline and the roofline lower "
-            "bound, and the speed-of-light terms (which constraint binds, binding first). Use it to find the bottleneck when optimising."
+            "bound, and the speed-of-light terms (which constraint binds, binding first). Use it to find the "
+            "bottleneck when optimising."
         ),
         params=(),
         handler=_profile,

@@ -13,7 +13,6 @@ from kcgym.envs.rewards import RewardSpec
 from tests.envs import fake_accelerator as fa
 from tests.envs.conftest import call, fake_env
 
-
 # the fake machine (config 1): baseline 160 cycles, speed of light = its roofline, 50 cycles
 HEADROOM = 160 / 50
 SOL_FAST = 1 + 3 * math.log(1.6) / math.log(HEADROOM)  # FAST: 100 cycles, speedup 1.6

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.isa import make_isa
-from kcgym.sims.sol import (SolBound, SolTerm, ceil_div, elements, elementwise_passes, exact_macs,
-                            inexact_macs)
+from kcgym.sims.sol import SolBound, SolTerm, ceil_div, elements, elementwise_passes, exact_macs, inexact_macs
 from kcgym.tasks.base import Task, TaskConfig
 
 

@@ -9,8 +9,7 @@ with fp32 accumulation per bundle and whose elementwise ops cover LANES elements
 
 from __future__ import annotations
 
-from kcgym.sims.sol import (SolBound, SolTerm, ceil_div, elements, elementwise_passes, exact_macs,
-                            inexact_macs)
+from kcgym.sims.sol import SolBound, SolTerm, ceil_div, elements, elementwise_passes, exact_macs, inexact_macs
 from kcgym.sims.vliw.config import LANES, MMUL_MACS, VECTOR_BYTES, VLIWConfig
 from kcgym.sims.vliw.isa import SLOTS
 from kcgym.tasks.base import Task, TaskConfig
