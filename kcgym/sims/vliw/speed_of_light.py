@@ -21,6 +21,8 @@ def speed_of_light(task: Task, cfg: TaskConfig, hw: VLIWConfig) -> SolBound:
     dma_in, dma_out = hw.dma_cycles(b_in), hw.dma_cycles(b_out)
     entry = L + 1 + hw.load_latency  # the first input DMA lands, then a vector load reads it
     exit_ = L + 1  # the last result leaves by one output DMA
+    # n ops of one slot issue over n bundles: the last one issues n - 1 bundles after the first
+    span = entry + exit_ - 1
     terms = [
         SolTerm(name="dma_in", physical=True, cycles=dma_in + L,
                 explanation=f"{b_in:,} input bytes cross the in-engine ({hw.dma_bytes_per_cycle} B/cycle), the last "
@@ -31,10 +33,10 @@ def speed_of_light(task: Task, cfg: TaskConfig, hw: VLIWConfig) -> SolBound:
                 explanation="the last input lands after all input DMA; a vector load reads it and an output "
                             "that depends on it leaves by one more DMA"),
         SolTerm(name="ld_slots", physical=True,
-                cycles=ceil_div(b_in, SLOTS["LD"] * VECTOR_BYTES) + entry + exit_,
+                cycles=ceil_div(b_in, SLOTS["LD"] * VECTOR_BYTES) + span,
                 explanation=f"every input byte enters registers through the {SLOTS['LD']} LD slots "
                             f"({VECTOR_BYTES} B each per bundle)"),
-        SolTerm(name="st_slot", physical=True, cycles=ceil_div(b_out, SLOTS["ST"] * VECTOR_BYTES) + entry + exit_,
+        SolTerm(name="st_slot", physical=True, cycles=ceil_div(b_out, SLOTS["ST"] * VECTOR_BYTES) + span,
                 explanation=f"every output byte leaves registers through the ST slot ({VECTOR_BYTES} B per bundle)"),
     ]
     macs, loose = exact_macs(task, cfg), inexact_macs(task, cfg)
@@ -46,6 +48,6 @@ def speed_of_light(task: Task, cfg: TaskConfig, hw: VLIWConfig) -> SolBound:
             what.append(f"{macs + loose:,} MACs at {MMUL_MACS}/bundle (VMMUL, fp32 accumulators)")
         if passes:
             what.append(f"{passes} pass(es) of {LANES} lanes per output vector")
-        terms.append(SolTerm(name="vec_slot", cycles=vec_ops + entry + exit_, physical=not passes,
+        terms.append(SolTerm(name="vec_slot", cycles=vec_ops + span, physical=not passes,
                              explanation="the one VEC slot does all arithmetic: " + " + ".join(what)))
     return SolBound.of(terms)
