@@ -215,7 +215,10 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         if report.below_roofline:
             return 0.0
         headroom = self.reward_spec.headroom(report.baseline_cycles, report.sol_cycles)
-        return self.reward_spec.score(report.correct, report.speedup, headroom)
+        speedup = report.speedup
+        if report.beats_sol and report.baseline_cycles and report.sol_cycles:
+            speedup = report.baseline_cycles / report.sol_cycles  # no credit beyond the bound, whatever the kind
+        return self.reward_spec.score(report.correct, speedup, headroom)
 
     def evaluate_visible(self) -> KernelReport:
         """Run the current kernel on the visible inputs (cached per source); updates the potential."""

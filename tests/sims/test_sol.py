@@ -150,6 +150,10 @@ def test_a_kernel_that_beats_the_bound_is_flagged_and_scored_at_it(monkeypatch):
     assert info["beats_sol"] and not info["below_roofline"] and info["episode"]["beats_sol"]
     assert r == pytest.approx(4.0)  # as if it ran at sol_cycles, no more
     assert "beats_sol" in obs
+    env = fake_env(reward={"kind": "paper"})
+    env.reset(seed=0)
+    call(env, "write_kernel", source=fa.FAST)
+    assert call(env, "submit")[1] == pytest.approx(1 + math.log2(160 / 120))  # the paper's formula, capped too
 
 
 def test_bound_orders_terms_binding_first_and_follows_the_hw():
