@@ -182,6 +182,7 @@ def main() -> None:
     ap.add_argument("--from-results", action="store_true")
     ap.add_argument("--hw-configs", default="", help="configs of the --hw override rows (default: all)")
     ap.add_argument("--reuse", action="append", default=[], help="ACC=FILE: default-hw cycles from FILE")
+    ap.add_argument("--override-only", action="store_true", help="only the --hw rows (a check; use with --out)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from kcgym.registry import ACCELERATORS
@@ -214,7 +215,7 @@ def main() -> None:
                 continue
             for c in configs:
                 for is_default, hw in hws:
-                    if not is_default and c not in hw_configs:
+                    if (not is_default and c not in hw_configs) or (is_default and args.override_only):
                         continue
                     t0 = time.perf_counter()
                     if is_default and name in reuse:
