@@ -19,6 +19,7 @@ from kcgym.isa.diagnostics import AssemblyError, Diagnostic
 from kcgym.limits import MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE, UNBASED_STEP_BUDGET
 from kcgym.limits import step_budget as step_budget_for
 from kcgym.sims.base import Accelerator, FaultInfo, RunResult
+from kcgym.sims.sol import SolBound
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import OutputComparison, compare_outputs
 
@@ -52,6 +53,8 @@ class KernelReport:
     roofline_cycles: int | None = None
     speedup: float | None = None
     below_roofline: bool = False
+    sol: SolBound | None = None  # the speed of light (kcgym.sims.sol): its cycles and named terms
+    beats_sol: bool = False  # correct and faster than sol_cycles: scored as if at sol_cycles; a bound bug
     counts_by_category: dict[str, int] = field(default_factory=dict)
     unit_busy: dict[str, int] = field(default_factory=dict)
     first_nonfinite_line: int | None = None
@@ -68,6 +71,15 @@ class KernelReport:
         text = (f"internal error in kcgym while scoring this kernel ({what}). This is a kcgym bug, not a problem "
                 "with your kernel; please report it.")
         return cls(assembled=False, diagnostics_text=text, internal_error=what)
+
+    @property
+    def sol_cycles(self) -> int | None:
+        return self.sol.cycles if self.sol is not None else None
+
+    @property
+    def sol_share(self) -> float | None:
+        """sol_cycles / cycles of a correct kernel: 1.0 at the speed of light."""
+        return self.sol.share(self.cycles) if self.sol is not None and self.correct else None
 
     @property
     def error_class(self) -> str | None:
@@ -97,6 +109,7 @@ class Evaluator:
         self.step_budget = float(step_budget)  # x the compiler kernel's dynamic instructions (kcgym.limits)
         step_budget_for(0, self.step_budget)  # a bad multiple fails here, not at the first kernel
         self._lock = threading.Lock()
+        self._sol: SolBound | None = None
 
     # -- inputs -----------------------------------------------------------------------
     def input_sets(self, seed: int, count: int) -> list[dict[str, np.ndarray]]:
@@ -115,8 +128,16 @@ class Evaluator:
                 _BASELINES[key] = _compute_baseline(self.accelerator, self.task, self.cfg, self.hw)
             return _BASELINES[key]
 
+    def speed_of_light(self) -> SolBound:
+        with self._lock:
+            if self._sol is None:
+                self._sol = self.accelerator.speed_of_light(self.task, self.cfg, self.hw)
+            return self._sol
+
     def roofline(self) -> int:
-        return self.accelerator.roofline_cycles(self.task, self.cfg, self.hw)
+        """The anti-cheat floor: the roofline, raised to the speed of light's physical (latency-aware) terms."""
+        return max(self.accelerator.roofline_cycles(self.task, self.cfg, self.hw),
+                   self.speed_of_light().physical_cycles)
 
     def _baseline_cycles_on(self, inputs: dict[str, np.ndarray]) -> int:
         """The baseline's cycles on ``inputs``: its cached count unless timing depends on the data."""
@@ -190,6 +211,7 @@ class Evaluator:
             max_steps = self.max_steps(base)
         results = self.accelerator.run(program, self.task, self.cfg, self.hw, inputs, max_steps)
         report.roofline_cycles = self.roofline()
+        report.sol = self.speed_of_light()
         self._fill(report, results, inputs, base)
         return report
 
@@ -227,6 +249,8 @@ class Evaluator:
                 report.speedup = report.baseline_cycles / report.cycles
         if report.correct and report.roofline_cycles is not None and report.cycles is not None:
             report.below_roofline = report.cycles < report.roofline_cycles
+        if report.correct and report.sol is not None and report.cycles is not None:
+            report.beats_sol = report.cycles < report.sol.cycles
 
 
 _BASELINES: dict[tuple, Baseline] = {}

@@ -61,7 +61,10 @@ class KernelScore(BaseModel):
     speedup: float | None  # baseline cycles / cycles, for correct kernels only
     roofline_cycles: int | None
     below_roofline: bool  # faster than physically possible: a simulator bug or an exploit; scores 0
-    reward: float  # the env's RewardSpec score: 0 if incorrect, else 1 + clip(log2(speedup))
+    sol_cycles: int | None = None  # the speed of light: the fewest cycles any correct kernel can take
+    sol_share: float | None = None  # sol_cycles / cycles, for correct kernels only (1.0 = at the bound)
+    beats_sol: bool = False  # correct and faster than sol_cycles: scored as if at sol_cycles (a bound bug)
+    reward: float  # the env's RewardSpec score: 0 if incorrect, else 1 + 3 q (kind="sol") or the paper's formula
     error_class: ErrorClass | None  # None when the kernel is correct
     error: str | None  # assembler diagnostics, the runtime fault, or the mismatch summary
 
@@ -248,6 +251,9 @@ class BatchScorer:
             speedup=report.speedup if report.correct else None,
             roofline_cycles=report.roofline_cycles,
             below_roofline=report.below_roofline,
+            sol_cycles=report.sol_cycles,
+            sol_share=report.sol_share,
+            beats_sol=report.beats_sol,
             reward=reward,
             error_class=error_class,
             error=_error_text(report),

@@ -217,10 +217,15 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         return self._episode().last_run
 
     def score_of(self, report: KernelReport) -> float:
-        """The reward-spec score; a kernel below the roofline bound is treated as incorrect."""
+        """The reward-spec score; a kernel below the roofline bound is treated as incorrect, one that beats
+        the speed of light is scored as if it ran at sol_cycles (the spec clips its share at 1)."""
         if report.below_roofline:
             return 0.0
-        return self.reward_spec.score(report.correct, report.speedup)
+        headroom = self.reward_spec.headroom(report.baseline_cycles, report.sol_cycles)
+        speedup = report.speedup
+        if report.beats_sol and report.baseline_cycles and report.sol_cycles:
+            speedup = report.baseline_cycles / report.sol_cycles  # no credit beyond the bound, whatever the kind
+        return self.reward_spec.score(report.correct, speedup, headroom)
 
     def evaluate_visible(self) -> KernelReport:
         """Run the current kernel on the visible inputs (cached per source); updates the potential."""
@@ -378,6 +383,9 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             "cycles": None,
             "baseline_cycles": None,
             "roofline_cycles": None,
+            "sol_cycles": None,
+            "sol_share": None,
+            "beats_sol": False,
             "error_class": "tool_use",
             "submitted": submitted,
             "turns": ep.turn,
@@ -422,6 +430,9 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             cycles=report.cycles,
             baseline_cycles=report.baseline_cycles,
             roofline_cycles=report.roofline_cycles,
+            sol_cycles=report.sol_cycles,
+            sol_share=report.sol_share if success else None,
+            beats_sol=report.beats_sol,
             error_class=error_class,
         )
         info["episode"] = episode

@@ -57,6 +57,10 @@ def report_info(report: KernelReport) -> dict[str, Any]:
         "speedup": _clean(report.speedup),
         "roofline_cycles": report.roofline_cycles,
         "below_roofline": report.below_roofline,
+        "sol_cycles": report.sol_cycles,
+        "sol_share": _clean(report.sol_share),
+        "beats_sol": report.beats_sol,
+        "sol_binding": report.sol.binding.name if report.sol is not None and report.sol.binding else None,
         "static_instructions": report.static_instructions,
         "instructions": report.instructions,
         "fault": report.fault.model_dump() if report.fault is not None else None,
@@ -119,7 +123,23 @@ def render_timing(report: KernelReport) -> list[str]:
             )
     if report.roofline_cycles is not None:
         lines.append(f"  Roofline lower bound: {fmt_int(report.roofline_cycles)} cycles")
+    if report.sol is not None:
+        share = f" -> {report.sol_share:.1%} of speed of light" if report.sol_share is not None else ""
+        binding = report.sol.binding.name if report.sol.binding else "none"
+        lines.append(f"  Speed of light: {fmt_int(report.sol.cycles)} cycles (binding: {binding}){share}")
+        if report.beats_sol:
+            lines.append("  NOTE: fewer cycles than the speed of light (beats_sol): scored as if at the speed of "
+                         "light; please report this kernel, the bound has a gap")
     return lines
+
+
+def render_sol_terms(report: KernelReport) -> list[str]:
+    """The speed of light's terms for ``profile``, binding first, each with its share of the kernel's cycles."""
+    if report.sol is None or not report.sol.terms:
+        return []
+    out = ["  Speed-of-light terms (lower bounds on cycles, binding first):"]
+    out.extend("    " + line for line in report.sol.lines(report.cycles))
+    return out
 
 
 def render_run(report: KernelReport, source: str, tol: Tolerance, what: str) -> str:
@@ -175,6 +195,7 @@ def render_profile(report: KernelReport, tol: Tolerance) -> str:
         out.append(
             f"  Roofline bound / cycles: {report.roofline_cycles / cycles:.1%} (100% = at the hardware limit)"
         )
+    out.extend(render_sol_terms(report))
     out.append(f"  Static instructions: {fmt_int(report.static_instructions)}")
     total = sum(report.counts_by_category.values())
     out.extend(_share_table("Dynamic instructions by category:", report.counts_by_category, total))

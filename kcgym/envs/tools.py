@@ -141,7 +141,7 @@ def _simulate(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
     if report.assembled and not report.correct:
         text += "\nNext: view_output shows which rows are wrong."
     elif report.correct and not report.below_roofline:
-        score = env.reward_spec.score(True, report.speedup)
+        score = env.score_of(report)
         text += f"\n  Score if also correct on the hidden inputs: {score:.3f}"
     info = reports.report_info(report)
     info["visible_score"] = env.score_of(report)
@@ -223,7 +223,8 @@ _TOOL_LIST: tuple[Tool, ...] = (
             "Assemble the saved kernel and run it on the visible test inputs. Returns whether it is correct "
             "(every output element must match: match rate 100%), per-output match statistics, the cycle "
             "count, the template compiler's baseline cycles and your speedup over it, the roofline lower "
-            "bound, and any runtime fault or first NaN/Inf with its source line."
+            "bound, the speed of light (the fewest cycles any correct kernel can take) and your share of it, "
+            "and any runtime fault or first NaN/Inf with its source line."
         ),
         params=(),
         handler=_simulate,
@@ -247,7 +248,8 @@ _TOOL_LIST: tuple[Tool, ...] = (
         description=(
             "Run the saved kernel and show where the cycles go: dynamic instruction counts by category, busy "
             "cycles and utilisation of each hardware unit, and cycles vs the baseline and the roofline lower "
-            "bound. Use it to find the bottleneck when optimising."
+            "bound, and the speed-of-light terms (which constraint binds, binding first). Use it to find the "
+            "bottleneck when optimising."
         ),
         params=(),
         handler=_profile,

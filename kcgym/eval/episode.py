@@ -66,6 +66,8 @@ def run_episode(
             cycles=ep.get("cycles"),
             baseline_cycles=ep.get("baseline_cycles"),
             speedup=ep.get("speedup") if success else None,
+            sol_cycles=ep.get("sol_cycles"),
+            beats_sol=bool(ep.get("beats_sol")),
             turns=int(ep.get("turns") or session.last_info.get("turn") or 0),
             first_correct_turn=ep.get("first_correct_turn"),
             tool_counts=dict(ep.get("tool_counts") or _count_calls(session.messages)),

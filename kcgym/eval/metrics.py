@@ -39,6 +39,12 @@ def geomean_speedup(records: Sequence[EpisodeRecord]) -> float | None:
     return math.exp(sum(math.log(x) for x in s) / len(s)) if s else None
 
 
+def geomean_sol_share(records: Sequence[EpisodeRecord]) -> float | None:
+    """Geometric mean of sol_cycles / cycles over the correct episodes with a speed of light (1.0 = at it)."""
+    s = [r.sol_share for r in counted(records) if r.sol_share]
+    return math.exp(sum(math.log(x) for x in s) / len(s)) if s else None
+
+
 def mean(values: Iterable[float | int | None]) -> float | None:
     v = [float(x) for x in values if x is not None]
     return sum(v) / len(v) if v else None

@@ -1,4 +1,5 @@
-"""PNG plots of a report: speedup per task and config (the paper's Fig. 3), success vs. turn budget.
+"""PNG plots of a report: speedup and % of speed of light per task and config (the paper's Fig. 3), success vs.
+turn budget.
 
 matplotlib is a core dependency (reports are part of the main job); the Agg backend is
 forced so plotting works on headless machines and from worker threads.
@@ -6,7 +7,7 @@ forced so plotting works on headless machines and from worker threads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kcgym.eval import metrics as M
@@ -24,7 +25,19 @@ def _pyplot():
 
 
 def speedup_plot(records: Sequence[EpisodeRecord], accelerator: str, path: Path) -> Path:
-    """Grouped bars: for each task, one bar per config; one panel per agent. Failures are marked x."""
+    """Grouped bars of the best speedup: for each task, one bar per config; one panel per agent. Failures: x."""
+    return _bars(records, accelerator, path, lambda r: r.speedup, "speedup (x)", "{:.2f}", 1.0,
+                 "speedup over the template compiler")
+
+
+def sol_plot(records: Sequence[EpisodeRecord], accelerator: str, path: Path) -> Path:
+    """The same bars for the best kernel's share of the speed of light (100% = at the bound)."""
+    return _bars(records, accelerator, path, lambda r: None if r.sol_share is None else 100 * r.sol_share,
+                 "% of speed of light", "{:.0f}", 100.0, "% of speed of light (sol_cycles / cycles)")
+
+
+def _bars(records: Sequence[EpisodeRecord], accelerator: str, path: Path,
+          value: Callable[[EpisodeRecord], float | None], ylabel: str, fmt: str, reference: float, what: str) -> Path:
     plt = _pyplot()
     groups = {k: [r for r in v if r.accelerator == accelerator] for k, v in by_agent(records).items()}
     groups = {k: v for k, v in groups.items() if M.counted(v)}
@@ -45,7 +58,7 @@ def speedup_plot(records: Sequence[EpisodeRecord], accelerator: str, path: Path)
             xs, ys, fails = [], [], []
             for ti, task in enumerate(tasks):
                 played = [r for r in M.counted(rs) if r.task == task and r.config == c]
-                good = [r.speedup for r in played if r.success and r.speedup]
+                good = [v for v in (value(r) for r in played if r.success) if v]
                 x = ti + (ci - (len(configs) - 1) / 2) * width
                 if good:
                     xs.append(x)
@@ -54,7 +67,7 @@ def speedup_plot(records: Sequence[EpisodeRecord], accelerator: str, path: Path)
                     fails.append(x)
             if xs:
                 bars = ax.bar(xs, ys, width=width, color=colors[ci])
-                ax.bar_label(bars, labels=[f"{y:.2f}" for y in ys], fontsize=6, padding=1)
+                ax.bar_label(bars, labels=[fmt.format(y) for y in ys], fontsize=6, padding=1)
             if fails:
                 any_fail = True
                 ax.scatter(fails, [0.05] * len(fails), marker="x", color="crimson", zorder=3)
@@ -62,13 +75,13 @@ def speedup_plot(records: Sequence[EpisodeRecord], accelerator: str, path: Path)
         handles = [Patch(color=colors[ci], label=f"C{c}") for ci, c in enumerate(configs)]
         if any_fail:
             handles.append(Line2D([], [], marker="x", color="crimson", linestyle="", label="fail"))
-        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.axhline(reference, color="black", linewidth=0.8, linestyle="--")
         ax.set_xlim(-0.6, len(tasks) - 0.4)  # same task positions in every panel, bars or not
         ax.set_xticks(range(len(tasks)))
         ax.set_xticklabels(tasks, rotation=30, ha="right", fontsize=8)
-        ax.set_ylabel("speedup (x)")
-        ax.set_ylim(0, max([1.0, *(r.speedup or 0 for r in rs)]) * 1.18)
-        ax.set_title(f"{label} on {accelerator}: speedup over the template compiler (blank: not run or excluded)",
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(0, max([reference, *(value(r) or 0 for r in rs)]) * 1.18)
+        ax.set_title(f"{label} on {accelerator}: {what} (blank: not run or excluded)",
                      fontsize=9)
         ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside the bars
     fig.tight_layout()
@@ -111,4 +124,6 @@ def write_plots(records: Sequence[EpisodeRecord], out_dir: str | Path) -> list[P
     for acc in dict.fromkeys(r.accelerator for r in records):
         if any(r.accelerator == acc for r in M.counted(records)):
             paths.append(speedup_plot(records, acc, out / f"speedup_{acc}.png"))
+            if any(r.sol_share is not None for r in M.counted(records) if r.accelerator == acc):
+                paths.append(sol_plot(records, acc, out / f"sol_{acc}.png"))
     return paths

@@ -69,6 +69,8 @@ class EpisodeRecord(BaseModel):
     cycles: int | None = None
     baseline_cycles: int | None = None
     speedup: float | None = None
+    sol_cycles: int | None = None  # the speed of light of this (accelerator, task, config, hw)
+    beats_sol: bool = False  # the final kernel was faster than sol_cycles (scored as if at it; a bound bug)
     turns: int = 0
     first_correct_turn: int | None = None
     tool_counts: dict[str, int] = Field(default_factory=dict)
@@ -81,6 +83,13 @@ class EpisodeRecord(BaseModel):
     @property
     def key(self) -> EpisodeKey:
         return EpisodeKey(agent=self.agent, model=self.model, env_id=self.env_id, config=self.config, run=self.run)
+
+    @property
+    def sol_share(self) -> float | None:
+        """sol_cycles / cycles of a successful episode: 1.0 = at the speed of light (capped there)."""
+        if not self.success or not self.sol_cycles or not self.cycles:
+            return None
+        return min(1.0, self.sol_cycles / self.cycles)
 
     @property
     def evaluations(self) -> int:

@@ -73,7 +73,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def summary_table(groups: dict[str, list[EpisodeRecord]]) -> str:
     header = [
         "agent", "episodes", "success", *(f"fast_{p:g}" for p in M.FAST_P), "geomean speedup",
-        "turn of first correct", "tool calls", "evaluations", "tokens / episode", "excluded",
+        "geomean % of SOL", "turn of first correct", "tool calls", "evaluations", "tokens / episode", "excluded",
     ]
     rows = []
     for label, rs in groups.items():
@@ -85,6 +85,7 @@ def summary_table(groups: dict[str, list[EpisodeRecord]]) -> str:
             f"{n_ok}/{len(played)} ({_pct(M.success_rate(rs))})",
             *(_pct(M.fast_p(rs, p)) for p in M.FAST_P),
             _fmt(M.geomean_speedup(rs), ".3f"),
+            _pct(M.geomean_sol_share(rs)),
             _fmt(M.turns_to_first_correct(rs), ".1f"),
             _fmt(M.mean(r.tool_calls for r in played), ".1f"),
             _fmt(M.mean(r.evaluations for r in played), ".1f"),
@@ -147,12 +148,20 @@ def speedup_tables(groups: dict[str, list[EpisodeRecord]]) -> str:
                 for label in labels:
                     played = [r for r in M.counted(groups[label]) if r.accelerator == acc and r.task == task
                               and r.config == c]
-                    good = [r.speedup for r in played if r.success and r.speedup]
-                    parts.append(f"{max(good):.2f}" if good else ("fail" if played else "–"))
+                    good = [r for r in played if r.success and r.speedup]
+                    best = max(good, key=lambda r: r.speedup or 0.0) if good else None
+                    parts.append(_speedup_cell(best) if best else ("fail" if played else "–"))
                 row.append(", ".join(parts))
             rows.append(row)
         out.append(f"### {acc}\n\n" + _table(["task", *(f"C{c}" for c in configs)], rows))
-    return f"Best speedup over the template compiler per cell, for {', '.join(labels)}.\n\n" + "\n\n".join(out)
+    return (f"Best speedup over the template compiler per cell, for {', '.join(labels)}, with that kernel's share "
+            "of the speed of light in parentheses (sol_cycles / cycles; * = beat the bound).\n\n" + "\n\n".join(out))
+
+
+def _speedup_cell(r: EpisodeRecord) -> str:
+    """``2.31 (87%)``: speedup and % of speed of light of one successful episode."""
+    share = r.sol_share
+    return f"{r.speedup:.2f}" + (f" ({_pct(share)}{'*' if r.beats_sol else ''})" if share is not None else "")
 
 
 def error_table(groups: dict[str, list[EpisodeRecord]]) -> str:
@@ -200,7 +209,8 @@ METRICS_LEGEND = """\
 Metrics: *success* = the submitted (or, at the turn limit, the last) kernel is correct on the hidden
 inputs; *fast_p* = share of all episodes that are correct AND faster than p x the compiler (KernelBench;
 fast_0 = correctness rate); *geomean speedup* = geometric mean of compiler cycles / kernel cycles over
-correct episodes; *turn of first correct* = mean turn at which `simulate` first reported a correct kernel;
+correct episodes; *% of SOL* = speed-of-light cycles / kernel cycles (100% = at the bound; geomean over
+correct episodes); *turn of first correct* = mean turn at which `simulate` first reported a correct kernel;
 *tool calls* / *evaluations* = mean tool calls and simulate+profile calls per episode; errors: S syntax,
 F functional (wrong or faulted), R below the roofline bound (flagged), T tool-use failure (stopped calling
 tools, or never wrote a kernel), A API failure (retries exhausted, timeout, context overflow), H harness."""

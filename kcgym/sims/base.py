@@ -18,6 +18,7 @@ from kcgym.limits import step_budget
 
 if TYPE_CHECKING:
     from kcgym.isa.program import Program
+    from kcgym.sims.sol import SolBound
     from kcgym.tasks.base import Task, TaskConfig
 
 
@@ -161,6 +162,15 @@ class Accelerator(ABC):
     @abstractmethod
     def roofline_cycles(self, task: Task, cfg: TaskConfig, hw: BaseModel) -> int:
         """Lower bound: max(MACs / peak MAC rate, bytes moved / memory bandwidth)."""
+
+    def speed_of_light(self, task: Task, cfg: TaskConfig, hw: BaseModel) -> SolBound:
+        """The fewest cycles any correct kernel can take (kcgym.sims.sol); machines derive it from their
+        own cost tables. The default is the roofline alone, as a single physical term."""
+        from kcgym.sims.sol import SolBound, SolTerm
+
+        roof = self.roofline_cycles(task, cfg, hw)
+        return SolBound.of([SolTerm(name="roofline", cycles=roof, physical=True,
+                                    explanation="max(MACs / peak MAC rate, bytes / memory bandwidth)")])
 
     def default_max_steps(self, baseline_instructions: int) -> int:
         """Step budget for kernels of a task, from the compiler kernel's dynamic count (:mod:`kcgym.limits`)."""

@@ -69,8 +69,8 @@ def test_truncation_evaluates_the_current_kernel():
     assert (r, term, trunc) == (0.0, False, False)
     obs, r, term, trunc, info = call(env, "read_docs")
     assert not term and trunc
-    assert "Turn budget exhausted" in obs and "Final score: 1.678" in obs and "episode is over" in obs
-    assert r == pytest.approx(1.678, abs=1e-3)
+    assert "Turn budget exhausted" in obs and "Final score: 2.212" in obs and "episode is over" in obs
+    assert r == pytest.approx(2.212, abs=1e-3)  # sol reward: 1 + 3 log(1.6) / log(160 / 50)
     ep = info["episode"]
     assert ep["success"] and not ep["submitted"] and ep["turns"] == 3 and ep["cycles"] == 100
     assert ep["baseline_cycles"] == 160 and ep["error_class"] is None

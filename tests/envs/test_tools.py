@@ -211,9 +211,9 @@ def test_submit_ends_the_episode(env):
     call(env, "write_kernel", source=fa.FAST)
     obs, r, term, trunc, info = call(env, "submit")
     assert term and not trunc
-    assert "Final evaluation on 3 hidden input sets" in obs and "Final score: 1.678" in obs
+    assert "Final evaluation on 3 hidden input sets" in obs and "Final score: 2.212" in obs
     assert info["correct"] and info["episode"]["success"] and info["episode"]["submitted"]
-    assert r == pytest.approx(1 + 0.6780719)
+    assert r == pytest.approx(1 + 3 * 0.6780719 / 1.6780719)  # sol reward: log(1.6) / log(3.2) of the headroom
 
 
 def test_tool_output_is_bounded(env):

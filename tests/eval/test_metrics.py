@@ -61,3 +61,24 @@ def test_reports_order_agents_the_same_whatever_order_workers_finished(tmp_path)
             store.append(rec(True, 1.0, agent=agent))
         orders.append(list(by_agent(load_runs([tmp_path / f"run{i}"]))))
     assert orders[0] == orders[1] == ["compiler", "expert", "search"]
+
+
+def test_percent_of_speed_of_light_per_agent_and_per_cell(tmp_path):
+    from kcgym.eval import report
+    from kcgym.eval.plots import write_plots
+
+    records = [
+        rec(True, 2.0, cycles=200, sol_cycles=100),  # 50% of SOL
+        rec(True, 4.0, cycles=100, sol_cycles=100, config=2),  # at SOL
+        rec(True, 8.0, cycles=50, sol_cycles=100, beats_sol=True, config=3),  # beat it: counted as 100%
+        rec(False, cycles=10, sol_cycles=100, error_class="functional"),  # failures have no share
+        rec(True, 1.5),  # no bound recorded (an old record): left out
+    ]
+    assert [r.sol_share for r in records] == [0.5, 1.0, 1.0, None, None]
+    assert M.geomean_sol_share(records) == pytest.approx(0.5 ** (1 / 3))
+    assert M.geomean_sol_share(records[3:]) is None
+    text = report.render(records)
+    assert "geomean % of SOL" in text and "| 79% |" in text  # 0.5 ** (1/3) = 0.794
+    assert "2.00 (50%)" in text and "4.00 (100%)" in text and "8.00 (100%*)" in text
+    names = {p.name for p in write_plots(records, tmp_path)}
+    assert {"sol_X.png", "speedup_X.png"} <= names

@@ -36,7 +36,8 @@ def test_rewards_are_the_scorers_per_env_config_and_seed():
         *[r.reward for r in scorer_for(FAKE_ID, 2).score_completions(completions[3:], seed=9)],
     ]
     assert got == expected and got[0] > 1 and got[1] == got[2] == 0 and 0 < got[3] < 1
-    assert got[4] == pytest.approx(1 + __import__("math").log2(8 * 40 / 100))  # C2: 8 rows, 40 cycles each
+    math = __import__("math")  # C2: 8 rows, 40 cycles each; speed of light = the fake roofline, 50
+    assert got[4] == pytest.approx(1 + 3 * math.log(8 * 40 / 100) / math.log(8 * 40 / 50))
     assert metrics == {"kcgym/correct": 0.6, "kcgym/assembled": 0.8, "kcgym/kernel_found": 0.8}
     assert [r.index for r in reward.history[0]] == [0, 1, 2, 3, 4]
     assert reward.__name__ == "kcgym_reward"  # the name TRL logs rewards under
@@ -45,7 +46,7 @@ def test_rewards_are_the_scorers_per_env_config_and_seed():
 def test_defaults_apply_to_rows_without_columns():
     reward = KernelReward(FAKE_ID, config=1, reward={"correct_base": 2.0})
     (r,) = reward(prompts=["p"], completions=[f"```\n{FAST}```"])
-    assert r == pytest.approx(2 + 0.678, abs=1e-3)
+    assert r == pytest.approx(2 + 1.212, abs=1e-3)  # sol reward: 3 log(1.6) / log(160 / 50)
 
 
 def test_bad_configuration_is_named():

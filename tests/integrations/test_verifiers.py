@@ -87,7 +87,7 @@ def test_one_rollout_scores_the_submitted_kernel(server: str):
         {"content": None, "tool_calls": [tool_call(3, "submit")]},
     ]
     out, row = rollout(server)
-    assert out["reward"] == pytest.approx(1 + math.log2(1.6))  # FAST: 100 vs 160 baseline cycles
+    assert out["reward"] == pytest.approx(1 + 3 * math.log(1.6) / math.log(3.2))  # FAST: 100 vs 160 baseline, SOL 50
     assert out["metrics"]["kcgym_correct"] == 1.0 and out["metrics"]["kcgym_speedup"] == pytest.approx(1.6)
     assert len(ScriptedModel.requests) == 3  # submit ended the episode: no fourth model call
     first, last = ScriptedModel.requests[0], ScriptedModel.requests[-1]
@@ -104,7 +104,7 @@ def test_a_text_answer_ends_the_episode_with_the_current_kernel(server: str):
         {"content": "I am done."},
     ]
     out, _ = rollout(server, max_turns=6)
-    assert out["reward"] == pytest.approx(1 + math.log2(1.6))
+    assert out["reward"] == pytest.approx(1 + 3 * math.log(1.6) / math.log(3.2))
     assert len(ScriptedModel.requests) == 2
 
 

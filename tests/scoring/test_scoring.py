@@ -135,7 +135,7 @@ def test_bad_arguments_are_named():
 
 def test_reward_spec_is_the_scorers():
     (rec,) = BatchScorer(fake_env(reward={"correct_base": 2.0})).score([FAST])
-    assert rec.reward == pytest.approx(2.0 + 0.678, abs=1e-3)  # log2(1.6) = 0.678
+    assert rec.reward == pytest.approx(2.0 + 1.212, abs=1e-3)  # 3 log(1.6) / log(160 / 50) = 1.212
 
 
 def test_npu_matmul_batch_of_mixed_candidates():

@@ -172,6 +172,11 @@ class NPUAccelerator(Accelerator):
             f"- Instruction memory: {hw.imem_size} instructions. No branches: hardware loops only.",
         ])
 
+    def speed_of_light(self, task: Task, cfg: TaskConfig, hw: NPUConfig):  # type: ignore[override]
+        from kcgym.sims.npu.speed_of_light import speed_of_light
+
+        return speed_of_light(task, cfg, hw)
+
     def roofline_cycles(self, task: Task, cfg: TaskConfig, hw: NPUConfig) -> int:  # type: ignore[override]
         """max(MACs / peak, bytes / HBM bandwidth). Peak counts the matrix unit *and* the vector unit
         (VLEN/2 MAC/cycle via multiply + add), since a kernel may use both at once."""

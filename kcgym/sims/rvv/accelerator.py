@@ -231,6 +231,11 @@ class RVVAccelerator(Accelerator):
             "ends with `ret` (or by running past its last instruction).",
         ])
 
+    def speed_of_light(self, task: Task, cfg: TaskConfig, hw: RVVConfig):  # type: ignore[override]
+        from kcgym.sims.rvv.speed_of_light import speed_of_light
+
+        return speed_of_light(task, cfg, hw)
+
     def roofline_cycles(self, task: Task, cfg: TaskConfig, hw: RVVConfig) -> int:  # type: ignore[override]
         """max(MACs / (VLEN/8 vector + 1 scalar MAC per cycle), bytes that must cross external memory / bandwidth).
 

@@ -177,6 +177,11 @@ class VLIWAccelerator(Accelerator):
             f"- Program memory: {hw.imem_bundles} bundles.",
         ])
 
+    def speed_of_light(self, task: Task, cfg: TaskConfig, hw: VLIWConfig):  # type: ignore[override]
+        from kcgym.sims.vliw.speed_of_light import speed_of_light
+
+        return speed_of_light(task, cfg, hw)
+
     def roofline_cycles(self, task: Task, cfg: TaskConfig, hw: VLIWConfig) -> int:  # type: ignore[override]
         """max(MACs / vector-slot peak, input bytes / DMA-in bandwidth, output bytes / DMA-out bandwidth)."""
         in_bytes = 2 * sum(t.size for t in task.inputs(cfg))
