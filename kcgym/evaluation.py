@@ -20,6 +20,21 @@ from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import OutputComparison, compare_outputs
 
 MAX_SOURCE_CHARS = 1_000_000  # ~ a full instruction memory of commented code
+_STRESS_STREAM = 1 << 20  # stress sets draw from (seed, this + j): never a default set's stream (seed, i)
+
+
+@dataclass
+class SetResult:
+    """The verdict on one input set, as the final report lists every hidden set."""
+
+    name: str  # "input set 2", "stress set large_logits"
+    correct: bool
+    match_rate: float
+    n_mismatch: int
+    max_abs_error: float  # over every output (inf if nothing finite came out)
+    max_margin: float  # worst max |err| / (atol + rtol |expected|) over every output; <= 1 passes
+    fault: str | None = None  # the fault's name, if the run on this set faulted
+    description: str = ""  # a stress set's one-line description
 
 
 @dataclass
@@ -53,6 +68,12 @@ class KernelReport:
     first_nonfinite_line: int | None = None
     outputs: dict[str, np.ndarray] = field(default_factory=dict)  # of the first input set
     expected: dict[str, np.ndarray] = field(default_factory=dict)
+    sets: list[SetResult] = field(default_factory=list)  # one per input set, in order
+
+    @property
+    def max_margin(self) -> float | None:
+        """The worst tolerance margin over every input set (None if nothing ran)."""
+        return max((s.max_margin for s in self.sets), default=None)
 
     @property
     def error_class(self) -> str | None:
@@ -79,13 +100,24 @@ class Evaluator:
         self._lock = threading.Lock()
 
     # -- inputs -----------------------------------------------------------------------
+    def _rng(self, seed: int, stream: int) -> np.random.Generator:
+        return np.random.default_rng([abs(int(seed)), int(int(seed) < 0), stream, self.cfg.index])
+
     def input_sets(self, seed: int, count: int) -> list[dict[str, np.ndarray]]:
         """``count`` input sets drawn from ``seed`` (visible: seed; hidden: derived seeds)."""
-        out = []
-        for i in range(count):
-            rng = np.random.default_rng([abs(int(seed)), int(int(seed) < 0), i, self.cfg.index])
-            out.append(self.task.generate_inputs(self.cfg, rng))
-        return out
+        return [self.task.generate_inputs(self.cfg, self._rng(seed, i)) for i in range(count)]
+
+    def stress_input_sets(self, seed: int) -> list[dict[str, np.ndarray]]:
+        """One input set per stress set the task declares, drawn from ``seed`` (the hidden seed)."""
+        return [
+            self.task.stress_inputs(self.cfg, self._rng(seed, _STRESS_STREAM + j), stress)
+            for j, stress in enumerate(self.task.stress_sets)
+        ]
+
+    def hidden_input_sets(self, seed: int, count: int) -> tuple[list[dict[str, np.ndarray]], list[str]]:
+        """What submit evaluates: ``count`` default sets then every stress set, and their names."""
+        names = [f"input set {i + 1}" for i in range(count)] + [f"stress set {s.name}" for s in self.task.stress_sets]
+        return self.input_sets(seed, count) + self.stress_input_sets(seed), names
 
     # -- baseline ---------------------------------------------------------------------
     def baseline(self) -> Baseline:
@@ -128,6 +160,7 @@ class Evaluator:
         *,
         with_baseline: bool = True,
         max_steps: int | None = None,
+        set_names: list[str] | None = None,
     ) -> KernelReport:
         if len(source) > MAX_SOURCE_CHARS:
             d = Diagnostic.error(
@@ -152,7 +185,7 @@ class Evaluator:
             max_steps = self.accelerator.default_max_steps(base.instructions if base else 0)
         results = self.accelerator.run(program, self.task, self.cfg, self.hw, inputs, max_steps)
         report.roofline_cycles = self.roofline()
-        self._fill(report, results, inputs, base)
+        self._fill(report, results, inputs, base, set_names)
         return report
 
     def _fill(
@@ -161,6 +194,7 @@ class Evaluator:
         results: list[RunResult],
         inputs: list[dict[str, np.ndarray]],
         base: Baseline | None,
+        set_names: list[str] | None = None,
     ) -> None:
         first = results[0]
         report.cycles = first.cycles
@@ -172,12 +206,25 @@ class Evaluator:
         report.outputs = first.outputs
         all_ok = first.fault is None
         rates = []
+        stress = {f"stress set {s.name}": s.description for s in self.task.stress_sets}
         for i, (res, inp) in enumerate(zip(results, inputs, strict=True)):
             expected = self.task.reference(self.cfg, inp)
             comps = compare_outputs(res.outputs, expected, self.task.tolerance)
             n = sum(c.n_elements for c in comps)
             rates.append(sum(c.n_match for c in comps) / n if n else 1.0)
-            all_ok = all_ok and res.fault is None and all(c.correct for c in comps)
+            ok = res.fault is None and all(c.correct for c in comps)
+            all_ok = all_ok and ok
+            name = set_names[i] if set_names is not None else f"input set {i + 1}"
+            report.sets.append(SetResult(
+                name=name,
+                correct=ok,
+                match_rate=rates[-1],
+                n_mismatch=n - sum(c.n_match for c in comps),
+                max_abs_error=max((c.max_abs_error for c in comps), default=0.0),
+                max_margin=max((c.max_margin for c in comps), default=0.0),
+                fault=res.fault.name if res.fault is not None else None,
+                description=stress.get(name, ""),
+            ))
             if i == 0:
                 report.comparisons = comps
                 report.expected = expected

@@ -136,13 +136,14 @@ class BatchScorer:
         """The template compiler's cycles (computed once per process, then cached)."""
         return self.env.evaluator.baseline().cycles
 
-    def hidden_input_sets(self, seed: int) -> list:
-        """The hidden input sets an episode reset with ``seed`` submits on (cached)."""
+    def hidden_input_sets(self, seed: int) -> tuple[list, list[str]]:
+        """The hidden input sets (default, then stress) an episode reset with ``seed`` submits on, and their
+        names (cached)."""
         with self._lock:
             if seed in self._inputs:
                 self._inputs.move_to_end(seed)
                 return self._inputs[seed]
-        sets = self.env.evaluator.input_sets(episode_seeds(seed)[1], self.hidden_inputs)
+        sets = self.env.evaluator.hidden_input_sets(episode_seeds(seed)[1], self.hidden_inputs)
         with self._lock:
             self._inputs[seed] = sets
             while len(self._inputs) > _INPUT_CACHE:
@@ -156,16 +157,16 @@ class BatchScorer:
         for i, k in enumerate(kernels):
             if k is not None and not isinstance(k, str):
                 raise TypeError(f"kernel {i} is a {type(k).__name__}; expected the assembly source text (or None)")
-        inputs = self.hidden_input_sets(seed)
+        inputs, names = self.hidden_input_sets(seed)
         self.env.evaluator.baseline()  # once, before the threads race for it
         distinct = list(dict.fromkeys(k for k in kernels if k is not None))
         workers = min(self.max_workers, len(distinct))
         if workers > 1:
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kcgym-score") as pool:
-                done = pool.map(lambda source: self.env.evaluator.evaluate(source, inputs), distinct)
+                done = pool.map(lambda src: self.env.evaluator.evaluate(src, inputs, set_names=names), distinct)
                 reports = dict(zip(distinct, done, strict=True))
         else:
-            reports = {s: self.env.evaluator.evaluate(s, inputs) for s in distinct}
+            reports = {s: self.env.evaluator.evaluate(s, inputs, set_names=names) for s in distinct}
         return [
             _NO_KERNEL.model_copy(update={"index": i}) if k is None else self._record(i, reports[k])
             for i, k in enumerate(kernels)
