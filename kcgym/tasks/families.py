@@ -115,7 +115,7 @@ class EpsNormTask(RowwiseTask):
     eps: ClassVar[float] = NORM_EPS
     domain: ClassVar[dict[str, str]] = {
         "X": "bf16 rows, default uniform with a per-row std of 0.25..4 and mean within one std of zero; domain: "
-        "row std 2^-7..4 with the mean up to 3 std from zero, whose small-std, large-mean edge one hidden "
+        "row std 2^-9..4 with the mean up to 2.5 std from zero, whose small-std, large-mean edge one hidden "
         "stress set draws"
     }
     stress_sets = (OFFSET_ROWS,)

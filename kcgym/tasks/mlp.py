@@ -16,7 +16,7 @@ from kcgym.tasks.families import (
     matmul_bf16,
     unit_activations,
 )
-from kcgym.tasks.stress import outliers_in
+from kcgym.tasks.stress import MLP_OUTLIER_GAIN, outliers_in
 
 # (n, h, hi) of the paper's Table 12 (PLENA) and Table 13 (AMD NPU, our VLIW machine)
 MLP_CONFIGS: ConfigTable = {
@@ -41,7 +41,7 @@ class FFN(Task):
     )
     configs_by_accelerator: ClassVar[ConfigTable] = MLP_CONFIGS
     domain = {"X": OUTLIER_DOMAIN, "W1": FAN_IN_DOMAIN, "W2": FAN_IN_DOMAIN}
-    stress_sets = (outliers_in("X"),)
+    stress_sets = (outliers_in("X", gain=MLP_OUTLIER_GAIN),)
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
         n, h, hi = cfg["n"], cfg["h"], cfg["hi"]
@@ -83,7 +83,7 @@ class SwiGLU(Task):
     )
     configs_by_accelerator: ClassVar[ConfigTable] = MLP_CONFIGS
     domain = {"X": OUTLIER_DOMAIN, "W1": FAN_IN_DOMAIN, "W3": FAN_IN_DOMAIN, "W2": FAN_IN_DOMAIN}
-    stress_sets = (outliers_in("X"),)
+    stress_sets = (outliers_in("X", gain=MLP_OUTLIER_GAIN),)
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
         n, h, hi = cfg["n"], cfg["h"], cfg["hi"]

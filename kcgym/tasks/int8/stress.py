@@ -4,7 +4,8 @@
   outputs saturate (a narrowing without saturation, or a missing clip, wraps) and ReLU or a table
   index meets -128 (where ``-x`` and ``x + 128`` in 8 bits overflow);
 - full-range rows: softmax rows holding both -128 and 127, so ``max - x`` reaches 255 and an
-  8-bit difference wraps (the default rows span at most about 136);
+  8-bit difference wraps (the default rows span at most about 136); the other entries sit near
+  the max, so most outputs stay non-zero;
 - offset rows: norm rows near the ends of the range with a small spread (mean ~ +-110, std ~2),
   where the deviations are small beside the mean.
 """
@@ -16,6 +17,7 @@ import numpy as np
 from kcgym.tasks.base import StressSet
 from kcgym.tasks.int8.quant import INT8_MAX, INT8_MIN
 
+FULL_RANGE_BULK = 32  # full-range rows: the other entries lie within this of the max (so most outputs are > 0)
 OFFSET_CENTRE = (100.0, 120.0)  # |row centre| of the offset rows
 OFFSET_SPREAD = (1.0, 4.0)  # half-width of their uniform spread
 
@@ -26,8 +28,8 @@ def extremes(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def full_range_rows(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Rows uniform on [-128, 127] with one -128 and one 127 each, at random places."""
-    rows = rng.integers(INT8_MIN, INT8_MAX + 1, x.shape, dtype=np.int64).reshape(-1, x.shape[-1])
+    """Rows holding one -128 and one 127 (at random places), the rest uniform within 32 of the max."""
+    rows = rng.integers(INT8_MAX - FULL_RANGE_BULK, INT8_MAX + 1, x.shape, dtype=np.int64).reshape(-1, x.shape[-1])
     n, hidden = rows.shape
     lo = rng.integers(hidden, size=n)
     hi = (lo + 1 + rng.integers(hidden - 1, size=n)) % hidden  # another place in the row
