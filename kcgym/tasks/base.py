@@ -43,6 +43,7 @@ class Tolerance:
 
 BF16_TOLERANCE = Tolerance(atol=0.012, rtol=0.01)  # the paper's PLENA setting
 
+UNSTATED_DOMAIN = "the input generator's default distribution (no wider domain stated)"
 # (default draw of one tensor, rng) -> that tensor redrawn from the edge of the domain
 StressTransform = Callable[[np.ndarray, np.random.Generator], np.ndarray]
 
@@ -120,8 +121,12 @@ class Task(ABC):
         """Expected outputs (float32), rounded to bf16 where the hardware rounds."""
 
     def input_domain(self, cfg: TaskConfig) -> dict[str, str]:
-        """Each input tensor's stated domain, in tensor order (what the prompt shows)."""
-        return {t.name: self.domain[t.name] for t in self.inputs(cfg)}
+        """Each input tensor's stated domain, in tensor order (what the prompt shows).
+
+        A task from outside the registry that states none still renders (every registered task
+        states every tensor's domain; a test checks it).
+        """
+        return {t.name: self.domain.get(t.name, UNSTATED_DOMAIN) for t in self.inputs(cfg)}
 
     def stress_inputs(self, cfg: TaskConfig, rng: np.random.Generator, stress: StressSet) -> dict[str, np.ndarray]:
         """One input set of ``stress``: the default draw with the stress set's tensors redrawn."""
