@@ -129,6 +129,8 @@ def render_outputs(report: KernelReport) -> list[str]:
 def _set_line(s: SetResult) -> str:
     verdict = "correct" if s.correct else f"INCORRECT ({s.n_mismatch} element(s) off, match {fmt_rate(s.match_rate)})"
     text = f"    {s.name}: {verdict}, max abs error {fmt_float(s.max_abs_error)}, margin {fmt_margin(s.max_margin)}"
+    if s.n_nonfinite:
+        text += f", {s.n_nonfinite} NaN/Inf"
     if s.fault is not None:
         text += f", fault {s.fault}"
     return text
