@@ -32,6 +32,8 @@ UNIT_DOMAIN = "bf16, uniform on [-1.73, 1.73) (unit variance)"
 FAN_IN_DOMAIN = "bf16 weights, uniform with variance 1/fan-in (|w| < sqrt(3 / fan-in))"
 OUTLIER_DOMAIN = (UNIT_DOMAIN + "; domain: the same with outliers, up to 1/32 of the entries scaled by up to 32 "
                   "(|x| < 56), which one hidden stress set draws")
+MILD_OUTLIER_DOMAIN = (UNIT_DOMAIN + "; domain: the same with mild outliers, up to 1/32 of the entries scaled by up "
+                       "to 3 (|x| < 5.2), which one hidden stress set draws")
 
 
 class ElementwiseTask(Task):

@@ -10,7 +10,7 @@ from kcgym.tasks import composite_math as cm
 from kcgym.tasks.base import Task, TaskConfig, TensorSpec
 from kcgym.tasks.families import (
     FAN_IN_DOMAIN,
-    OUTLIER_DOMAIN,
+    MILD_OUTLIER_DOMAIN,
     ConfigTable,
     fan_in_weights,
     matmul_bf16,
@@ -40,7 +40,7 @@ class FFN(Task):
         "variance, weights variance 1/fan-in, so Y has std about 0.6."
     )
     configs_by_accelerator: ClassVar[ConfigTable] = MLP_CONFIGS
-    domain = {"X": OUTLIER_DOMAIN, "W1": FAN_IN_DOMAIN, "W2": FAN_IN_DOMAIN}
+    domain = {"X": MILD_OUTLIER_DOMAIN, "W1": FAN_IN_DOMAIN, "W2": FAN_IN_DOMAIN}
     stress_sets = (outliers_in("X", gain=MLP_OUTLIER_GAIN),)
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
@@ -82,7 +82,7 @@ class SwiGLU(Task):
         "variance, weights variance 1/fan-in."
     )
     configs_by_accelerator: ClassVar[ConfigTable] = MLP_CONFIGS
-    domain = {"X": OUTLIER_DOMAIN, "W1": FAN_IN_DOMAIN, "W3": FAN_IN_DOMAIN, "W2": FAN_IN_DOMAIN}
+    domain = {"X": MILD_OUTLIER_DOMAIN, "W1": FAN_IN_DOMAIN, "W3": FAN_IN_DOMAIN, "W2": FAN_IN_DOMAIN}
     stress_sets = (outliers_in("X", gain=MLP_OUTLIER_GAIN),)
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
