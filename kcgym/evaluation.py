@@ -25,6 +25,22 @@ from kcgym.tasks.compare import OutputComparison, compare_outputs
 
 __all__ = ["MAX_SOURCE_CHARS", "Baseline", "Evaluator", "KernelReport"]  # MAX_SOURCE_CHARS lives in kcgym.limits
 log = logging.getLogger(__name__)
+_STRESS_STREAM = 1 << 20  # stress sets draw from (seed, this + j): never a default set's stream (seed, i)
+
+
+@dataclass
+class SetResult:
+    """The verdict on one input set, as the final report lists every hidden set."""
+
+    name: str  # "input set 2", "stress set large_logits"
+    correct: bool
+    match_rate: float
+    n_mismatch: int
+    max_abs_error: float  # over the finite elements of every output (inf if nothing finite came out)
+    max_margin: float  # worst max |err| / (atol + rtol |expected|) over every output; <= 1 passes
+    n_nonfinite: int = 0  # NaN/Inf output elements
+    fault: str | None = None  # the fault's name, if the run on this set faulted
+    description: str = ""  # a stress set's one-line description
 
 
 @dataclass
@@ -80,6 +96,12 @@ class KernelReport:
     def sol_share(self) -> float | None:
         """sol_cycles / cycles of a correct kernel: 1.0 at the speed of light."""
         return self.sol.share(self.cycles) if self.sol is not None and self.correct else None
+    sets: list[SetResult] = field(default_factory=list)  # one per input set, in order
+
+    @property
+    def max_margin(self) -> float | None:
+        """The worst tolerance margin over every input set (None if nothing ran)."""
+        return max((s.max_margin for s in self.sets), default=None)
 
     @property
     def error_class(self) -> str | None:
@@ -112,13 +134,24 @@ class Evaluator:
         self._sol: SolBound | None = None
 
     # -- inputs -----------------------------------------------------------------------
+    def _rng(self, seed: int, stream: int) -> np.random.Generator:
+        return np.random.default_rng([abs(int(seed)), int(int(seed) < 0), stream, self.cfg.index])
+
     def input_sets(self, seed: int, count: int) -> list[dict[str, np.ndarray]]:
         """``count`` input sets drawn from ``seed`` (visible: seed; hidden: derived seeds)."""
-        out = []
-        for i in range(count):
-            rng = np.random.default_rng([abs(int(seed)), int(int(seed) < 0), i, self.cfg.index])
-            out.append(self.task.generate_inputs(self.cfg, rng))
-        return out
+        return [self.task.generate_inputs(self.cfg, self._rng(seed, i)) for i in range(count)]
+
+    def stress_input_sets(self, seed: int) -> list[dict[str, np.ndarray]]:
+        """One input set per stress set the task declares, drawn from ``seed`` (the hidden seed)."""
+        return [
+            self.task.stress_inputs(self.cfg, self._rng(seed, _STRESS_STREAM + j), stress)
+            for j, stress in enumerate(self.task.stress_sets)
+        ]
+
+    def hidden_input_sets(self, seed: int, count: int) -> tuple[list[dict[str, np.ndarray]], list[str]]:
+        """What submit evaluates: ``count`` default sets then every stress set, and their names."""
+        names = [f"input set {i + 1}" for i in range(count)] + [f"stress set {s.name}" for s in self.task.stress_sets]
+        return self.input_sets(seed, count) + self.stress_input_sets(seed), names
 
     # -- baseline ---------------------------------------------------------------------
     def baseline(self) -> Baseline:
@@ -169,12 +202,13 @@ class Evaluator:
         *,
         with_baseline: bool = True,
         max_steps: int | None = None,
+        set_names: list[str] | None = None,
     ) -> KernelReport:
         """Score ``source``; never raises: a kcgym bug becomes a report with ``internal_error`` set."""
         from kcgym.envs.text import valid_text  # kcgym.envs imports this module
 
         try:
-            return self._evaluate(valid_text(source), inputs, with_baseline, max_steps)
+            return self._evaluate(valid_text(source), inputs, with_baseline, max_steps, set_names)
         except Exception as e:  # noqa: BLE001  (one kernel must never take an RL run or a batch down)
             log.exception("internal error while scoring a kernel for %s %s %s", self.accelerator.name,
                           self.task.name, self.cfg.label)
@@ -187,7 +221,7 @@ class Evaluator:
         return step_budget_for(base.instructions, self.step_budget)
 
     def _evaluate(self, source: str, inputs: list[dict[str, np.ndarray]], with_baseline: bool,
-                  max_steps: int | None) -> KernelReport:
+                  max_steps: int | None, set_names: list[str] | None = None) -> KernelReport:
         if len(source) > MAX_SOURCE_CHARS:
             d = Diagnostic.error(
                 "E000",
@@ -209,10 +243,11 @@ class Evaluator:
         base = self.baseline() if with_baseline else None
         if max_steps is None:
             max_steps = self.max_steps(base)
-        results = self.accelerator.run(program, self.task, self.cfg, self.hw, inputs, max_steps)
+        results = self.accelerator.run(program, self.task, self.cfg, self.hw, _pad_batch(inputs), max_steps)
+        results = results[: len(inputs)]
         report.roofline_cycles = self.roofline()
         report.sol = self.speed_of_light()
-        self._fill(report, results, inputs, base)
+        self._fill(report, results, inputs, base, set_names)
         return report
 
     def _fill(
@@ -221,6 +256,7 @@ class Evaluator:
         results: list[RunResult],
         inputs: list[dict[str, np.ndarray]],
         base: Baseline | None,
+        set_names: list[str] | None = None,
     ) -> None:
         first = results[0]
         report.cycles = first.cycles
@@ -232,12 +268,26 @@ class Evaluator:
         report.outputs = first.outputs
         all_ok = first.fault is None
         rates = []
+        stress = {f"stress set {s.name}": s.description for s in self.task.stress_sets}
         for i, (res, inp) in enumerate(zip(results, inputs, strict=True)):
             expected = self.task.reference(self.cfg, inp)
             comps = compare_outputs(res.outputs, expected, self.task.tolerance)
             n = sum(c.n_elements for c in comps)
             rates.append(sum(c.n_match for c in comps) / n if n else 1.0)
-            all_ok = all_ok and res.fault is None and all(c.correct for c in comps)
+            ok = res.fault is None and all(c.correct for c in comps)
+            all_ok = all_ok and ok
+            name = set_names[i] if set_names is not None else f"input set {i + 1}"
+            report.sets.append(SetResult(
+                name=name,
+                correct=ok,
+                match_rate=rates[-1],
+                n_mismatch=n - sum(c.n_match for c in comps),
+                max_abs_error=max((c.max_abs_error for c in comps), default=0.0),
+                max_margin=max((c.max_margin for c in comps), default=0.0),
+                n_nonfinite=sum(c.n_nonfinite for c in comps),
+                fault=res.fault.name if res.fault is not None else None,
+                description=stress.get(name, ""),
+            ))
             if i == 0:
                 report.comparisons = comps
                 report.expected = expected
@@ -251,6 +301,18 @@ class Evaluator:
             report.below_roofline = report.cycles < report.roofline_cycles
         if report.correct and report.sol is not None and report.cycles is not None:
             report.beats_sol = report.cycles < report.sol.cycles
+
+
+def _pad_batch(inputs: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    """``inputs`` padded (repeating the last set) to a power-of-two count.
+
+    The simulators compile once per batch size, so 3 visible sets and 3 + 1 hidden (default +
+    stress) sets share one compilation instead of costing two; the padding lanes' results are dropped.
+    """
+    if not inputs:
+        return inputs
+    size = 1 << (len(inputs) - 1).bit_length()
+    return inputs + [inputs[-1]] * (size - len(inputs))
 
 
 _BASELINES: dict[tuple, Baseline] = {}

@@ -180,13 +180,14 @@ class BatchScorer:
         """The template compiler's cycles (computed once per process, then cached)."""
         return self.env.evaluator.baseline().cycles
 
-    def hidden_input_sets(self, seed: int) -> list:
-        """The hidden input sets an episode reset with ``seed`` submits on (cached)."""
+    def hidden_input_sets(self, seed: int) -> tuple[list, list[str]]:
+        """The hidden input sets (default, then stress) an episode reset with ``seed`` submits on, and their
+        names (cached)."""
         with self._lock:
             if seed in self._inputs:
                 self._inputs.move_to_end(seed)
                 return self._inputs[seed]
-        sets = self.env.evaluator.input_sets(episode_seeds(seed)[1], self.hidden_inputs)
+        sets = self.env.evaluator.hidden_input_sets(episode_seeds(seed)[1], self.hidden_inputs)
         with self._lock:
             self._inputs[seed] = sets
             while len(self._inputs) > _INPUT_CACHE:
@@ -201,7 +202,7 @@ class BatchScorer:
             if k is not None and not isinstance(k, str):
                 raise TypeError(f"kernel {i} is a {type(k).__name__}; expected the assembly source text (or None)")
         try:
-            inputs = self.hidden_input_sets(seed)
+            inputs, names = self.hidden_input_sets(seed)
             self.env.evaluator.baseline()  # once, before the threads race for it
         except Exception as e:  # noqa: BLE001  (a kcgym bug scores the batch 0, it does not end the run)
             log.exception("internal error preparing a batch for %s", self.env_id)
@@ -212,10 +213,10 @@ class BatchScorer:
         workers = min(self.max_workers, len(distinct))
         if workers > 1:
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kcgym-score") as pool:
-                done = pool.map(lambda source: self.env.evaluator.evaluate(source, inputs), distinct)
+                done = pool.map(lambda src: self.env.evaluator.evaluate(src, inputs, set_names=names), distinct)
                 reports = dict(zip(distinct, done, strict=True))
         else:
-            reports = {s: self.env.evaluator.evaluate(s, inputs) for s in distinct}
+            reports = {s: self.env.evaluator.evaluate(s, inputs, set_names=names) for s in distinct}
         return [
             _NO_KERNEL.model_copy(update={"index": i}) if k is None else self._record(i, reports[k])
             for i, k in enumerate(kernels)

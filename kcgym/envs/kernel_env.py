@@ -247,10 +247,10 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         return report
 
     def evaluate_hidden(self) -> KernelReport:
-        """Evaluate the current kernel on freshly drawn hidden input sets (what submit scores)."""
+        """Evaluate the current kernel on fresh hidden input sets, default and stress (what submit scores)."""
         ep = self._episode()
-        inputs = self.evaluator.input_sets(ep.hidden_seed, self.hidden_inputs)
-        return self.evaluator.evaluate(ep.kernel or "", inputs)
+        inputs, names = self.evaluator.hidden_input_sets(ep.hidden_seed, self.hidden_inputs)
+        return self.evaluator.evaluate(ep.kernel or "", inputs, set_names=names)
 
     def _episode(self) -> _Episode:
         if self._ep is None:
@@ -393,6 +393,9 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             "tool_counts": dict(sorted(ep.tool_counts.items())),
             "seed": ep.seed,
             "hidden_inputs": self.hidden_inputs,
+            "stress_sets": [s.name for s in self.task.stress_sets],
+            "max_margin": None,
+            "sets": [],
         }
 
     def _finish(self, submitted: bool) -> tuple[str, dict[str, Any], float]:
@@ -407,8 +410,11 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             return lead + "No kernel was ever written: score 0.", {"episode": episode}, 0.0
         report = self.evaluate_hidden()
         score = self.score_of(report)
-        n = self.hidden_inputs
-        what = f"Final evaluation on {n} hidden input set{'s' if n != 1 else ''} (fresh values)"
+        n, k = self.hidden_inputs, len(self.task.stress_sets)
+        what = (
+            f"Final evaluation on {n + k} hidden input set{'s' if n + k != 1 else ''} "
+            f"({n} default, {k} stress; fresh values)"
+        )
         text = lead + reports.render_run(report, ep.kernel, self.task.tolerance, what)
         text += f"\nFinal score: {score:.3f}"
         final = reports.report_info(report)
@@ -434,6 +440,8 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             sol_share=report.sol_share if success else None,
             beats_sol=report.beats_sol,
             error_class=error_class,
+            max_margin=final["max_margin"],
+            sets=final["sets"],
         )
         info["episode"] = episode
         return text, info, score

@@ -61,6 +61,17 @@ def _task_section(task: Task, cfg: TaskConfig) -> str:
         shape = "x".join(str(s) for s in t.shape)
         desc = f" - {t.description}" if t.description else ""
         lines.append(f"- {t.name} ({t.role}): shape [{shape}]{desc}")
+    lines.append("")
+    lines.append("Input domain (the values your kernel must handle; every input set lies in it):")
+    lines.extend(f"- {name}: {text}" for name, text in task.input_domain(cfg).items())
+    if task.stress_sets:
+        lines.append("")
+        lines.append(
+            "Hidden evaluation (submit) runs fresh default input sets plus stress sets drawn from the edge of this "
+            "domain, so a kernel that is correct only for typical values fails; simulate runs the visible default "
+            "set only. Stress sets:"
+        )
+        lines.extend(f"- {s.name}: {s.description}" for s in task.stress_sets)
     consts = task.constants(cfg)
     if consts:
         lines.append("")
@@ -94,8 +105,8 @@ def build_prompt(
         "## Turn budget and scoring\n\n"
         f"You have {max_turns} tool calls in total; every call counts, including malformed ones. When "
         "they run out, your current kernel is evaluated as if you had submitted it. submit evaluates the "
-        "kernel on fresh hidden inputs (same shapes, new values), so do not special-case the visible "
-        "inputs. " + reward.describe()
+        "kernel on fresh hidden inputs (same shapes, new values, including stress inputs from the edge of the "
+        "stated input domain), so do not special-case the visible inputs. " + reward.describe()
     )
     layout = accelerator.layout(task, cfg, hw).describe()
     parts = [

@@ -11,11 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from kcgym.evaluation import KernelReport
+from kcgym.evaluation import KernelReport, SetResult
 from kcgym.tasks.base import Tolerance
 from kcgym.tasks.compare import RowStats, row_stats
 
 MAX_VIEW_ROWS = 64
+MAX_SET_LINES = 16  # input sets listed one per line in a final report; the rest are summarised
+MARGIN_TEXT = "tolerance margin = max |err| / (atol + rtol |expected|); above 1 fails"
 
 
 def fmt_int(n: int | None) -> str:
@@ -31,6 +33,18 @@ def fmt_float(x: float) -> str:
     if x is None or not math.isfinite(x):
         return str(x)
     return f"{x:.6g}"
+
+
+def fmt_margin(m: float | None) -> str:
+    """A tolerance margin: 3 significant digits (rounded up, so 0.9996 never reads as passing 1.00)."""
+    if m is None:
+        return "n/a"
+    if not math.isfinite(m):
+        return "inf"
+    if m == 0:
+        return "0"
+    digits = 2 - math.floor(math.log10(m))
+    return f"{math.ceil(m * 10**digits) / 10**digits:.{max(digits, 0)}f}"
 
 
 def tolerance_text(tol: Tolerance) -> str:
@@ -66,7 +80,14 @@ def report_info(report: KernelReport) -> dict[str, Any]:
         "fault": report.fault.model_dump() if report.fault is not None else None,
         "first_nonfinite_line": report.first_nonfinite_line,
         "error_class": report.error_class,
+        "max_margin": _clean(report.max_margin),
+        "sets": [set_info(s) for s in report.sets],
     }
+
+
+def set_info(s: SetResult) -> dict[str, Any]:
+    """One input set's verdict as plain types (inf margins and errors become None)."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else _clean(v)) for k, v in vars(s).items()}
 
 
 def _source_line(source: str, line: int | None) -> str | None:
@@ -103,8 +124,38 @@ def render_outputs(report: KernelReport) -> list[str]:
             text += f", {c.n_nonfinite} NaN/Inf"
         if math.isfinite(c.max_abs_error):
             text += f", max abs error {fmt_float(c.max_abs_error)}"
+        text += f", tolerance margin {fmt_margin(c.max_margin)}"
         text += _mismatch_detail(report, c.name, c.first_mismatch)
         lines.append(text)
+    return lines
+
+
+def _set_line(s: SetResult) -> str:
+    verdict = "correct" if s.correct else f"INCORRECT ({s.n_mismatch} element(s) off, match {fmt_rate(s.match_rate)})"
+    text = f"    {s.name}: {verdict}, max abs error {fmt_float(s.max_abs_error)}, margin {fmt_margin(s.max_margin)}"
+    if s.n_nonfinite:
+        text += f", {s.n_nonfinite} NaN/Inf"
+    if s.fault is not None:
+        text += f", fault {s.fault}"
+    return text
+
+
+def render_sets(sets: list[SetResult]) -> list[str]:
+    """Every input set's verdict, one line each (bounded: past MAX_SET_LINES the rest are summarised)."""
+    n_bad = sum(not s.correct for s in sets)
+    worst = max(sets, key=lambda s: s.max_margin)
+    lines = [
+        f"  Every input set ({len(sets) - n_bad}/{len(sets)} correct; worst margin {fmt_margin(worst.max_margin)} "
+        f"on {worst.name}):"
+    ]
+    shown = sets[:MAX_SET_LINES]
+    lines.extend(_set_line(s) for s in shown)
+    rest = sets[MAX_SET_LINES:]
+    if rest:
+        lines.append(f"    ... {len(rest)} more set(s), {sum(not s.correct for s in rest)} of them incorrect")
+    for s in shown:
+        if s.description:
+            lines.append(f"    ({s.name}: {s.description})")
     return lines
 
 
@@ -167,6 +218,9 @@ def render_run(report: KernelReport, source: str, tol: Tolerance, what: str) -> 
         )
     out.append("  Outputs (input set 1):")
     out.extend("  " + line for line in render_outputs(report))
+    out.append(f"  ({MARGIN_TEXT})")
+    if len(report.sets) > 1:
+        out.extend(render_sets(report.sets))
     if not report.correct:
         out.append(f"  Tolerance: {tolerance_text(tol)}")
     out.extend(render_timing(report))

@@ -9,7 +9,8 @@ the tensors lie in memory is the accelerator's business (``Accelerator.layout``)
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -42,6 +43,24 @@ class Tolerance:
 
 BF16_TOLERANCE = Tolerance(atol=0.012, rtol=0.01)  # the paper's PLENA setting
 
+UNSTATED_DOMAIN = "the input generator's default distribution (no wider domain stated)"
+# (default draw of one tensor, rng) -> that tensor redrawn from the edge of the domain
+StressTransform = Callable[[np.ndarray, np.random.Generator], np.ndarray]
+
+
+@dataclass(frozen=True)
+class StressSet:
+    """A hidden input set from the edge of a task's stated domain, chosen so that shortcuts fail.
+
+    A stress set is the task's default draw with some tensors redrawn by ``transforms``
+    (tensor name -> function of the default values and the rng); every other tensor keeps
+    its default distribution. ``description`` is shown in the prompt and the final report.
+    """
+
+    name: str
+    description: str
+    transforms: Mapping[str, StressTransform] = field(default_factory=dict)
+
 
 class TaskConfig(BaseModel):
     """One shape configuration (C1..C5) of a task on one accelerator."""
@@ -71,6 +90,11 @@ class Task(ABC):
     # accelerator name -> five parameter dicts, C1..C5 in order
     configs_by_accelerator: ClassVar[dict[str, tuple[dict[str, int], ...]]]
     tolerance: ClassVar[Tolerance] = BF16_TOLERANCE
+    # input tensor name -> its domain (distribution and range of the default draw, and the edge that
+    # the stress sets probe); every input tensor must be named (a test checks it)
+    domain: ClassVar[dict[str, str]] = {}
+    # drawn in every hidden evaluation besides the default sets (at least one per task)
+    stress_sets: ClassVar[tuple[StressSet, ...]] = ()
 
     def configs(self, accelerator: str) -> list[TaskConfig]:
         rows = self.configs_by_accelerator.get(accelerator)
@@ -95,6 +119,21 @@ class Task(ABC):
     @abstractmethod
     def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Expected outputs (float32), rounded to bf16 where the hardware rounds."""
+
+    def input_domain(self, cfg: TaskConfig) -> dict[str, str]:
+        """Each input tensor's stated domain, in tensor order (what the prompt shows).
+
+        A task from outside the registry that states none still renders (every registered task
+        states every tensor's domain; a test checks it).
+        """
+        return {t.name: self.domain.get(t.name, UNSTATED_DOMAIN) for t in self.inputs(cfg)}
+
+    def stress_inputs(self, cfg: TaskConfig, rng: np.random.Generator, stress: StressSet) -> dict[str, np.ndarray]:
+        """One input set of ``stress``: the default draw with the stress set's tensors redrawn."""
+        inputs = self.generate_inputs(cfg, rng)
+        for name, transform in stress.transforms.items():
+            inputs[name] = transform(inputs[name], rng)
+        return inputs
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:
         """Named scalar constants a kernel may need (eps, 1/n, scales); placed by the accelerator."""

@@ -7,7 +7,15 @@ from typing import ClassVar
 import numpy as np
 
 from kcgym.tasks.base import Task, TaskConfig, TensorSpec
-from kcgym.tasks.families import ConfigTable, fan_in_weights, matmul_bf16, unit_activations
+from kcgym.tasks.families import (
+    FAN_IN_DOMAIN,
+    OUTLIER_DOMAIN,
+    ConfigTable,
+    fan_in_weights,
+    matmul_bf16,
+    unit_activations,
+)
+from kcgym.tasks.stress import outliers_in
 
 
 class BatchMatMul(Task):
@@ -38,6 +46,9 @@ class BatchMatMul(Task):
             {"b": 32, "M": 64, "K": 256, "N": 1024},
         ),
     }
+
+    domain = {"X": OUTLIER_DOMAIN, "W": FAN_IN_DOMAIN}
+    stress_sets = (outliers_in("X"),)
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
         b, m, k, n = cfg["b"], cfg["M"], cfg["K"], cfg["N"]

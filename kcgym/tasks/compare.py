@@ -23,6 +23,9 @@ class OutputComparison:
     max_abs_error: float
     mean_abs_error: float
     first_mismatch: tuple[int, ...] | None  # index of the first mismatching element
+    # worst tolerance margin max |err| / (atol + rtol |expected|): <= 1 passes, 1 is one step from failing;
+    # inf where an element is non-finite or an exact tolerance is missed
+    max_margin: float = 0.0
 
     @property
     def match_rate(self) -> float:
@@ -39,6 +42,25 @@ def match_mask(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> np.n
     with np.errstate(invalid="ignore"):
         ok = np.abs(a - e) <= tol.atol + tol.rtol * np.abs(e)
     return ok & np.isfinite(a)
+
+
+def tolerance_margin(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> float:
+    """``max |a - e| / (atol + rtol |e|)`` over the elements: how close the worst one is to failing.
+
+    Below 1 every element is within tolerance (the match test itself is :func:`match_mask`); a
+    non-finite element, or any error under an exact (zero) tolerance, gives inf; no error gives 0.
+    """
+    a = np.asarray(actual, dtype=np.float64).reshape(np.shape(expected))
+    e = np.asarray(expected, dtype=np.float64)
+    if a.size == 0:
+        return 0.0
+    if not np.isfinite(a).all():
+        return float("inf")
+    err = np.abs(a - e)
+    bound = tol.atol + tol.rtol * np.abs(e)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(err == 0, 0.0, err / bound)  # err > 0 over a zero bound: inf
+    return float(ratio.max())
 
 
 def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> OutputComparison:
@@ -58,6 +80,7 @@ def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, tol: Tol
         max_abs_error=float(err_f.max()) if err_f.size else float("inf"),
         mean_abs_error=float(err_f.mean()) if err_f.size else float("inf"),
         first_mismatch=tuple(int(i) for i in bad[0]) if len(bad) else None,
+        max_margin=tolerance_margin(actual, expected, tol),
     )
 
 

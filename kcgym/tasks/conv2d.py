@@ -15,8 +15,9 @@ from typing import ClassVar
 import numpy as np
 
 from kcgym.tasks.base import Task, TaskConfig, TensorSpec
-from kcgym.tasks.families import ConfigTable, fan_in_weights, unit_activations
+from kcgym.tasks.families import FAN_IN_DOMAIN, OUTLIER_DOMAIN, ConfigTable, fan_in_weights, unit_activations
 from kcgym.tasks.spatial import conv2d_bf16
+from kcgym.tasks.stress import outliers_in
 
 # (H, cin, cout, k) per config: the paper's Coral shapes with channels x8, cin >= 64 on the NPU
 NPU_CONV_SHAPES = ((8, 64, 64, 1), (8, 64, 64, 3), (8, 64, 128, 3), (8, 64, 256, 3), (16, 64, 128, 3))
@@ -34,6 +35,8 @@ class ConvTask(Task):
         "NPU": conv_configs(NPU_CONV_SHAPES),
         "VLIW": conv_configs(VLIW_CONV_SHAPES),
     }
+    domain: ClassVar[dict[str, str]] = {"X": OUTLIER_DOMAIN, "W": FAN_IN_DOMAIN}
+    stress_sets = (outliers_in("X"),)
 
     def conv_tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
         h, cin, cout, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]

@@ -30,6 +30,8 @@ class ConvBlock(ConvTask):
         "[-1, 1], so about half of the outputs are positive and O(1)."
     )
 
+    domain = {**ConvTask.domain, "scale": "bf16, uniform on [0.5, 1.5)", "shift": "bf16, uniform on [-1, 1)"}
+
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
         h, cout = cfg["H"], cfg["cout"]
         return [

@@ -14,7 +14,16 @@ import numpy as np
 
 from kcgym.tasks import composite_math as cm
 from kcgym.tasks.base import BF16_TOLERANCE, Task, TaskConfig, TensorSpec, Tolerance
-from kcgym.tasks.families import ConfigTable, fan_in_weights, matmul_bf16, unit_activations
+from kcgym.tasks.families import (
+    FAN_IN_DOMAIN,
+    OUTLIER_DOMAIN,
+    UNIT_DOMAIN,
+    ConfigTable,
+    fan_in_weights,
+    matmul_bf16,
+    unit_activations,
+)
+from kcgym.tasks.stress import outliers_in
 
 DECODER_CONFIGS: ConfigTable = {
     "NPU": tuple({"s": s, "h": h, "nh": nh, "hi": hi} for s, h, nh, hi in (
@@ -41,6 +50,7 @@ class _Decoder(Task):
     category = "Transformer"
     configs_by_accelerator: ClassVar[ConfigTable] = DECODER_CONFIGS
     tolerance: ClassVar[Tolerance] = DECODER_TOLERANCE
+    stress_sets = (outliers_in("X"),)
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:
         return {"eps": cm.NORM_EPS, "inv_hidden": 1.0 / cfg["h"], "scale": 1.0 / math.sqrt(cfg["h"] // cfg["nh"])}
@@ -55,6 +65,7 @@ class DecoderLLaMA(_Decoder):
     name = "decoder_llama"
     title = "DecoderBlock (LLaMA)"
     formula = "H = X + MHA(RMSNorm(X));  Y = H + SwiGLU(RMSNorm(H))"
+    domain = {"X": OUTLIER_DOMAIN, **dict.fromkeys(("Wq", "Wk", "Wv", "Wo", "W1", "W3", "W2"), FAN_IN_DOMAIN)}
     description = (
         "Pre-norm LLaMA-style decoder block on X (s, h), batch 1: H = X + attention(RMSNorm(X)), "
         "Y = H + (SiLU(Z W1) * (Z W3)) W2 with Z = RMSNorm(H). nh heads of d = h / nh, no mask, no "
@@ -101,6 +112,12 @@ class DecoderT5(_Decoder):
     name = "decoder_t5"
     title = "DecoderBlock (T5)"
     formula = "H1 = X + SelfAttn(RMSNorm(X));  H2 = H1 + CrossAttn(RMSNorm(H1), E);  Y = H2 + FFN(RMSNorm(H2))"
+    domain = {
+        "X": OUTLIER_DOMAIN,
+        "E": UNIT_DOMAIN,
+        **dict.fromkeys(("Wq", "Wk", "Wv", "Wo", "Wq_cross", "Wk_cross", "Wv_cross", "Wo_cross", "W1", "W2"),
+                        FAN_IN_DOMAIN),
+    }
     description = (
         "Pre-norm T5-style decoder block on X (s, h) with encoder states E (s, h), batch 1: "
         "H1 = X + attention(RMSNorm(X)), H2 = H1 + cross-attention(RMSNorm(H1), E) (queries from the "

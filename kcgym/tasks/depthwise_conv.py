@@ -13,8 +13,9 @@ from typing import ClassVar
 import numpy as np
 
 from kcgym.tasks.base import Task, TaskConfig, TensorSpec
-from kcgym.tasks.families import ConfigTable, fan_in_weights, unit_activations
+from kcgym.tasks.families import FAN_IN_DOMAIN, OUTLIER_DOMAIN, ConfigTable, fan_in_weights, unit_activations
 from kcgym.tasks.spatial import depthwise_bf16
+from kcgym.tasks.stress import outliers_in
 
 NPU_DEPTHWISE_SHAPES = ((8, 128, 3), (16, 64, 3), (16, 128, 3), (16, 128, 5), (16, 256, 5))
 VLIW_DEPTHWISE_SHAPES = ((8, 64, 3), (16, 32, 3), (16, 64, 3), (16, 64, 5), (16, 128, 5))
@@ -37,6 +38,9 @@ class DepthwiseConv(Task):
         "NPU": tuple({"H": h, "c": c, "k": k} for h, c, k in NPU_DEPTHWISE_SHAPES),
         "VLIW": tuple({"H": h, "c": c, "k": k} for h, c, k in VLIW_DEPTHWISE_SHAPES),
     }
+
+    domain = {"X": OUTLIER_DOMAIN, "W": FAN_IN_DOMAIN}
+    stress_sets = (outliers_in("X"),)
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
         h, c, k = cfg["H"], cfg["c"], cfg["k"]

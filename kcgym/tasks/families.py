@@ -14,6 +14,7 @@ import numpy as np
 
 from kcgym.tasks.base import Task, TaskConfig, TensorSpec
 from kcgym.tasks.numerics import random_bf16, round_bf16
+from kcgym.tasks.stress import OFFSET_ROWS, TAILS
 
 # The paper's Table 12 element counts for the activation and normalisation tasks (PLENA).
 NPU_ELEMENT_COUNTS = (256, 1024, 2048, 8192, 16384)
@@ -25,6 +26,14 @@ NORM_EPS = 1e-5
 SQRT3 = math.sqrt(3.0)  # U(-sqrt 3, sqrt 3) has unit variance
 
 ConfigTable = dict[str, tuple[dict[str, int], ...]]  # accelerator -> C1..C5 parameter dicts
+
+# Input-domain phrases shared by the task declarations (``Task.domain``).
+UNIT_DOMAIN = "bf16, uniform on [-1.73, 1.73) (unit variance)"
+FAN_IN_DOMAIN = "bf16 weights, uniform with variance 1/fan-in (|w| < sqrt(3 / fan-in))"
+OUTLIER_DOMAIN = (UNIT_DOMAIN + "; domain: the same with outliers, up to 1/32 of the entries scaled by up to 32 "
+                  "(|x| < 56), which one hidden stress set draws")
+MILD_OUTLIER_DOMAIN = (UNIT_DOMAIN + "; domain: the same with mild outliers, up to 1/32 of the entries scaled by up "
+                       "to 3 (|x| < 5.2), which one hidden stress set draws")
 
 
 class ElementwiseTask(Task):
@@ -42,6 +51,10 @@ class ElementwiseTask(Task):
     }
     input_low: ClassVar[float] = -4.0
     input_high: ClassVar[float] = 4.0
+    domain: ClassVar[dict[str, str]] = {
+        "X": "bf16, default uniform on [-4, 4); domain: any |X| <= 32, which one hidden stress set draws (|X| in 4..32)"
+    }
+    stress_sets = (TAILS,)
 
     @abstractmethod
     def function(self, x: np.ndarray) -> np.ndarray:
@@ -102,6 +115,12 @@ class EpsNormTask(RowwiseTask):
     """LayerNorm and RMSNorm: they share ``eps`` and ``1/hidden`` as kernel constants."""
 
     eps: ClassVar[float] = NORM_EPS
+    domain: ClassVar[dict[str, str]] = {
+        "X": "bf16 rows, default uniform with a per-row std of 0.25..4 and mean within one std of zero; domain: "
+        "row std 2^-9..4 with the mean up to 2.5 std from zero, whose small-std, large-mean edge one hidden "
+        "stress set draws"
+    }
+    stress_sets = (OFFSET_ROWS,)
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:
         return {"eps": self.eps, "inv_hidden": 1.0 / cfg["hidden"]}

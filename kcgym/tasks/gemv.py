@@ -7,7 +7,15 @@ from typing import ClassVar
 import numpy as np
 
 from kcgym.tasks.base import Task, TaskConfig, TensorSpec
-from kcgym.tasks.families import ConfigTable, fan_in_weights, matmul_bf16, unit_activations
+from kcgym.tasks.families import (
+    FAN_IN_DOMAIN,
+    OUTLIER_DOMAIN,
+    ConfigTable,
+    fan_in_weights,
+    matmul_bf16,
+    unit_activations,
+)
+from kcgym.tasks.stress import outliers_in
 
 
 class GEMV(Task):
@@ -37,6 +45,9 @@ class GEMV(Task):
             {"M": 512, "N": 1024},
         ),
     }
+
+    domain = {"x": OUTLIER_DOMAIN, "A": FAN_IN_DOMAIN}
+    stress_sets = (outliers_in("x"),)
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
         m, n = cfg["M"], cfg["N"]

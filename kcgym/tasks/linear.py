@@ -7,8 +7,16 @@ from typing import ClassVar
 import numpy as np
 
 from kcgym.tasks.base import Task, TaskConfig, TensorSpec
-from kcgym.tasks.families import ConfigTable, fan_in_weights, matmul_bf16, unit_activations
+from kcgym.tasks.families import (
+    FAN_IN_DOMAIN,
+    OUTLIER_DOMAIN,
+    ConfigTable,
+    fan_in_weights,
+    matmul_bf16,
+    unit_activations,
+)
 from kcgym.tasks.numerics import random_bf16, round_bf16
+from kcgym.tasks.stress import outliers_in
 
 
 class Linear(Task):
@@ -40,6 +48,9 @@ class Linear(Task):
             {"n": 128, "hin": 1024, "hout": 512},
         ),
     }
+
+    domain = {"X": OUTLIER_DOMAIN, "W": FAN_IN_DOMAIN, "b": "bf16, uniform on [-1, 1)"}
+    stress_sets = (outliers_in("X"),)
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
         n, hin, hout = cfg["n"], cfg["hin"], cfg["hout"]

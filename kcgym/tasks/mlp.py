@@ -8,7 +8,15 @@ import numpy as np
 
 from kcgym.tasks import composite_math as cm
 from kcgym.tasks.base import Task, TaskConfig, TensorSpec
-from kcgym.tasks.families import ConfigTable, fan_in_weights, matmul_bf16, unit_activations
+from kcgym.tasks.families import (
+    FAN_IN_DOMAIN,
+    MILD_OUTLIER_DOMAIN,
+    ConfigTable,
+    fan_in_weights,
+    matmul_bf16,
+    unit_activations,
+)
+from kcgym.tasks.stress import MLP_OUTLIER_GAIN, outliers_in
 
 # (n, h, hi) of the paper's Table 12 (PLENA) and Table 13 (AMD NPU, our VLIW machine)
 MLP_CONFIGS: ConfigTable = {
@@ -32,6 +40,8 @@ class FFN(Task):
         "variance, weights variance 1/fan-in, so Y has std about 0.6."
     )
     configs_by_accelerator: ClassVar[ConfigTable] = MLP_CONFIGS
+    domain = {"X": MILD_OUTLIER_DOMAIN, "W1": FAN_IN_DOMAIN, "W2": FAN_IN_DOMAIN}
+    stress_sets = (outliers_in("X", gain=MLP_OUTLIER_GAIN),)
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
         n, h, hi = cfg["n"], cfg["h"], cfg["hi"]
@@ -72,6 +82,8 @@ class SwiGLU(Task):
         "variance, weights variance 1/fan-in."
     )
     configs_by_accelerator: ClassVar[ConfigTable] = MLP_CONFIGS
+    domain = {"X": MILD_OUTLIER_DOMAIN, "W1": FAN_IN_DOMAIN, "W3": FAN_IN_DOMAIN, "W2": FAN_IN_DOMAIN}
+    stress_sets = (outliers_in("X", gain=MLP_OUTLIER_GAIN),)
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
         n, h, hi = cfg["n"], cfg["h"], cfg["hi"]

@@ -8,7 +8,8 @@ import numpy as np
 
 from kcgym.tasks import composite_math as cm
 from kcgym.tasks.base import Task, TaskConfig, TensorSpec
-from kcgym.tasks.families import ConfigTable, matmul_bf16, unit_activations
+from kcgym.tasks.families import OUTLIER_DOMAIN, ConfigTable, matmul_bf16, unit_activations
+from kcgym.tasks.stress import outliers_in
 
 # Positions start at a random offset below this (tokens appended after a KV cache): from position 0
 # the slow frequencies barely rotate and a copy of X would match a fifth of Y.
@@ -33,6 +34,14 @@ class RoPE(Task):
         "NPU": tuple({"s": s, "d": d} for s, d in ((32, 64), (64, 128), (128, 64), (128, 128), (256, 128))),
         "VLIW": tuple({"s": s, "d": d} for s, d in ((8, 16), (16, 64), (32, 16), (64, 64), (128, 64))),
     }
+
+    domain = {
+        "X": OUTLIER_DOMAIN,
+        "cos": "bf16 table cos(p * theta_i) for positions p0 .. p0 + s - 1, p0 uniform below 4096 (in [-1, 1])",
+        "sin": "bf16 table sin(p * theta_i), as cos",
+        "P": "the fixed signed permutation (entries 0, 1, -1)",
+    }
+    stress_sets = (outliers_in("X"),)
 
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
         s, d = cfg["s"], cfg["d"]

@@ -7,6 +7,7 @@ import numpy as np
 from kcgym.tasks.base import TaskConfig
 from kcgym.tasks.families import RowwiseTask
 from kcgym.tasks.numerics import random_bf16
+from kcgym.tasks.stress import LARGE_LOGITS
 
 LOGIT_STD = 2.5  # peaky rows, yet most of a row still carries visible probability
 
@@ -23,6 +24,12 @@ class Softmax(RowwiseTask):
         "rounds the exact result once to bf16; exp(x - max), an fp32 row sum and a multiply by its "
         "reciprocal, each rounded to bf16, stay within tolerance."
     )
+
+    domain = {
+        "X": "bf16 logits, default normal with std 2.5 around 0; domain: rows with any common offset up to +-100, "
+        "whose edge one hidden stress set draws (rows shifted by +-88..100)"
+    }
+    stress_sets = (LARGE_LOGITS,)
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         return {"X": random_bf16(rng, self.shape(cfg), scale=LOGIT_STD)}

@@ -71,7 +71,9 @@ def test_identical_kernels_are_simulated_once(monkeypatch: pytest.MonkeyPatch):
     s = BatchScorer(fake_env(), max_workers=1)
     seen: list[str] = []
     original = s.env.evaluator.evaluate
-    monkeypatch.setattr(s.env.evaluator, "evaluate", lambda src, inputs: seen.append(src) or original(src, inputs))
+    monkeypatch.setattr(
+        s.env.evaluator, "evaluate", lambda src, inputs, **kw: seen.append(src) or original(src, inputs, **kw)
+    )
     records = s.score([FAST, WRONG, FAST, FAST, WRONG])
     assert sorted(seen) == sorted([FAST, WRONG])
     assert [r.correct for r in records] == [True, False, True, True, False]

@@ -14,6 +14,7 @@ import numpy as np
 from kcgym.tasks.base import TaskConfig, TensorSpec
 from kcgym.tasks.int8 import quant as Q
 from kcgym.tasks.int8.matrix import RequantTask
+from kcgym.tasks.int8.stress import extremes_in
 
 CONV_CONFIGS = ({"H": 8, "cin": 4, "cout": 8, "k": 1}, {"H": 8, "cin": 8, "cout": 8, "k": 3},
                 {"H": 8, "cin": 8, "cout": 16, "k": 3}, {"H": 8, "cin": 8, "cout": 32, "k": 3},
@@ -54,6 +55,7 @@ class Conv2DInt8(RequantTask):
     description = ("2-D convolution, stride 1, zero padding k//2: acc[y, x, o] = bias[o] + sum_{ky, kx, c} "
                    "X[y + ky - k//2, x + kx - k//2, c] * W[ky, kx, c, o]; X (H, H, cin) int8 NHWC, W (k, k, cin, "
                    "cout) int8, bias (cout,) int32, Y (H, H, cout) int8." + RequantTask.requant_doc)
+    stress_sets = (extremes_in("X", "W"),)
     configs_by_accelerator: ClassVar[dict] = {"RVV": CONV_CONFIGS}
 
     def fan_in(self, cfg: TaskConfig) -> int:
@@ -87,6 +89,7 @@ class DepthwiseConvInt8(RequantTask):
     description = ("Depthwise 2-D convolution, stride 1, zero padding k//2: acc[y, x, c] = bias[c] + sum_{ky, kx} "
                    "X[y + ky - k//2, x + kx - k//2, c] * W[ky, kx, c]; X (H, H, c) int8 NHWC, W (k, k, c) int8, "
                    "bias (c,) int32, Y (H, H, c) int8." + RequantTask.requant_doc)
+    stress_sets = (extremes_in("X", "W"),)
     configs_by_accelerator: ClassVar[dict] = {"RVV": (
         {"H": 8, "c": 16, "k": 3}, {"H": 16, "c": 8, "k": 3}, {"H": 16, "c": 16, "k": 3}, {"H": 16, "c": 16, "k": 5},
         {"H": 16, "c": 32, "k": 5})}
@@ -125,6 +128,7 @@ class ConvBlockInt8(RequantTask):
                    "Both convolutions: stride 1, zero padding k//2, NHWC; W1 (k, k, cin, cout), W2 (k, k, cout, cout) "
                    "int8, b1, b2 (cout,) int32. requant(acc, m) = clip(((acc * m + 32768) >> 16) + zero_point, -128, "
                    "127). H1 is not an output: keep it where you like (the DTCM is a good place). Exact.")
+    stress_sets = (extremes_in("X", "W1", "W2"),)
     configs_by_accelerator: ClassVar[dict] = {"RVV": CONV_CONFIGS}
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:

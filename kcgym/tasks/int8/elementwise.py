@@ -9,12 +9,14 @@ import numpy as np
 from kcgym.tasks.base import TaskConfig, TensorSpec
 from kcgym.tasks.int8 import quant as Q
 from kcgym.tasks.int8.base import ELEMENT_COUNTS, Int8Task
+from kcgym.tasks.int8.stress import extremes_in
 
 
 class ElementwiseInt8(Int8Task):
     level: ClassVar[int] = 1
     category: ClassVar[str] = "Activation"
     configs_by_accelerator: ClassVar[dict] = {"RVV": tuple({"n": n} for n in ELEMENT_COUNTS)}
+    stress_sets = (extremes_in("X"),)
 
 
 class ReLUInt8(ElementwiseInt8):

@@ -14,6 +14,7 @@ import numpy as np
 from kcgym.tasks.base import TaskConfig, TensorSpec
 from kcgym.tasks.int8 import quant as Q
 from kcgym.tasks.int8.base import Int8Task
+from kcgym.tasks.int8.stress import extremes_in
 
 
 class RequantTask(Int8Task):
@@ -42,6 +43,7 @@ class GEMVInt8(RequantTask):
     formula = "y = requant(A @ x)"
     description = ("Matrix-vector product acc[i] = sum_j A[i, j] * x[j], A (M, N) int8 row-major, x (N,) int8, "
                    "y (M,) int8." + RequantTask.requant_doc)
+    stress_sets = (extremes_in("A", "x"),)
     configs_by_accelerator: ClassVar[dict] = {"RVV": (
         {"M": 64, "N": 32}, {"M": 64, "N": 64}, {"M": 128, "N": 64}, {"M": 64, "N": 256}, {"M": 256, "N": 64})}
 
@@ -70,6 +72,7 @@ class GEMMInt8(RequantTask):
     formula = "Y = requant(X @ W)"
     description = ("Matrix product acc[i, j] = sum_k X[i, k] * W[k, j]; X (M, K), W (K, N), Y (M, N), int8 "
                    "row-major." + RequantTask.requant_doc)
+    stress_sets = (extremes_in("X", "W"),)
     configs_by_accelerator: ClassVar[dict] = {"RVV": (
         {"M": 32, "K": 32, "N": 32}, {"M": 32, "K": 64, "N": 64}, {"M": 64, "K": 64, "N": 64},
         {"M": 128, "K": 32, "N": 64}, {"M": 32, "K": 64, "N": 128})}
@@ -99,6 +102,7 @@ class BatchMatMulInt8(RequantTask):
     formula = "Y[b] = requant(X[b] @ W[b])"
     description = ("Batched matrix product: for each b, acc[b, i, j] = sum_k X[b, i, k] * W[b, k, j]; X (B, M, K), "
                    "W (B, K, N), Y (B, M, N), int8 row-major." + RequantTask.requant_doc)
+    stress_sets = (extremes_in("X", "W"),)
     configs_by_accelerator: ClassVar[dict] = {"RVV": (
         {"B": 2, "M": 32, "K": 32, "N": 32}, {"B": 4, "M": 32, "K": 32, "N": 32}, {"B": 2, "M": 64, "K": 64, "N": 32},
         {"B": 4, "M": 32, "K": 64, "N": 32}, {"B": 2, "M": 32, "K": 64, "N": 64})}
@@ -129,6 +133,7 @@ class LinearInt8(RequantTask):
     int32_tensors: ClassVar[tuple[str, ...]] = ("bias",)
     description = ("Fully connected layer: acc[i, j] = sum_k X[i, k] * W[k, j] + bias[j]; X (batch, hin) int8, "
                    "W (hin, hout) int8, bias (hout,) int32, Y (batch, hout) int8." + RequantTask.requant_doc)
+    stress_sets = (extremes_in("X", "W"),)
     configs_by_accelerator: ClassVar[dict] = {"RVV": (
         {"batch": 4, "hin": 32, "hout": 64}, {"batch": 8, "hin": 64, "hout": 64}, {"batch": 4, "hin": 256, "hout": 64},
         {"batch": 8, "hin": 64, "hout": 256}, {"batch": 12, "hin": 128, "hout": 128})}

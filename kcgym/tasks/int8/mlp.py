@@ -14,6 +14,7 @@ import numpy as np
 from kcgym.tasks.base import TaskConfig, TensorSpec
 from kcgym.tasks.int8 import quant as Q
 from kcgym.tasks.int8.base import Int8Task
+from kcgym.tasks.int8.stress import extremes_in
 
 MLP_CONFIGS = ({"T": 4, "d": 32, "f": 64}, {"T": 8, "d": 32, "f": 64}, {"T": 8, "d": 64, "f": 64},
                {"T": 16, "d": 64, "f": 64}, {"T": 16, "d": 64, "f": 128})
@@ -31,6 +32,7 @@ class FFNInt8(Int8Task):
                    "requant(H @ W2 + b2, mult2). X (T, d), W1 (d, f), W2 (f, d) int8 row-major; b1 (f,), b2 (d,) "
                    "int32; requant(acc, m) = clip(((acc * m + 32768) >> 16) + zero_point, -128, 127). H is not an "
                    "output: keep it where you like (the DTCM is a good place). Exact.")
+    stress_sets = (extremes_in("X", "W1", "W2"),)
     configs_by_accelerator: ClassVar[dict] = {"RVV": MLP_CONFIGS}
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:
@@ -72,6 +74,7 @@ class SwiGLUInt8(Int8Task):
                    "Y = requant(H @ Wd, mult_d). X (T, d), Wg and Wu (d, f), Wd (f, d) int8 row-major; "
                    "requant(acc, m) = clip(((acc * m + 32768) >> 16) + zero_point, -128, 127). H, G and U are not "
                    "outputs (the DTCM is a good place for them). Exact.")
+    stress_sets = (extremes_in("X", "Wg", "Wu", "Wd"),)
     configs_by_accelerator: ClassVar[dict] = {"RVV": MLP_CONFIGS}
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:

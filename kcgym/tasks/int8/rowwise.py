@@ -15,6 +15,7 @@ import numpy as np
 from kcgym.tasks.base import TaskConfig, TensorSpec
 from kcgym.tasks.int8 import quant as Q
 from kcgym.tasks.int8.base import ELEMENT_COUNTS, HIDDEN, Int8Task
+from kcgym.tasks.int8.stress import FULL_RANGE_ROWS, OFFSET_ROWS
 
 EXP_TABLE_SCALE = 32767  # E[d] = round(32767 * exp(-d / 16))
 EXP_INPUT_SCALE = 16
@@ -34,6 +35,11 @@ class RowwiseInt8(Int8Task):
     category: ClassVar[str] = "Normalization"
     configs_by_accelerator: ClassVar[dict] = {"RVV": tuple({"n": n, "hidden": HIDDEN} for n in ELEMENT_COUNTS)}
     output_doc: ClassVar[str] = ""
+    domain: ClassVar[dict[str, str]] = {
+        "X": "int8 rows, each with its own centre (uniform in +-60) and spread; domain: any int8 row, whose edge "
+        "(rows centred near +-100..120 with a spread of 1..4) one hidden stress set draws"
+    }
+    stress_sets = (OFFSET_ROWS,)
 
     @staticmethod
     def shape(cfg: TaskConfig) -> tuple[int, int]:
@@ -56,6 +62,11 @@ class SoftmaxInt8(RowwiseInt8):
     tables: ClassVar[tuple[str, ...]] = ("E",)
     formula = "Y = (E[max(X) - X] * 127) // sum(E[max(X) - X])"
     output_doc = "int8 in 0..127 per row"
+    domain = {
+        "X": "int8 rows, each with its own centre (uniform in +-60) and spread; domain: any int8 row, whose edge "
+        "(rows holding both -128 and 127, so max - X reaches 255) one hidden stress set draws"
+    }
+    stress_sets = (FULL_RANGE_ROWS,)
     description = (
         "Row-wise softmax in integers. For each row r: m = max_i X[r, i]; d_i = m - X[r, i] (0..255); "
         "e_i = E[d_i] with the int32 table E[d] = round(32767 * exp(-d / 16)) supplied in memory; "
