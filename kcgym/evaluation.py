@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from kcgym.isa.diagnostics import AssemblyError, Diagnostic
 from kcgym.sims.base import Accelerator, FaultInfo, RunResult
+from kcgym.sims.profiling import LineProfile, line_profile
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import OutputComparison, compare_outputs
 
@@ -53,6 +54,8 @@ class KernelReport:
     first_nonfinite_line: int | None = None
     outputs: dict[str, np.ndarray] = field(default_factory=dict)  # of the first input set
     expected: dict[str, np.ndarray] = field(default_factory=dict)
+    issue_unit: str = "instructions"  # what `instructions` counts: "bundles" on a VLIW machine
+    line_profile: LineProfile | None = None  # cycle attribution of the first input set (Evaluator.attribute)
 
     @property
     def error_class(self) -> str | None:
@@ -146,6 +149,7 @@ class Evaluator:
             diagnostics=list(program.warnings),
             diagnostics_text="\n".join(w.render() for w in program.warnings),
             static_instructions=program.length,
+            issue_unit=self.accelerator.issue_unit,
         )
         base = self.baseline() if with_baseline else None
         if max_steps is None:
@@ -154,6 +158,18 @@ class Evaluator:
         report.roofline_cycles = self.roofline()
         self._fill(report, results, inputs, base)
         return report
+
+    def attribute(self, source: str, inputs: dict[str, np.ndarray]) -> LineProfile | None:
+        """Where the cycles of ``source`` on ``inputs`` went, per line and loop (None if it does not assemble).
+
+        A separate run of the profiling interpreter: the plain one carries no per-PC counters."""
+        try:
+            program = self.accelerator.assemble(source, self.hw)
+        except AssemblyError:
+            return None
+        max_steps = self.accelerator.default_max_steps(self.baseline().instructions)
+        (res,) = self.accelerator.run(program, self.task, self.cfg, self.hw, [inputs], max_steps, profile=True)
+        return line_profile(program, res.profile, self.accelerator.loop_ranges(program), res.cycles, res.unit_busy)
 
     def _fill(
         self,

@@ -12,10 +12,12 @@ from typing import Any
 import numpy as np
 
 from kcgym.evaluation import KernelReport
+from kcgym.sims.profiling import render_line_profile
 from kcgym.tasks.base import Tolerance
 from kcgym.tasks.compare import RowStats, row_stats
 
 MAX_VIEW_ROWS = 64
+MAX_PROFILE_INFO_ROWS = 200  # lines / loops of the attribution kept in a tool's info (hottest first)
 
 
 def fmt_int(n: int | None) -> str:
@@ -105,7 +107,7 @@ def render_outputs(report: KernelReport) -> list[str]:
 
 
 def render_timing(report: KernelReport) -> list[str]:
-    lines = [f"  Cycles: {fmt_int(report.cycles)}   (dynamic instructions: {fmt_int(report.instructions)})"]
+    lines = [f"  Cycles: {fmt_int(report.cycles)}   (dynamic {report.issue_unit}: {fmt_int(report.instructions)})"]
     if report.baseline_cycles is not None:
         if report.speedup is not None:
             lines.append(
@@ -173,11 +175,29 @@ def render_profile(report: KernelReport, tol: Tolerance) -> str:
         out.append(
             f"  Roofline bound / cycles: {report.roofline_cycles / cycles:.1%} (100% = at the hardware limit)"
         )
-    out.append(f"  Static instructions: {fmt_int(report.static_instructions)}")
+    out.append(f"  Static {report.issue_unit}: {fmt_int(report.static_instructions)}")
     total = sum(report.counts_by_category.values())
-    out.extend(_share_table("Dynamic instructions by category:", report.counts_by_category, total))
+    out.extend(_share_table(f"Dynamic operations by category ({total:,} operations):", report.counts_by_category,
+                            total))
     out.extend(_share_table("Unit utilisation (busy cycles / total cycles):", report.unit_busy, cycles))
+    if report.line_profile is not None:
+        out.extend(render_line_profile(report.line_profile, speed_of_light_text(report)))
     return "\n".join(out)
+
+
+def speed_of_light_text(report: KernelReport) -> str | None:
+    """HOOK for the speed-of-light bound (issue "Yardsticks"): its binding term, where the report carries one.
+
+    Reads ``report.sol`` (or ``report.speed_of_light``) if the evaluation sets it: an object with
+    ``render()`` or ``binding``, or plain text. Until then the profile omits the line."""
+    sol = getattr(report, "sol", None) or getattr(report, "speed_of_light", None)
+    if sol is None:
+        return None
+    for attr in ("render", "binding"):
+        value = getattr(sol, attr, None)
+        if value is not None:
+            return str(value() if callable(value) else value)
+    return str(sol)
 
 
 def _share_table(title: str, values: dict[str, int], denominator: int | None) -> list[str]:
@@ -194,11 +214,17 @@ def _share_table(title: str, values: dict[str, int], denominator: int | None) ->
 
 def profile_info(report: KernelReport) -> dict[str, Any]:
     cycles = report.cycles or 0
-    return {
+    info: dict[str, Any] = {
         "counts": dict(report.counts_by_category),
         "unit_busy": dict(report.unit_busy),
         "utilisation": {k: (v / cycles if cycles else 0.0) for k, v in report.unit_busy.items()},
     }
+    if report.line_profile is not None:
+        lp = report.line_profile.to_dict()
+        lp["lines"] = lp["lines"][:MAX_PROFILE_INFO_ROWS]
+        lp["loops"] = lp["loops"][:MAX_PROFILE_INFO_ROWS]
+        info["attribution"] = lp
+    return info
 
 
 def _row_view(expected: np.ndarray) -> tuple[int, ...]:

@@ -12,6 +12,7 @@ from kcgym.isa.assembler import assemble
 from kcgym.isa.program import Program
 from kcgym.sims.base import Accelerator, DocSection, FaultInfo, MemoryLayout, MemoryRegion, RunResult
 from kcgym.sims.npu import machine as M
+from kcgym.sims.profiling import PcProfile
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.docs import npu_docs
 from kcgym.sims.npu.isa import CATEGORY, CLASSES, UNITS, make_isa
@@ -63,7 +64,7 @@ class NPUAccelerator(Accelerator):
 
     # ---- simulation ------------------------------------------------------------------
     def run(self, program: Program, task: Task, cfg: TaskConfig, hw: NPUConfig,  # type: ignore[override]
-            inputs: list[dict[str, np.ndarray]], max_steps: int) -> list[RunResult]:
+            inputs: list[dict[str, np.ndarray]], max_steps: int, profile: bool = False) -> list[RunResult]:
         layout = self.layout(task, cfg, hw)
         limit = self.hbm_size(layout)
         H = M.bucket(limit, HBM_BUCKET)
@@ -76,11 +77,23 @@ class NPUAccelerator(Accelerator):
         for r in layout.regions:
             if r.space == "FPSRAM":
                 fpm[r.offset] = task.constants(cfg)[r.name]
-        machine, runner = M.batched_runner(hw.model_dump_json())
+        machine, runner = M.batched_runner(hw.model_dump_json(), profile)
         words = program.padded(M.bucket(program.length, PROGRAM_BUCKET), machine.halt_row)
         st = runner(words, hbm, fpm, np.int32(limit), np.int32(max_steps))
         st = jax.device_get(st)
-        return [self._result(st, b, program, layout, hw, max_steps) for b in range(len(inputs))]
+        results = [self._result(st, b, program, layout, hw, max_steps) for b in range(len(inputs))]
+        if profile:
+            for b, res in enumerate(results):
+                res.profile = PcProfile.from_counters(st.prof[b], program.length, M.PROFILE_STALLS, res.cycles,
+                                                      int(st.ctl[b, M.T_ISSUE]))
+        return results
+
+    def loop_ranges(self, program: Program) -> list[tuple[int, int]]:
+        """Each hardware loop: from the instruction after C_LOOP_START to its C_LOOP_END (which jumps back)."""
+        end = make_isa(NPUConfig()).sub_ids["C_LOOP_END"]
+        ctrl = CLASSES.index("CTRL")
+        return [(int(w[4]), pc) for pc, w in enumerate(program.words)
+                if w[1] == ctrl and w[2] == end and 0 <= int(w[4]) <= pc]
 
     def _result(self, st: M.State, b: int, program: Program, layout: MemoryLayout, hw: NPUConfig,
                 max_steps: int) -> RunResult:

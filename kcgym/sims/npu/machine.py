@@ -41,6 +41,14 @@ N_CTL = 11
 # composite tasks) for a slightly longer compile; later steps of an iteration are no-ops once halted.
 STEPS_PER_ITERATION = 2
 U_SCALAR, U_VECTOR, U_MATRIX, U_DMA = (UNITS.index(u) for u in ("SCALAR", "VECTOR", "MATRIX", "DMA"))
+# the unit each class's handler schedules on (see the ``_schedule`` calls of the handlers)
+CLASS_UNIT = (U_SCALAR, U_SCALAR, U_SCALAR, U_VECTOR, U_VECTOR, U_MATRIX, U_MATRIX, U_MATRIX, U_DMA, U_DMA)
+# profiling (``Machine(hw, profile=True)``): per-instruction columns of State.prof. An instruction's
+# front-end time is its start - issue + 1 (a DMA: 1); the wait splits into its unit still busy and
+# then its operands (registers, rows, accumulators) not ready yet, so all rows sum to T_ISSUE
+PROFILE_STALLS = ("unit busy", "operands not ready (result latency, prefetched or stored rows)")
+P_EXEC, P_ISSUE = 0, 1
+N_PROF = 2 + len(PROFILE_STALLS)
 
 
 class State(NamedTuple):
@@ -68,6 +76,7 @@ class State(NamedTuple):
     ms: jax.Array  # f32[msram rows + pad, MLEN] (batched)
     hbm: jax.Array  # f32[H]                     (batched)
     fpm: jax.Array  # f32[fpsram]                (batched once written from data)
+    prof: jax.Array  # int32[n_pc, N_PROF] when profiling (executions, issue, stalls), else int32[1, N_PROF]
 
 
 class Writes(NamedTuple):
@@ -106,8 +115,9 @@ def _rows_set(arr: jax.Array, start: jax.Array, count: jax.Array | int, k: int, 
 class Machine:
     """The interpreter for one hardware config; memories sized per call (HBM) or per config."""
 
-    def __init__(self, hw: NPUConfig):
+    def __init__(self, hw: NPUConfig, profile: bool = False):
         self.hw = hw
+        self.profile = profile  # static: the plain interpreter carries no per-instruction counters
         self.isa = make_isa(hw)
         self.occ = np.array(self.isa.table("occupancy", hw), np.int32)
         self.lat = np.array(self.isa.table("latency", hw), np.int32)
@@ -121,7 +131,7 @@ class Machine:
         self.nop_row[:3] = [self.isa.opcodes["C_NOP"], self.isa.class_ids["CTRL"], self.isa.sub_ids["C_NOP"]]
 
     # ---- state -----------------------------------------------------------------------
-    def init_state(self, hbm: jax.Array, fpm: jax.Array) -> State:
+    def init_state(self, hbm: jax.Array, fpm: jax.Array, n_pc: int = 1) -> State:
         hw = self.hw
         i32 = jnp.int32
         nu, nc = len(UNITS), len(CLASSES)
@@ -146,6 +156,7 @@ class Machine:
             ms=jnp.zeros((self.mrows_pad, hw.MLEN), jnp.float32),
             hbm=hbm,
             fpm=fpm,
+            prof=jnp.zeros((n_pc if self.profile else 1, N_PROF), i32),
         )
 
     def no_writes(self) -> Writes:
@@ -487,9 +498,16 @@ class Machine:
                 active = running(st)
                 ins = jnp.where(active, ins, nop)
                 before = st
+            old = st
             st = st._replace(ctl=st.ctl.at[PC].add(1).at[STEPS].add(1), counts=st.counts.at[ins[1]].add(1))
             st, writes = lax.switch(ins[1], handlers, st, ins, pc)
             st = self.apply_writes(st, writes)
+            if self.profile:
+                issue = old.ctl[T_ISSUE]
+                stall = st.ctl[T_ISSUE] - issue - 1
+                unit_wait = jnp.clip(old.unit_free[jnp.asarray(CLASS_UNIT)[ins[1]]] - issue, 0, stall)
+                row = jnp.stack([jnp.int32(1), jnp.int32(1), unit_wait, stall - unit_wait])
+                st = st._replace(prof=st.prof.at[pc].add(jnp.where(running(old) if guarded else True, row, 0)))
             if guarded:  # a C_NOP changes only these (and writes nothing)
                 st = st._replace(**{f: jnp.where(active, getattr(st, f), getattr(before, f))
                                     for f in ("ctl", "gp", "ar", "unit_free", "busy", "counts")})
@@ -501,14 +519,16 @@ class Machine:
                 st = step(st, guarded=True)
             return st
 
-        return lax.while_loop(running, body, self.init_state(hbm, fpm))
+        return lax.while_loop(running, body, self.init_state(hbm, fpm, words.shape[0]))
 
 
 @functools.lru_cache(maxsize=64)
-def batched_runner(hw_json: str):
-    """The jitted ``vmap``-over-input-sets runner for one hardware config (shapes bucket the cache)."""
+def batched_runner(hw_json: str, profile: bool = False):
+    """The jitted ``vmap``-over-input-sets runner for one hardware config (shapes bucket the cache).
+
+    ``profile``: a separate interpreter that also fills ``State.prof`` (same cycles and outputs)."""
     enable_persistent_cache()
-    machine = Machine(NPUConfig.model_validate_json(hw_json))
+    machine = Machine(NPUConfig.model_validate_json(hw_json), profile)
     fn = jax.vmap(machine.run_one, in_axes=(None, 0, None, None, None))
     return machine, jax.jit(fn)
 
