@@ -162,7 +162,10 @@ class Evaluator:
     def attribute(self, source: str, inputs: dict[str, np.ndarray]) -> LineProfile | None:
         """Where the cycles of ``source`` on ``inputs`` went, per line and loop (None if it does not assemble).
 
-        A separate run of the profiling interpreter: the plain one carries no per-PC counters."""
+        A separate run of the profiling interpreter: the plain one carries no per-PC counters. None also
+        where the accelerator has no profiling interpreter (``supports_profile``)."""
+        if not self.accelerator.supports_profile:
+            return None
         try:
             program = self.accelerator.assemble(source, self.hw)
         except AssemblyError:

@@ -110,6 +110,8 @@ class Accelerator(ABC):
     # baseline is then timed on the very input set the kernel is timed on, so speedups stay fair.
     data_dependent_timing: ClassVar[bool] = False
     issue_unit: ClassVar[str] = "instructions"  # what one issue slot holds (a VLIW issues bundles)
+    # True where ``run(..., profile=True)`` fills ``RunResult.profile`` (the per-line cycle attribution)
+    supports_profile: ClassVar[bool] = False
 
     def make_hw(self, overrides: dict[str, Any] | BaseModel | None = None) -> BaseModel:
         """The default hardware config, updated by ``overrides`` (validated)."""

@@ -12,7 +12,6 @@ from importlib import resources
 
 from kcgym.sims.base import DocSection
 
-
 RULE_ID = re.compile(r"\*\*((?:NPU|VLIW|RVV)-T\d+)\*\*")  # a numbered timing rule: **VLIW-T5**
 
 

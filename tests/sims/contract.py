@@ -21,4 +21,5 @@ def check_every_rule_has_a_test(sections, namespace: dict, prefix: str) -> None:
     rules = set(timing_rules(sections))
     tests = rule_tests(namespace, prefix)
     assert rules, f"no numbered timing rules found in the {prefix} guide"
-    assert rules == tests, f"rules without a test: {sorted(rules - tests)}; tests without a rule: {sorted(tests - rules)}"
+    assert rules == tests, (f"rules without a test: {sorted(rules - tests)}; "
+                            f"tests without a rule: {sorted(tests - rules)}")

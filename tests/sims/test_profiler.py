@@ -12,8 +12,14 @@ from kcgym.envs.kernel_env import TOOL_OUTPUT_MAX_CHARS
 from kcgym.envs.reports import render_profile
 from kcgym.evaluation import Evaluator
 from kcgym.registry import ACCELERATORS, SUPPORTED
-from kcgym.sims.profiling import (MAX_PROFILE_LINES, MAX_PROFILE_LOOPS, LineProfile, ProfileRow, line_profile,
-                                  render_line_profile)
+from kcgym.sims.profiling import (
+    MAX_PROFILE_LINES,
+    MAX_PROFILE_LOOPS,
+    LineProfile,
+    ProfileRow,
+    line_profile,
+    render_line_profile,
+)
 from kcgym.tasks import task_for
 
 ALL_C1 = [(acc, task) for acc in ("NPU", "VLIW", "RVV") for task in SUPPORTED[acc]]

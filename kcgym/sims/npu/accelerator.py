@@ -12,10 +12,10 @@ from kcgym.isa.assembler import assemble
 from kcgym.isa.program import Program
 from kcgym.sims.base import Accelerator, DocSection, FaultInfo, MemoryLayout, MemoryRegion, RunResult
 from kcgym.sims.npu import machine as M
-from kcgym.sims.profiling import PcProfile
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.docs import npu_docs
 from kcgym.sims.npu.isa import CATEGORY, CLASSES, UNITS, make_isa
+from kcgym.sims.profiling import PcProfile
 from kcgym.tasks.base import Task, TaskConfig
 
 HBM_ALIGN = 64  # elements; every tensor starts on a VLEN boundary
@@ -29,6 +29,7 @@ class NPUAccelerator(Accelerator):
     summary: ClassVar[str] = ("PLENA-like LLM accelerator: MLEN x BLEN matrix unit, VLEN vector unit, HBM with "
                               "non-blocking prefetch into matrix and vector SRAM, bf16 storage, fp32 accumulation.")
     hw_model: ClassVar[type[NPUConfig]] = NPUConfig
+    supports_profile: ClassVar[bool] = True
 
     def supports(self, task: Task) -> bool:
         return "NPU" in task.configs_by_accelerator
@@ -179,7 +180,7 @@ class NPUAccelerator(Accelerator):
             f"- VSRAM: {hw.vsram_rows} rows x {hw.VLEN} bf16 ({hw.vsram_size} elements). MSRAM: {hw.msram_tiles} "
             f"tiles of {hw.MLEN}x{hw.MLEN} bf16 ({hw.msram_size} elements). FP SRAM: {hw.fpsram_size} fp32. "
             f"INT SRAM: {hw.intsram_size} int32.",
-            f"- HBM: {hw.hbm_bytes_per_cycle} bytes/cycle, {hw.hbm_latency} cycles latency; H_PREFETCH_V moves "
+            f"- HBM: {hw.hbm_bytes_per_cycle} bytes/cycle, {hw.hbm_latency} cycles latency; H_PREFETCH_V moves 1 to "
             f"{hw.v_prefetch_rows} rows, H_PREFETCH_M one tile.",
             "- Registers: gp0-gp15 (int32, gp0 = 0), f0-f7 (fp32, f0 = 0.0), a0-a7 (HBM base addresses), STRIDE.",
             f"- Instruction memory: {hw.imem_size} instructions. No branches: hardware loops only.",

@@ -120,6 +120,7 @@ class RVVAccelerator(Accelerator):
     summary: ClassVar[str] = ("Coral-NPU-like RISC-V core: RV32IM + RVV 1.0 integer vectors (Zve32x, VLEN=128), "
                               "8 KB ITCM, 32 KB single-cycle DTCM, external memory over AXI; int8 kernels, exact.")
     hw_model: ClassVar[type[RVVConfig]] = RVVConfig
+    supports_profile: ClassVar[bool] = True
     numerics: ClassVar[str] = "int8"
     data_dependent_timing: ClassVar[bool] = True  # scalar code may branch on loaded data
 

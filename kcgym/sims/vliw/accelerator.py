@@ -29,6 +29,7 @@ class VLIWAccelerator(Accelerator):
                               "1 scalar, 1 move and 1 control operation; 32-lane bf16 vectors, fp32 accumulators, "
                               "64 KB data memory in 8 banks, tensors in external memory moved by DMA.")
     hw_model: ClassVar[type[VLIWConfig]] = VLIWConfig
+    supports_profile: ClassVar[bool] = True
     issue_unit: ClassVar[str] = "bundles"
 
     def supports(self, task: Task) -> bool:

@@ -49,7 +49,7 @@ def test_vliw_t2_a_consumer_waits_for_the_result_latency():
 
 
 def test_vliw_t3_same_bank_pairs_cost_a_cycle_each():
-    same = f"PMOVI p1, 64\nVLD x0, p0, 64 || VLD x1, p1, 64"  # both in bank 0
+    same = "PMOVI p1, 64\nVLD x0, p0, 64 || VLD x1, p1, 64"  # both in bank 0
     other = f"PMOVI p1, {HW.bank_bytes}\nVLD x0, p0, 64 || VLD x1, p1, 64"
     # the pair bundle: t = max(0 + 1, ready(p1) = 1) + conflicts; T9: its loads end at t + L
     assert cycles(same) == 1 + 1 + L
