@@ -103,23 +103,25 @@ def test_rvv_t6_external_vector_access_holds_the_vector_unit_for_the_transfer():
 
 
 def test_rvv_t7_one_channel_in_program_order_rounded_up_per_access():
-    # four byte loads from EXT: each occupies the channel ceil(1 / BW) cycles, served in order
-    src = "lui a0, 0x20000\n" + "".join(f"lbu t{i}, {i}(a0)\n" for i in range(4)) + "add t4, t3, t3\n"
-    starts = []  # the loads issue at 1..4
-    free = 0
-    for i in range(4):
-        s = 1 + i
-        ci = max(s, free)
-        starts.append(ci)
-        free = ci + math.ceil(1 / BW)
-    ready_last = starts[-1] + math.ceil(1 / BW) + LAT
-    assert cycles(src) == ready_last + 1
-    # an indexed load from EXT: one channel cycle per element (here 32 elements of 4 bytes)
+    # transfer time rounds up per access: 5 bytes take ceil(5 / BW) channel cycles, like 8 would
+    def vle8(n: int) -> str:
+        return f"li t0, {n}\nvsetvli t0, t0, e8, m1, ta, ma\nlui a0, 0x20000\nvle8.v v8, (a0)\n"
+
+    v = 3 + 1  # li, vsetvli, lui at 0..2; the load issues at 3 and starts one later
+    for n in (4, 5, 8):
+        assert cycles(vle8(n)) == v + math.ceil(n / BW) + LAT + 1
+    # program order: a scalar load after a vector load waits for the channel until the vector transfer ends
+    src = vle8(16) + "lw t1, 0(a0)\naddi t2, t1, 1\n"
+    c = max(4, v + math.ceil(16 / BW))  # the lw issues at 4; the channel is free after the vle8's transfer
+    assert cycles(src) == c + math.ceil(4 / BW) + LAT + 1
+    # an indexed load from EXT: one channel cycle per element (32 elements of 4 bytes), holding the vector unit
     src = SETUP + "vmv.v.i v16, 0\nlui a0, 0x20000\nvluxei32.v v8, (a0), v16\n"
     v_idx = T0 + 1  # vmv.v.i starts at T0 + 1 and occupies CH cycles; the index is ready at + CH + 1
     v_ld = v_idx + CH + 1
     per_elem = math.ceil(4 / BW)
     assert cycles(src) == v_ld + 32 * per_elem + LAT + 1
+    after = src + "vadd.vv v24, v16, v16\n"  # independent, but the unit is held for the 32 transfers
+    assert cycles(after) == max(v_ld + 32 * per_elem + LAT + 1, v_ld + 32 * per_elem + CH + 1)
 
 
 def test_rvv_t8_vmv_x_s_waits_for_its_own_result_and_so_drains_the_queue():
