@@ -464,7 +464,8 @@ class Machine:
             mem = jnp.maximum(dep - jnp.maximum(base, dep_reg), 0)
             penalty = jnp.where(taken, hw.branch_penalty, 0)
             row_add = jnp.stack([jnp.int32(1), jnp.int32(1), reg, mem, conflicts, penalty]).astype(jnp.int32)
-            prof = prof.at[pc].add(jnp.where(commit, row_add, 0))
+            # one row, updated in place
+            prof = lax.dynamic_update_slice(prof, (prof[pc] + jnp.where(commit, row_add, 0))[None], (pc, 0))
         st = st._replace(ctl=ctl, r=r, p=p, ready=ready, loops=loops, busy=busy, counts=counts, x=x, c=c,
                          nan_pc=nan_pc, dm=dm, prof=prof)
         if dma:
