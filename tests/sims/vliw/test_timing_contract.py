@@ -88,6 +88,8 @@ def test_vliw_t6_a_dmai_becomes_readable_all_at_once_and_not_in_its_own_bundle()
     b = 1024
     # VLD of the first line waits for the whole DMA: t = 0 + DLAT + occ(b); then its latency
     assert cycles("DMAI p0, r0, r0, 1, 1024\nVLD x0, p1, 64") == DLAT + occ(b) + L
+    # a VST into one of its lines waits for it too (its latency 1 then ends the run)
+    assert cycles("DMAI p0, r0, r0, 1, 1024\nPMOVI p1, 960\nVST x0, p1, 64") == DLAT + occ(b) + 1 + 1
     # in the same bundle the VLDB does not stall and reads the old (zero) DM
     ext = np.full(4096, 3.0, np.float32)
     st, _ = run("{ DMAI p0, r0, r0, 1, 1024 ; VLDB x0, p1, 0 }\nVLD x1, p1, 64", ext)
