@@ -131,3 +131,24 @@ def test_cli_profile(tmp_path):
     out = subprocess.run([sys.executable, "-m", "kcgym.cli", "profile", "KernelCraft-VLIW-relu", str(bad)],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode != 0 and ":1:1: error[E001]" in out.stdout
+
+
+def test_speed_of_light_hook_prints_the_binding_term_when_the_report_has_one():
+    from kcgym.envs.reports import speed_of_light_text
+
+    acc = ACCELERATORS["VLIW"]
+    task = task_for("VLIW", "relu")
+    hw = acc.make_hw()
+    cfg = task.config("VLIW", 1)
+    ev = Evaluator(acc, task, cfg, hw)
+    source = acc.compile(task, cfg, hw)
+    inputs = ev.input_sets(0, 1)
+    report = ev.evaluate(source, inputs)
+    report.line_profile = ev.attribute(source, inputs[0])
+    assert speed_of_light_text(report) is None and "speed-of-light" not in render_profile(report, task.tolerance)
+
+    class Sol:
+        binding = "DMA in: 16 cycles"
+
+    report.sol = Sol()
+    assert "Binding speed-of-light term: DMA in: 16 cycles" in render_profile(report, task.tolerance)
