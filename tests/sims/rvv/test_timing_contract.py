@@ -77,6 +77,7 @@ def test_rvv_t4_the_scalar_core_runs_at_most_queue_depth_vector_instructions_ahe
     assert cycles(src) == _queue_model(n, CH)
     # vsetvli does not wait for the vector unit: it costs one scalar cycle after the queue
     assert cycles(src + "vsetvli t1, t0, e8, m1, ta, ma\n") == _queue_model(n, CH)
+    assert cycles("li t0, 8\n" + "vsetvli t1, t0, e8, m1, ta, ma\n" * 3) == 1 + 3  # one cycle each
 
 
 def test_rvv_t5_vector_unit_occupancy_and_result_latency():
