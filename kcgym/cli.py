@@ -174,6 +174,28 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_profile(args: argparse.Namespace) -> int:
+    """The profile tool at the terminal: the same text (or --json info), plus where the cycles went."""
+    from kcgym.envs import reports
+
+    path = Path(args.kernel_file)
+    if not path.is_file():
+        raise UsageError(f"kernel file not found: {path}")
+    source = path.read_text(encoding="utf-8", errors="replace")
+    env = _make_env(args.env_id, args.config, args.hw)
+    env.reset(seed=args.seed)
+    env.set_kernel(source)
+    report = env.evaluate_visible(attribute=True)
+    if args.json:
+        out = {"env_id": args.env_id, "config": env.cfg.label, "seed": args.seed}
+        out.update(reports.report_info(report) | reports.profile_info(report))
+        out["diagnostics"] = [d.render() for d in report.diagnostics]
+        print(json.dumps(out, indent=2))
+    else:
+        print(reports.render_profile(report, env.task.tolerance))
+    return EXIT_OK if report.assembled else EXIT_ASSEMBLY
+
+
 def _csv(text: str | None) -> list[str] | None:
     if text is None:
         return None
@@ -342,6 +364,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--hw", metavar="JSON", help="hardware-config overrides")
     p.set_defaults(func=cmd_check)
+
+    p = add("profile", "Profile a kernel file as the profile tool does: cycles per source line and loop, by cause.")
+    p.add_argument("env_id", metavar="ENV_ID", help="e.g. KernelCraft-VLIW-relu")
+    p.add_argument("kernel_file", metavar="KERNEL", help="assembly source file")
+    p.add_argument("--config", type=int, default=1, metavar="N", help="configuration 1..5 (default 1)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="input seed (default 0)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (the tool's info)")
+    p.add_argument("--hw", metavar="JSON", help="hardware-config overrides")
+    p.set_defaults(func=cmd_profile)
 
     p = add(
         "eval",

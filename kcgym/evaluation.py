@@ -19,6 +19,7 @@ from kcgym.isa.diagnostics import AssemblyError, Diagnostic
 from kcgym.limits import MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE, UNBASED_STEP_BUDGET
 from kcgym.limits import step_budget as step_budget_for
 from kcgym.sims.base import Accelerator, FaultInfo, RunResult
+from kcgym.sims.profiling import LineProfile, line_profile
 from kcgym.sims.sol import SolBound
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import OutputComparison, compare_outputs
@@ -77,6 +78,9 @@ class KernelReport:
     outputs: dict[str, np.ndarray] = field(default_factory=dict)  # of the first input set
     expected: dict[str, np.ndarray] = field(default_factory=dict)
     internal_error: str | None = None  # "ExcType: message" of a kcgym bug met while scoring (traceback logged)
+    sets: list[SetResult] = field(default_factory=list)  # one per input set, in order
+    issue_unit: str = "instructions"  # what `instructions` counts: "bundles" on a VLIW machine
+    line_profile: LineProfile | None = None  # cycle attribution of the first input set (Evaluator.attribute)
 
     @classmethod
     def of_internal_error(cls, e: BaseException) -> KernelReport:
@@ -96,7 +100,6 @@ class KernelReport:
     def sol_share(self) -> float | None:
         """sol_cycles / cycles of a correct kernel: 1.0 at the speed of light."""
         return self.sol.share(self.cycles) if self.sol is not None and self.correct else None
-    sets: list[SetResult] = field(default_factory=list)  # one per input set, in order
 
     @property
     def max_margin(self) -> float | None:
@@ -239,6 +242,7 @@ class Evaluator:
             diagnostics=list(program.warnings),
             diagnostics_text="\n".join(w.render() for w in program.warnings),
             static_instructions=program.length,
+            issue_unit=self.accelerator.issue_unit,
         )
         base = self.baseline() if with_baseline else None
         if max_steps is None:
@@ -249,6 +253,21 @@ class Evaluator:
         report.sol = self.speed_of_light()
         self._fill(report, results, inputs, base, set_names)
         return report
+
+    def attribute(self, source: str, inputs: dict[str, np.ndarray]) -> LineProfile | None:
+        """Where the cycles of ``source`` on ``inputs`` went, per line and loop (None if it does not assemble).
+
+        A separate run of the profiling interpreter: the plain one carries no per-PC counters. None also
+        where the accelerator has no profiling interpreter (``supports_profile``)."""
+        if not self.accelerator.supports_profile:
+            return None
+        try:
+            program = self.accelerator.assemble(source, self.hw)
+        except AssemblyError:
+            return None
+        max_steps = self.max_steps(self.baseline())
+        (res,) = self.accelerator.run(program, self.task, self.cfg, self.hw, [inputs], max_steps, profile=True)
+        return line_profile(program, res.profile, self.accelerator.loop_ranges(program), res.cycles, res.unit_busy)
 
     def _fill(
         self,

@@ -227,8 +227,10 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             speedup = report.baseline_cycles / report.sol_cycles  # no credit beyond the bound, whatever the kind
         return self.reward_spec.score(report.correct, speedup, headroom)
 
-    def evaluate_visible(self) -> KernelReport:
-        """Run the current kernel on the visible inputs (cached per source); updates the potential."""
+    def evaluate_visible(self, attribute: bool = False) -> KernelReport:
+        """Run the current kernel on the visible inputs (cached per source); updates the potential.
+
+        ``attribute``: also fill ``report.line_profile`` (a profiling run on the first visible set)."""
         ep = self._episode()
         source = ep.kernel or ""
         report = ep.reports.get(source)
@@ -239,6 +241,8 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             if len(ep.reports) >= _REPORT_CACHE:
                 ep.reports.pop(next(iter(ep.reports)))
             ep.reports[source] = report
+        if attribute and report.assembled and report.line_profile is None and ep.visible_sets:
+            report.line_profile = self.evaluator.attribute(source, ep.visible_sets[0])
         ep.last_run = (source, report)
         score = self.score_of(report)
         if score > 0 and ep.first_correct_turn is None:

@@ -12,12 +12,14 @@ from typing import Any
 import numpy as np
 
 from kcgym.evaluation import KernelReport, SetResult
+from kcgym.sims.profiling import render_line_profile
 from kcgym.tasks.base import Tolerance
 from kcgym.tasks.compare import RowStats, row_stats
 
 MAX_VIEW_ROWS = 64
 MAX_SET_LINES = 16  # input sets listed one per line in a final report; the rest are summarised
 MARGIN_TEXT = "tolerance margin = max |err| / (atol + rtol |expected|); above 1 fails"
+MAX_PROFILE_INFO_ROWS = 200  # lines / loops of the attribution kept in a tool's info (hottest first)
 
 
 def fmt_int(n: int | None) -> str:
@@ -160,7 +162,7 @@ def render_sets(sets: list[SetResult]) -> list[str]:
 
 
 def render_timing(report: KernelReport) -> list[str]:
-    lines = [f"  Cycles: {fmt_int(report.cycles)}   (dynamic instructions: {fmt_int(report.instructions)})"]
+    lines = [f"  Cycles: {fmt_int(report.cycles)}   (dynamic {report.issue_unit}: {fmt_int(report.instructions)})"]
     if report.baseline_cycles is not None:
         if report.speedup is not None:
             lines.append(
@@ -250,12 +252,22 @@ def render_profile(report: KernelReport, tol: Tolerance) -> str:
             f"  Roofline bound / cycles: {report.roofline_cycles / cycles:.1%} (100% = at the hardware limit)"
         )
     out.extend(render_sol_terms(report))
-    out.append(f"  Static instructions: {fmt_int(report.static_instructions)}")
+    out.append(f"  Static {report.issue_unit}: {fmt_int(report.static_instructions)}")
     total = sum(report.counts_by_category.values())
-    out.extend(_share_table("Dynamic instructions by category:", report.counts_by_category, total))
+    out.extend(_share_table(f"Dynamic operations by category ({total:,} operations):", report.counts_by_category,
+                            total))
     out.extend(_share_table("Unit utilisation (busy cycles / total cycles):", report.unit_busy, cycles))
+    if report.line_profile is not None:
+        out.extend(render_line_profile(report.line_profile, speed_of_light_text(report)))
     return "\n".join(out)
 
+
+def speed_of_light_text(report: KernelReport) -> str | None:
+    """The binding speed-of-light term for the profile's attribution footer (None without a bound)."""
+    term = report.sol.binding if report.sol is not None else None
+    if term is None:
+        return None
+    return f"{term.name} ({term.cycles:,} cycles)"
 
 def _share_table(title: str, values: dict[str, int], denominator: int | None) -> list[str]:
     """A titled table of counts, largest first, each with its share of ``denominator``."""
@@ -271,11 +283,17 @@ def _share_table(title: str, values: dict[str, int], denominator: int | None) ->
 
 def profile_info(report: KernelReport) -> dict[str, Any]:
     cycles = report.cycles or 0
-    return {
+    info: dict[str, Any] = {
         "counts": dict(report.counts_by_category),
         "unit_busy": dict(report.unit_busy),
         "utilisation": {k: (v / cycles if cycles else 0.0) for k, v in report.unit_busy.items()},
     }
+    if report.line_profile is not None:
+        lp = report.line_profile.to_dict()
+        lp["lines"] = lp["lines"][:MAX_PROFILE_INFO_ROWS]
+        lp["loops"] = lp["loops"][:MAX_PROFILE_INFO_ROWS]
+        info["attribution"] = lp
+    return info
 
 
 def _row_view(expected: np.ndarray) -> tuple[int, ...]:

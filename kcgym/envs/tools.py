@@ -164,7 +164,7 @@ def _view_output(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
 
 
 def _profile(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
-    report = env.evaluate_visible()
+    report = env.evaluate_visible(attribute=True)
     text = reports.render_profile(report, env.task.tolerance)
     info = reports.report_info(report) | reports.profile_info(report)
     return ToolResult(text=text, info=info, error=None if report.assembled else "assembly failed")
@@ -246,9 +246,11 @@ _TOOL_LIST: tuple[Tool, ...] = (
     Tool(
         name="profile",
         description=(
-            "Run the saved kernel and show where the cycles go: dynamic instruction counts by category, busy "
-            "cycles and utilisation of each hardware unit, and cycles vs the baseline and the roofline lower "
-            "bound, and the speed-of-light terms (which constraint binds, binding first). Use it to find the "
+            "Run the saved kernel and show where the cycles go: per source line and per loop, executions, issue "
+            "cycles and stall cycles by cause (operand/result latency, DMA or prefetch, unit busy, bank conflict, "
+            "queue full, branch), hottest first, adding up to the total; dynamic operation counts by category; "
+            "busy cycles and utilisation of each hardware unit; cycles vs the baseline and the roofline lower "
+            "bound; and the speed-of-light terms (which constraint binds, binding first). Use it to find the "
             "bottleneck when optimising."
         ),
         params=(),

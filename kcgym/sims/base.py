@@ -18,6 +18,7 @@ from kcgym.limits import step_budget
 
 if TYPE_CHECKING:
     from kcgym.isa.program import Program
+    from kcgym.sims.profiling import PcProfile
     from kcgym.sims.sol import SolBound
     from kcgym.tasks.base import Task, TaskConfig
 
@@ -53,6 +54,7 @@ class RunResult:
     counts_by_category: dict[str, int] = field(default_factory=dict)
     unit_busy: dict[str, int] = field(default_factory=dict)  # busy cycles per unit
     first_nonfinite_line: int | None = None  # first source line that produced NaN/Inf
+    profile: PcProfile | None = None  # per-PC cycle attribution, from a ``run(..., profile=True)``
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,9 @@ class Accelerator(ABC):
     # True where cycles can depend on the data (branches or loop counts from loaded values): the
     # baseline is then timed on the very input set the kernel is timed on, so speedups stay fair.
     data_dependent_timing: ClassVar[bool] = False
+    issue_unit: ClassVar[str] = "instructions"  # what one issue slot holds (a VLIW issues bundles)
+    # True where ``run(..., profile=True)`` fills ``RunResult.profile`` (the per-line cycle attribution)
+    supports_profile: ClassVar[bool] = False
 
     def make_hw(self, overrides: dict[str, Any] | BaseModel | None = None) -> BaseModel:
         """The default hardware config, updated by ``overrides`` (validated)."""
@@ -140,8 +145,15 @@ class Accelerator(ABC):
         hw: BaseModel,
         inputs: list[dict[str, np.ndarray]],
         max_steps: int,
+        profile: bool = False,
     ) -> list[RunResult]:
-        """Simulate ``program`` once per input set (batched with vmap); one result each."""
+        """Simulate ``program`` once per input set (batched with vmap); one result each.
+
+        ``profile``: run the profiling interpreter (same cycles and outputs) and fill ``RunResult.profile``."""
+
+    def loop_ranges(self, program: Program) -> list[tuple[int, int]]:
+        """The PC range ``(first, last)`` of every loop body of ``program``, for the profiler's loop table."""
+        return []
 
     @abstractmethod
     def compile(self, task: Task, cfg: TaskConfig, hw: BaseModel) -> str:

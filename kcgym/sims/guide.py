@@ -13,6 +13,20 @@ from importlib import resources
 from kcgym.sims.base import DocSection
 
 SHARED_FIELDS = ("assembler_directives", "assembly_limits")  # filled the same on every machine
+RULE_ID = re.compile(r"\*\*((?:NPU|VLIW|RVV)-T\d+)\*\*")  # a numbered timing rule: **VLIW-T5**
+
+
+def timing_rules(sections: list[DocSection]) -> dict[str, str]:
+    """``rule id -> its text`` for every numbered timing rule of a guide (each has a contract test)."""
+    rules: dict[str, str] = {}
+    for sec in sections:
+        for m in RULE_ID.finditer(sec.text):
+            if m.group(1) in rules:
+                raise ValueError(f"timing rule {m.group(1)} is defined twice")
+            rest = sec.text[m.end():]
+            nxt = re.search(r"\n- \*\*|\n\n", rest)
+            rules[m.group(1)] = " ".join(rest[: nxt.start() if nxt else len(rest)].split())
+    return rules
 
 
 def slug(title: str) -> str:

@@ -15,6 +15,7 @@ from kcgym.sims.npu import machine as M
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.docs import npu_docs
 from kcgym.sims.npu.isa import CATEGORY, CLASSES, UNITS, make_isa
+from kcgym.sims.profiling import PcProfile
 from kcgym.tasks.base import Task, TaskConfig
 
 HBM_ALIGN = 64  # elements; every tensor starts on a VLEN boundary
@@ -28,6 +29,7 @@ class NPUAccelerator(Accelerator):
     summary: ClassVar[str] = ("PLENA-like LLM accelerator: MLEN x BLEN matrix unit, VLEN vector unit, HBM with "
                               "non-blocking prefetch into matrix and vector SRAM, bf16 storage, fp32 accumulation.")
     hw_model: ClassVar[type[NPUConfig]] = NPUConfig
+    supports_profile: ClassVar[bool] = True
 
     def supports(self, task: Task) -> bool:
         return "NPU" in task.configs_by_accelerator
@@ -63,7 +65,7 @@ class NPUAccelerator(Accelerator):
 
     # ---- simulation ------------------------------------------------------------------
     def run(self, program: Program, task: Task, cfg: TaskConfig, hw: NPUConfig,  # type: ignore[override]
-            inputs: list[dict[str, np.ndarray]], max_steps: int) -> list[RunResult]:
+            inputs: list[dict[str, np.ndarray]], max_steps: int, profile: bool = False) -> list[RunResult]:
         layout = self.layout(task, cfg, hw)
         limit = self.hbm_size(layout)
         H = M.bucket(limit, HBM_BUCKET)
@@ -76,11 +78,23 @@ class NPUAccelerator(Accelerator):
         for r in layout.regions:
             if r.space == "FPSRAM":
                 fpm[r.offset] = task.constants(cfg)[r.name]
-        machine, runner = M.batched_runner(hw.model_dump_json())
+        machine, runner = M.batched_runner(hw.model_dump_json(), profile)
         words = program.padded(M.bucket(program.length, PROGRAM_BUCKET), machine.halt_row)
         st = runner(words, hbm, fpm, np.int32(limit), np.int32(max_steps))
         st = jax.device_get(st)
-        return [self._result(st, b, program, layout, hw, max_steps) for b in range(len(inputs))]
+        results = [self._result(st, b, program, layout, hw, max_steps) for b in range(len(inputs))]
+        if profile:
+            for b, res in enumerate(results):
+                res.profile = PcProfile.from_counters(st.prof[b], program.length, M.PROFILE_STALLS, res.cycles,
+                                                      int(st.ctl[b, M.T_ISSUE]))
+        return results
+
+    def loop_ranges(self, program: Program) -> list[tuple[int, int]]:
+        """Each hardware loop: from the instruction after C_LOOP_START to its C_LOOP_END (which jumps back)."""
+        end = make_isa(NPUConfig()).sub_ids["C_LOOP_END"]
+        ctrl = CLASSES.index("CTRL")
+        return [(int(w[4]), pc) for pc, w in enumerate(program.words)
+                if w[1] == ctrl and w[2] == end and 0 <= int(w[4]) <= pc]
 
     def _result(self, st: M.State, b: int, program: Program, layout: MemoryLayout, hw: NPUConfig,
                 max_steps: int) -> RunResult:
@@ -166,7 +180,7 @@ class NPUAccelerator(Accelerator):
             f"- VSRAM: {hw.vsram_rows} rows x {hw.VLEN} bf16 ({hw.vsram_size} elements). MSRAM: {hw.msram_tiles} "
             f"tiles of {hw.MLEN}x{hw.MLEN} bf16 ({hw.msram_size} elements). FP SRAM: {hw.fpsram_size} fp32. "
             f"INT SRAM: {hw.intsram_size} int32.",
-            f"- HBM: {hw.hbm_bytes_per_cycle} bytes/cycle, {hw.hbm_latency} cycles latency; H_PREFETCH_V moves "
+            f"- HBM: {hw.hbm_bytes_per_cycle} bytes/cycle, {hw.hbm_latency} cycles latency; H_PREFETCH_V moves 1 to "
             f"{hw.v_prefetch_rows} rows, H_PREFETCH_M one tile.",
             "- Registers: gp0-gp15 (int32, gp0 = 0), f0-f7 (fp32, f0 = 0.0), a0-a7 (HBM base addresses), STRIDE.",
             f"- Instruction memory: {hw.imem_size} instructions. No branches: hardware loops only.",

@@ -20,7 +20,7 @@ class NPUConfig(BaseModel):
     msram_tiles: int = Field(16, description="MSRAM capacity in MLEN x MLEN tiles")
     fpsram_size: int = Field(512, description="FP SRAM words (fp32)")
     intsram_size: int = Field(512, description="INT SRAM words (int32)")
-    v_prefetch_rows: int = Field(4, description="rows moved by one H_PREFETCH_V / H_STORE_V")
+    v_prefetch_rows: int = Field(4, description="most rows one H_PREFETCH_V / H_STORE_V moves (its nrows is 1 to this)")
     hbm_latency: int = Field(100, description="cycles from DMA start to the first data")
     hbm_bytes_per_cycle: int = Field(64, description="HBM bandwidth (512-bit bus)")
     mm_occupancy: int = Field(8, description="cycles the matrix unit is busy per M_MM")

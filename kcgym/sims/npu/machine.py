@@ -41,6 +41,16 @@ N_CTL = 11
 # composite tasks) for a slightly longer compile; later steps of an iteration are no-ops once halted.
 STEPS_PER_ITERATION = 2
 U_SCALAR, U_VECTOR, U_MATRIX, U_DMA = (UNITS.index(u) for u in ("SCALAR", "VECTOR", "MATRIX", "DMA"))
+# the unit each class's handler schedules on (see the ``_schedule`` calls of the handlers)
+CLASS_UNIT = (U_SCALAR, U_SCALAR, U_SCALAR, U_VECTOR, U_VECTOR, U_MATRIX, U_MATRIX, U_MATRIX, U_DMA, U_DMA)
+# profiling (``Machine(hw, profile=True)``): per-instruction columns of State.prof. An instruction's
+# front-end time is its start - issue + 1 (a DMA: 1); the wait splits, in this order, into its unit
+# still busy, rows a DMA is filling (prefetch) or reading (H_STORE_V), and the rest of its operands
+# (result latency of registers, rows, accumulators), so all rows sum to T_ISSUE. The DMA part is the
+# handler's own start recomputed on shadow ready times that hold only what DMAs set.
+PROFILE_STALLS = ("unit busy", "DMA (prefetch filling / store reading the rows)", "result latency")
+P_EXEC, P_ISSUE = 0, 1
+N_PROF = 2 + len(PROFILE_STALLS)
 
 
 class State(NamedTuple):
@@ -68,6 +78,10 @@ class State(NamedTuple):
     ms: jax.Array  # f32[msram rows + pad, MLEN] (batched)
     hbm: jax.Array  # f32[H]                     (batched)
     fpm: jax.Array  # f32[fpsram]                (batched once written from data)
+    prof: jax.Array  # int32[n_pc, N_PROF] when profiling (executions, issue, stalls), else int32[1, N_PROF]
+    vs_dma: jax.Array  # profiling: vs_ready where a DMA set it, else 0 (int32[1] otherwise)
+    vsr_dma: jax.Array  # profiling: vs_read where a H_STORE_V set it, else 0
+    ms_dma: jax.Array  # profiling: ms_ready where a H_PREFETCH_M set it, else 0
 
 
 class Writes(NamedTuple):
@@ -106,8 +120,9 @@ def _rows_set(arr: jax.Array, start: jax.Array, count: jax.Array | int, k: int, 
 class Machine:
     """The interpreter for one hardware config; memories sized per call (HBM) or per config."""
 
-    def __init__(self, hw: NPUConfig):
+    def __init__(self, hw: NPUConfig, profile: bool = False):
         self.hw = hw
+        self.profile = profile  # static: the plain interpreter carries no per-instruction counters
         self.isa = make_isa(hw)
         self.occ = np.array(self.isa.table("occupancy", hw), np.int32)
         self.lat = np.array(self.isa.table("latency", hw), np.int32)
@@ -121,7 +136,7 @@ class Machine:
         self.nop_row[:3] = [self.isa.opcodes["C_NOP"], self.isa.class_ids["CTRL"], self.isa.sub_ids["C_NOP"]]
 
     # ---- state -----------------------------------------------------------------------
-    def init_state(self, hbm: jax.Array, fpm: jax.Array) -> State:
+    def init_state(self, hbm: jax.Array, fpm: jax.Array, n_pc: int = 1) -> State:
         hw = self.hw
         i32 = jnp.int32
         nu, nc = len(UNITS), len(CLASSES)
@@ -146,6 +161,10 @@ class Machine:
             ms=jnp.zeros((self.mrows_pad, hw.MLEN), jnp.float32),
             hbm=hbm,
             fpm=fpm,
+            prof=jnp.zeros((n_pc if self.profile else 1, N_PROF), i32),
+            vs_dma=jnp.zeros(self.vrows_pad if self.profile else 1, i32),
+            vsr_dma=jnp.zeros(self.vrows_pad if self.profile else 1, i32),
+            ms_dma=jnp.zeros(self.mrows_pad if self.profile else 1, i32),
         )
 
     def no_writes(self) -> Writes:
@@ -467,6 +486,34 @@ class Machine:
         w = self.no_writes()._replace(ms_row=mrow, ms_data=tile, ms_on=ok)
         return st._replace(ms_ready=jnp.where(ok, _rows_set(st.ms_ready, mrow, L, L, ready), st.ms_ready)), w
 
+    # ---- profiling ------------------------------------------------------------------------
+    def _attribute(self, old: State, new: State, ins: jax.Array, pc: jax.Array, handlers, on: jax.Array) -> State:
+        """Add this instruction's executions, issue and stall cycles by cause to ``prof[pc]`` (profiling only)."""
+        issue = old.ctl[T_ISSUE]
+        stall = new.ctl[T_ISSUE] - issue - 1
+        unit_free = old.unit_free[jnp.asarray(CLASS_UNIT)[ins[1]]]
+        unit_wait = jnp.clip(unit_free - issue, 0, stall)
+        # the same handler on ready times holding only what DMAs set: its start is what the DMAs alone imposed
+        z = jnp.zeros_like
+        shadow = old._replace(vs_ready=old.vs_dma, vs_read=old.vsr_dma, ms_ready=old.ms_dma, ms_read=z(old.ms_read),
+                              fp_ready=z(old.fp_ready), unit_free=z(old.unit_free),
+                              ctl=old.ctl.at[ACC_READY].set(0).at[MV_READY].set(0))
+        dma_start = lax.switch(ins[1], handlers, shadow, ins, pc)[0].ctl[T_ISSUE] - 1
+        dma_wait = jnp.clip(dma_start - jnp.maximum(issue, unit_free), 0, stall - unit_wait)
+        row = jnp.stack([jnp.int32(1), jnp.int32(1), unit_wait, dma_wait, stall - unit_wait - dma_wait])
+        is_dma = (ins[1] == CLASSES.index("DMAV")) | (ins[1] == CLASSES.index("DMAM"))
+        on_dma = on & is_dma
+
+        def track(shadow_arr: jax.Array, before: jax.Array, after: jax.Array) -> jax.Array:
+            """Where this instruction moved a ready time: keep it if a DMA set it, else clear it."""
+            changed = on & (after != before)
+            return jnp.where(changed, jnp.where(on_dma, after, 0), shadow_arr)
+
+        return new._replace(prof=new.prof.at[pc].add(jnp.where(on, row, 0)),
+                            vs_dma=track(old.vs_dma, old.vs_ready, new.vs_ready),
+                            vsr_dma=track(old.vsr_dma, old.vs_read, new.vs_read),
+                            ms_dma=track(old.ms_dma, old.ms_ready, new.ms_ready))
+
     # ---- the loop ------------------------------------------------------------------------
     def run_one(self, words: jax.Array, hbm: jax.Array, fpm: jax.Array, hbm_limit: jax.Array,
                 max_steps: jax.Array) -> State:
@@ -487,9 +534,12 @@ class Machine:
                 active = running(st)
                 ins = jnp.where(active, ins, nop)
                 before = st
+            old = st
             st = st._replace(ctl=st.ctl.at[PC].add(1).at[STEPS].add(1), counts=st.counts.at[ins[1]].add(1))
             st, writes = lax.switch(ins[1], handlers, st, ins, pc)
             st = self.apply_writes(st, writes)
+            if self.profile:
+                st = self._attribute(old, st, ins, pc, handlers, running(old) if guarded else jnp.bool_(True))
             if guarded:  # a C_NOP changes only these (and writes nothing)
                 st = st._replace(**{f: jnp.where(active, getattr(st, f), getattr(before, f))
                                     for f in ("ctl", "gp", "ar", "unit_free", "busy", "counts")})
@@ -501,14 +551,16 @@ class Machine:
                 st = step(st, guarded=True)
             return st
 
-        return lax.while_loop(running, body, self.init_state(hbm, fpm))
+        return lax.while_loop(running, body, self.init_state(hbm, fpm, words.shape[0]))
 
 
 @functools.lru_cache(maxsize=64)
-def batched_runner(hw_json: str):
-    """The jitted ``vmap``-over-input-sets runner for one hardware config (shapes bucket the cache)."""
+def batched_runner(hw_json: str, profile: bool = False):
+    """The jitted ``vmap``-over-input-sets runner for one hardware config (shapes bucket the cache).
+
+    ``profile``: a separate interpreter that also fills ``State.prof`` (same cycles and outputs)."""
     enable_persistent_cache()
-    machine = Machine(NPUConfig.model_validate_json(hw_json))
+    machine = Machine(NPUConfig.model_validate_json(hw_json), profile)
     fn = jax.vmap(machine.run_one, in_axes=(None, 0, None, None, None))
     return machine, jax.jit(fn)
 

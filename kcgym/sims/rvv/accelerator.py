@@ -9,6 +9,7 @@ import jax
 import numpy as np
 
 from kcgym.sims.base import Accelerator, DocSection, FaultInfo, MemoryLayout, MemoryRegion, RunResult
+from kcgym.sims.profiling import PcProfile
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import machine as M
 from kcgym.sims.rvv.assembler import HALT_WORD, RVVProgram, assemble
@@ -50,7 +51,7 @@ def ext_bucket(n: int) -> int:
 
 
 def simulate_images(program: RVVProgram, ext_images: np.ndarray, hw: RVVConfig, max_steps: int,
-                    ext_size: int | None = None) -> M.State:
+                    ext_size: int | None = None, profile: bool = False) -> M.State:
     """Run ``program`` once per row of ``ext_images`` (uint8[B, ext bytes]); the final states, stacked.
 
     External memory is padded to a power-of-two bucket, so the interpreter compiles for few shapes.
@@ -58,7 +59,7 @@ def simulate_images(program: RVVProgram, ext_images: np.ndarray, hw: RVVConfig, 
     images = np.atleast_2d(np.asarray(ext_images, np.uint8))
     n, size = images.shape
     ext_size = size if ext_size is None else ext_size
-    _, run = M.runner(hw.model_dump_json())
+    _, run = M.runner(hw.model_dump_json(), profile)
     words = program.padded(M.bucket(program.length + 1, hw.itcm_instructions + 1), HALT_WORD)
     data = np.frombuffer(program.data, np.uint8)
     states = []
@@ -119,6 +120,7 @@ class RVVAccelerator(Accelerator):
     summary: ClassVar[str] = ("Coral-NPU-like RISC-V core: RV32IM + RVV 1.0 integer vectors (Zve32x, VLEN=128), "
                               "8 KB ITCM, 32 KB single-cycle DTCM, external memory over AXI; int8 kernels, exact.")
     hw_model: ClassVar[type[RVVConfig]] = RVVConfig
+    supports_profile: ClassVar[bool] = True
     numerics: ClassVar[str] = "int8"
     data_dependent_timing: ClassVar[bool] = True  # scalar code may branch on loaded data
 
@@ -179,11 +181,22 @@ class RVVAccelerator(Accelerator):
 
     # ---- simulation ------------------------------------------------------------------
     def run(self, program: RVVProgram, task: Task, cfg: TaskConfig, hw: RVVConfig,  # type: ignore[override]
-            inputs: list[dict[str, np.ndarray]], max_steps: int) -> list[RunResult]:
+            inputs: list[dict[str, np.ndarray]], max_steps: int, profile: bool = False) -> list[RunResult]:
         layout = self.layout(task, cfg, hw)
         images = np.stack([self.ext_image(task, cfg, hw, inp, layout) for inp in inputs])
-        st = simulate_images(program, images, hw, max_steps)
-        return [self._result(st, b, program, task, layout, hw, max_steps) for b in range(len(inputs))]
+        st = simulate_images(program, images, hw, max_steps, profile=profile)
+        results = [self._result(st, b, program, task, layout, hw, max_steps) for b in range(len(inputs))]
+        if profile:
+            for b, res in enumerate(results):
+                res.profile = PcProfile.from_counters(st.prof[b], program.length, M.PROFILE_STALLS, res.cycles,
+                                                      int(st.ctl[b, M.T_SCALAR]))
+        return results
+
+    def loop_ranges(self, program: RVVProgram) -> list[tuple[int, int]]:  # type: ignore[override]
+        """Each backward branch or jal: from its target up to it."""
+        w = program.words
+        back = ((w[:, I.F_CLS] == I.CLASS_ID["BRANCH"]) | (w[:, I.F_CLS] == I.CLASS_ID["JUMP"]) & (w[:, I.F_SUB] == 0))
+        return [(int(w[pc, I.F_IMM]), pc) for pc in np.flatnonzero(back) if 0 <= w[pc, I.F_IMM] <= pc]
 
     def _result(self, st: M.State, b: int, program: RVVProgram, task: Task, layout: MemoryLayout, hw: RVVConfig,
                 max_steps: int) -> RunResult:

@@ -238,7 +238,7 @@ def _table() -> list[RVInstr]:
             add(f"{base}.{kind}", form, "VARITH", OP[op], summary, src=src, w=W_NARROW, sgn=sg, group=g)
     for base, w, sg in (("vsext.vf2", W_EXT2, 1), ("vsext.vf4", W_EXT4, 1), ("vzext.vf2", W_EXT2, 0),
                         ("vzext.vf4", W_EXT4, 0)):
-        add(base, "V2", "VARITH", OP["ext"], f"vd (SEW) = {'sign' if sg else 'zero'}-extended vs2 (SEW/{w - 3})",
+        add(base, "V2", "VARITH", OP["ext"], f"vd (SEW) = {'sign' if sg else 'zero'}-extended vs2 (SEW/{base[-1]})",
             src=SRC_V, w=w, sgn=sg, group=g)
 
     g = "RVV reductions"

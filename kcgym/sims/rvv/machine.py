@@ -37,6 +37,14 @@ F_OOB, F_MISALIGNED, F_ILLEGAL_VTYPE, F_ILLEGAL_GROUP, F_BAD_JUMP, F_STEP_BUDGET
  T_END) = range(14)
 N_CTL = 14
 VILL = -(1 << 31)
+# profiling (``Machine(hw, profile=True)``): per-instruction columns of State.prof. The scalar front end's
+# time per instruction (T_SCALAR after - before) splits as the scoreboard computed it, so the rows sum to
+# the last T_SCALAR; the vector unit's own time shows through the queue-full and sync columns
+PROFILE_STALLS = ("scalar register latency", "vector queue full", "vector stores draining (scalar memory op)",
+                  "divider busy", "branch/jump penalty", "vector unit busy (vmv.x.s/vcpop/vfirst sync)",
+                  "vector operands not ready (sync)", "vector execution and latency (sync)")
+P_EXEC, P_ISSUE = 0, 1
+N_PROF = 2 + len(PROFILE_STALLS)
 
 
 class State(NamedTuple):
@@ -49,6 +57,7 @@ class State(NamedTuple):
     vq: jax.Array  # int32[queue depth]: start times of the last vector instructions
     counts: jax.Array  # int32[classes]
     busy: jax.Array  # int32[units]
+    prof: jax.Array  # int32[n_pc, N_PROF] when profiling (executions, issue, stalls), else int32[1, N_PROF]
 
 
 def _u(x: jax.Array) -> jax.Array:
@@ -200,18 +209,20 @@ def bytes_of_bits(bits: jax.Array) -> jax.Array:
 class Machine:
     """One compiled interpreter per hardware config; memory sizes come from the array shapes."""
 
-    def __init__(self, hw: RVVConfig):
+    def __init__(self, hw: RVVConfig, profile: bool = False):
         self.hw = hw
+        self.profile = profile  # static: the plain interpreter carries no per-instruction counters
         self.n_classes = len(I.CLASSES)
 
-    def init_state(self, mem: jax.Array, prog_len: jax.Array) -> State:
+    def init_state(self, mem: jax.Array, prog_len: jax.Array, n_pc: int = 1) -> State:
         hw = self.hw
         x = jnp.zeros(32, jnp.int32).at[1].set(4 * prog_len).at[2].set(DTCM_BASE + hw.dtcm_bytes)
         ctl = jnp.zeros(N_CTL, jnp.int32).at[VTYPE].set(VILL)
         return State(ctl=ctl, x=x, vrf=jnp.zeros(VRF_BYTES + LANES, jnp.uint8), mem=mem,
                      x_ready=jnp.zeros(32, jnp.int32), v_ready=jnp.zeros(32, jnp.int32),
                      vq=jnp.zeros(hw.vector_queue_depth, jnp.int32), counts=jnp.zeros(self.n_classes, jnp.int32),
-                     busy=jnp.zeros(len(I.UNITS), jnp.int32))
+                     busy=jnp.zeros(len(I.UNITS), jnp.int32),
+                     prof=jnp.zeros((n_pc if self.profile else 1, N_PROF), jnp.int32))
 
     def step(self, st: State, prog: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
              max_steps: jax.Array) -> State:
@@ -471,6 +482,7 @@ class Machine:
         reads_x2 = is_("MULDIV", "STORE", "BRANCH") | is_("ALU") & (src == I.SRC_V) | \
             (cls == C["VSET"]) & (sub == 2) | is_vmem & (src == I.MODE_STRIDED)
         issue = jnp.maximum(t, jnp.maximum(jnp.where(reads_x1, xr[rs1], 0), jnp.where(reads_x2, xr[rs2], 0)))
+        issue_reg = issue
         vq, qi = st.vq, ctl[QI]
         issue = jnp.where(vec_needs_vtype, jnp.maximum(issue, vq[qi]), issue)
         # external memory use
@@ -566,12 +578,24 @@ class Machine:
         new_ctl = new_ctl.at[EXT_FREE].set(ext_free)
         new_ctl = new_ctl.at[QI].set(qi)
         new_ctl = new_ctl.at[T_END].set(t_end)
+        prof = st.prof
+        if self.profile:  # T_SCALAR's advance, split in the order the scoreboard builds it
+            sync = vec_needs_vtype & syncs
+            v_unit = jnp.where(sync, jnp.maximum(ctl[V_FREE] - (issue + 1), 0), 0)
+            v_oper = jnp.where(sync, vstart - jnp.maximum(issue + 1, ctl[V_FREE]), 0)
+            v_exec = jnp.where(sync, v_occ + v_lat, 0)
+            drain = jnp.where(scalar_mem & ~vec_needs_vtype, scalar_mem_start - issue, 0)
+            div = jnp.where(is_div & ~vec_needs_vtype, hw.div_cycles - 1, 0)
+            penalty = jnp.where(vec_needs_vtype, 0, t_new - issue - 1 - drain - div)
+            row = jnp.stack([jnp.int32(1), jnp.int32(1), issue_reg - t, issue - issue_reg, drain, div, penalty,
+                             v_unit, v_oper, v_exec])
+            prof = prof.at[pc].add(jnp.where(on, row, 0))
         return State(ctl=new_ctl, x=x, vrf=vrf, mem=mem, x_ready=x_ready, v_ready=v_ready, vq=vq, counts=counts,
-                     busy=busy)
+                     busy=busy, prof=prof)
 
 
 @functools.lru_cache(maxsize=8)
-def runner(hw_json: str):
+def runner(hw_json: str, profile: bool = False):
     """``(words, mem[M], prog_len, ext_size, max_steps) -> State`` for one input set, jitted once per config.
 
     Input sets run one after another, not under ``vmap``: the PC is data-dependent, and unbatched
@@ -579,7 +603,7 @@ def runner(hw_json: str):
     """
     enable_persistent_cache()
     hw = RVVConfig.model_validate_json(hw_json)
-    machine = Machine(hw)
+    machine = Machine(hw, profile)
 
     def run(words: jax.Array, mem: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
             max_steps: jax.Array) -> State:
@@ -587,7 +611,7 @@ def runner(hw_json: str):
             return (s.ctl[HALTED] == 0) & (s.ctl[STEPS] < max_steps)
 
         return lax.while_loop(cond, lambda s: machine.step(s, words, prog_len, ext_size, max_steps),
-                              machine.init_state(mem, prog_len))
+                              machine.init_state(mem, prog_len, words.shape[0]))
 
     return machine, jax.jit(run, donate_argnums=(1,))
 

@@ -11,6 +11,7 @@ import numpy as np
 from kcgym.isa.assembler import assemble
 from kcgym.isa.program import Program
 from kcgym.sims.base import Accelerator, DocSection, FaultInfo, MemoryLayout, MemoryRegion, RunResult
+from kcgym.sims.profiling import PcProfile
 from kcgym.sims.vliw import machine as M
 from kcgym.sims.vliw.config import LANES, VLIWConfig
 from kcgym.sims.vliw.isa import CATEGORY, CLASSES, make_isa
@@ -28,6 +29,8 @@ class VLIWAccelerator(Accelerator):
                               "1 scalar, 1 move and 1 control operation; 32-lane bf16 vectors, fp32 accumulators, "
                               "64 KB data memory in 8 banks, tensors in external memory moved by DMA.")
     hw_model: ClassVar[type[VLIWConfig]] = VLIWConfig
+    supports_profile: ClassVar[bool] = True
+    issue_unit: ClassVar[str] = "bundles"
 
     def supports(self, task: Task) -> bool:
         """A task with VLIW configurations and a template-compiler baseline."""
@@ -64,7 +67,7 @@ class VLIWAccelerator(Accelerator):
 
     # ---- simulation ------------------------------------------------------------------
     def run(self, program: Program, task: Task, cfg: TaskConfig, hw: VLIWConfig,  # type: ignore[override]
-            inputs: list[dict[str, np.ndarray]], max_steps: int) -> list[RunResult]:
+            inputs: list[dict[str, np.ndarray]], max_steps: int, profile: bool = False) -> list[RunResult]:
         layout = self.layout(task, cfg, hw)
         constants = task.constants(cfg)
         limit = self.ext_size(layout)
@@ -75,13 +78,28 @@ class VLIWAccelerator(Accelerator):
                     ext[b, r.offset : r.offset + r.size] = np.asarray(inp[r.name], np.float32).reshape(-1)
                 elif r.role == "constant":
                     ext[b, r.offset : r.offset + r.size] = round_bf16(np.float32(constants[r.name]))
-        st = self.execute(program, ext, limit, hw, max_steps)
-        return [self._result(st, b, program, layout, hw, max_steps) for b in range(len(inputs))]
+        st = self.execute(program, ext, limit, hw, max_steps, profile)
+        results = [self._result(st, b, program, layout, hw, max_steps) for b in range(len(inputs))]
+        if profile:
+            for b, res in enumerate(results):
+                res.profile = PcProfile.from_counters(st.prof[b], program.length, M.PROFILE_STALLS, res.cycles,
+                                                      int(st.ctl[b, M.T_ISSUE]))
+        return results
+
+    def loop_ranges(self, program: Program) -> list[tuple[int, int]]:
+        """Each LOOP/LOOPI's body: the bundles after it up to its end label."""
+        isa = make_isa(VLIWConfig())
+        S, F = len(isa.slot_units), isa.n_fields
+        ctl = program.words.reshape(program.length, S, F)[:, M.S_CTL]
+        subs = (isa.sub_ids["LOOP"], isa.sub_ids["LOOPI"])
+        return [(pc + 1, int(row[4]) - 1) for pc, row in enumerate(ctl)
+                if row[1] == M.CLS["CTL"] and row[2] in subs and int(row[4]) - 1 > pc]
 
     @staticmethod
-    def execute(program: Program, ext: np.ndarray, ext_limit: int, hw: VLIWConfig, max_steps: int) -> M.State:
+    def execute(program: Program, ext: np.ndarray, ext_limit: int, hw: VLIWConfig, max_steps: int,
+                profile: bool = False) -> M.State:
         """Run ``program`` on a batch of EXT images ``[B, H]``; the final machine state as numpy."""
-        machine, runner = M.batched_runner(hw.model_dump_json())
+        machine, runner = M.batched_runner(hw.model_dump_json(), profile)
         words = program.padded(hw.imem_bundles + 1, machine.halt_row)
         st = runner(words, ext, np.int32(ext_limit), np.int32(max_steps))
         return jax.device_get(st)

@@ -23,7 +23,7 @@ VLIW_ERROR_CODES = {
 def guide_sections(hw: VLIWConfig) -> list[DocSection]:
     """Split guide.md at '## ' headings; ``{{field}}`` placeholders are filled from the config."""
     fields = {k: str(v) for k, v in hw.model_dump().items()}
-    fields.update(bank_bytes=str(hw.bank_bytes), peak_macs=str(hw.peak_macs_per_cycle))
+    fields.update(bank_bytes=str(hw.bank_bytes), peak_macs=str(hw.peak_macs_per_cycle), dma512=str(hw.dma_cycles(512)))
     return guide_sections_of("kcgym.sims.vliw", fields)
 
 

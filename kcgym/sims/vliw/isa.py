@@ -90,10 +90,11 @@ DMA_ROWS = ("Row i (0 <= i < rows) moves rowbytes bytes between EXT[re + i*rs] a
             "side is contiguous, the EXT side strided (rs = rowbytes for one contiguous block). ")
 DMA_SEM = ("pm must be a multiple of 64; re, rs and rowbytes even; rows*rowbytes <= DMA_MAX_BYTES. "
            "Asynchronous: the bundle does not wait. The in-engine (DMAI, DMAIT) and out-engine (DMAO, DMAOT) "
-           "each run one DMA at a time, in issue order; each takes DMA_LATENCY + ceil(bytes / "
-           "DMA_BYTES_PER_CYCLE) cycles. Data-memory lines a DMA in is filling stall the first VLD that reads "
-           "them until they arrive; a VST or DMA in that would overwrite lines a DMA out is still reading "
-           "stalls until it has read them.")
+           "each start their DMAs in issue order; a DMA completes DMA_LATENCY + ceil(bytes / "
+           "DMA_BYTES_PER_CYCLE) cycles after it starts, but frees its engine after the transfer part alone, so "
+           "back-to-back DMAs overlap their latency (guide rule VLIW-T5). Every line a DMA in writes becomes "
+           "readable when the whole DMA completes: a VLD of any of them stalls until then (VLIW-T6); a VST or "
+           "DMA in into lines a DMA out is reading stalls until that DMA out completes (VLIW-T8).")
 
 MMUL_SEM = ("xa is read as a 4x8 row-major block A (A[i, k] = lane 8*i + k), xb as an 8x4 row-major block B "
             "(B[k, j] = lane 4*k + j), cacc as a 4x8 row-major fp32 tile (lane 8*i + j). P = A @ B with exact "

@@ -55,6 +55,12 @@ S_LD0, S_LD1, S_ST, S_VEC, S_SCL, S_MOV, S_CTL = range(7)
 FILE_BASE = {"r": 0, "p": 16, "x": 24, "c": 36}
 N_READY = 44
 CLS = {c: i for i, c in enumerate(CLASSES)}
+# profiling (``Machine(hw, profile=True)``): per-bundle columns of State.prof; the stall causes split
+# each bundle's wait exactly as the scoreboard computed it, so the columns of all bundles sum to T_ISSUE
+PROFILE_STALLS = ("register/result latency", "DMA (line filling or being read)", "bank conflict",
+                  "taken branch")
+P_EXEC, P_ISSUE = 0, 1
+N_PROF = 2 + len(PROFILE_STALLS)
 
 
 class State(NamedTuple):
@@ -73,6 +79,7 @@ class State(NamedTuple):
     nan_pc: jax.Array  # int32        (batched)
     dm: jax.Array  # f32[dm_elements] (batched; + LANES spare elements while running)
     ext: jax.Array  # f32[H]          (batched)
+    prof: jax.Array  # int32[n_pc, N_PROF] when profiling (executions, issue, stalls), else int32[1, N_PROF]
 
 
 def bf16(v: jax.Array) -> jax.Array:
@@ -92,8 +99,9 @@ def _write_rows(arr: jax.Array, writes) -> jax.Array:
 class Machine:
     """The interpreter for one hardware config."""
 
-    def __init__(self, hw: VLIWConfig):
+    def __init__(self, hw: VLIWConfig, profile: bool = False):
         self.hw = hw
+        self.profile = profile  # static: the plain interpreter carries no per-bundle counters
         self.isa = isa = make_isa(hw)
         self.F = isa.n_fields
         self.S = len(isa.slot_units)
@@ -122,7 +130,7 @@ class Machine:
         self.dma_elems = hw.dma_max_bytes // 2
 
     # ---- state -----------------------------------------------------------------------
-    def init_state(self, ext: jax.Array) -> State:
+    def init_state(self, ext: jax.Array, n_pc: int = 1) -> State:
         hw = self.hw
         i32 = jnp.int32
         return State(
@@ -141,6 +149,7 @@ class Machine:
             nan_pc=jnp.int32(-1),
             dm=jnp.zeros(hw.dm_elements + LANES, jnp.float32),  # + a line that disabled stores write
             ext=ext,
+            prof=jnp.zeros((n_pc if self.profile else 1, N_PROF), i32),
         )
 
     def _pick(self, results: dict, sub: jax.Array) -> jax.Array:
@@ -382,6 +391,7 @@ class Machine:
 
         # ---- timing ----------------------------------------------------------------------------
         dep = jnp.max(st.ready[ridx])
+        dep_reg = dep
         L = hw.dm_lines
         ld_lines = [jnp.clip(x[1] // LINE_BYTES, 0, L - 1) for x in ld]
         st_line = jnp.clip(st_addr // LINE_BYTES, 0, L - 1)
@@ -447,8 +457,17 @@ class Machine:
         slot_used = ((cls != CLS["NOP"]) & commit).astype(jnp.int32)
         busy = st.busy + jnp.concatenate([slot_used, jnp.zeros(len(BUSY_KEYS) - S, jnp.int32)])
         counts = st.counts + jnp.sum((cls == jnp.arange(len(CLASSES))[:, None]) * slot_used, axis=1)
+        prof = st.prof
+        if self.profile:  # the wait split by cause, in the order the scoreboard applies them
+            base = st.ctl[T_ISSUE]
+            reg = jnp.maximum(dep_reg - base, 0)
+            mem = jnp.maximum(dep - jnp.maximum(base, dep_reg), 0)
+            penalty = jnp.where(taken, hw.branch_penalty, 0)
+            row_add = jnp.stack([jnp.int32(1), jnp.int32(1), reg, mem, conflicts, penalty]).astype(jnp.int32)
+            # one row, updated in place
+            prof = lax.dynamic_update_slice(prof, (prof[pc] + jnp.where(commit, row_add, 0))[None], (pc, 0))
         st = st._replace(ctl=ctl, r=r, p=p, ready=ready, loops=loops, busy=busy, counts=counts, x=x, c=c,
-                         nan_pc=nan_pc, dm=dm)
+                         nan_pc=nan_pc, dm=dm, prof=prof)
         if dma:
             st = self._dma(st, ctl_ins, t, geometry, geometry[0] & commit)
         return st, self._prefetch(st, words)
@@ -477,16 +496,18 @@ class Machine:
             carry = lax.while_loop(plain, plain_step, carry)
             return self.step(*carry, words, ext_limit, dma=True, live=running(carry))
 
-        st = self.init_state(ext)
+        st = self.init_state(ext, words.shape[0])
         st, _ = lax.while_loop(running, outer, (st, self._prefetch(st, words)))
         return st._replace(dm=st.dm[: self.hw.dm_elements])
 
 
 @functools.lru_cache(maxsize=64)
-def batched_runner(hw_json: str):
-    """The jitted ``vmap``-over-input-sets runner for one hardware config (shapes bucket the cache)."""
+def batched_runner(hw_json: str, profile: bool = False):
+    """The jitted ``vmap``-over-input-sets runner for one hardware config (shapes bucket the cache).
+
+    ``profile``: a separate interpreter that also fills ``State.prof`` (same cycles and outputs)."""
     enable_persistent_cache()
-    machine = Machine(VLIWConfig.model_validate_json(hw_json))
+    machine = Machine(VLIWConfig.model_validate_json(hw_json), profile)
     fn = jax.vmap(machine.run_one, in_axes=(None, 0, None, None))
     return machine, jax.jit(fn)
 

@@ -151,3 +151,15 @@ def test_docs_follow_the_hardware_config(rows):
     occupancy = NPUConfig(v_prefetch_rows=rows).dma_cycles(rows * 64)
     assert f"| DMA | {occupancy} | 100 + {occupancy} |" in text
     assert text != guide_text()
+
+
+def test_timing_model_holds_the_numbered_rules_with_config_numbers():
+    from kcgym.sims.guide import timing_rules
+
+    docs = ACCELERATOR.docs(NPUConfig())
+    rules = timing_rules(docs)
+    assert list(rules) == [f"NPU-T{i}" for i in range(1, len(rules) + 1)]
+    timing = next(d for d in docs if d.id == "timing-model").text
+    assert all(f"**{r}**" in timing for r in rules)
+    text = timing_rules(ACCELERATOR.docs(NPUConfig(hbm_latency=50)))["NPU-T5"]
+    assert "s + 2 * occupancy + 50" in text

@@ -53,3 +53,15 @@ def test_matrix_unit_example_is_a_correct_matmul_c1_kernel():
     for mnemonic in ("VMMUL", "DMAIT", "DMAOT"):
         assert f"### {mnemonic}" in reference
     assert f"MACs / {HW.peak_macs_per_cycle}" in reference and "E115" in reference
+
+
+def test_timing_section_holds_the_numbered_rules_with_config_numbers():
+    from kcgym.sims.guide import timing_rules
+
+    docs = ACCELERATOR.docs(HW)
+    timing = next(d for d in docs if d.id == "timing").text
+    rules = timing_rules(docs)
+    assert list(rules) == [f"VLIW-T{i}" for i in range(1, len(rules) + 1)]
+    assert all(f"**{r}**" in timing for r in rules)  # `kcgym docs VLIW --section timing` shows them all
+    hw = ACCELERATOR.make_hw({"dma_latency": 77})
+    assert "done = start + 77 + ceil(bytes" in timing_rules(ACCELERATOR.docs(hw))["VLIW-T5"]
