@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from kcgym.envs.kernel_env import KernelCraftEnv, episode_seeds
 from kcgym.envs.rewards import RewardSpec
 from kcgym.evaluation import KernelReport
+from kcgym.registry import parse_config
 
 ErrorClass = Literal["no_kernel", "syntax", "functional", "below_roofline"]
 Completion = str | Sequence[Mapping[str, Any]]  # plain text, or chat messages (TRL's conversational format)
@@ -93,7 +94,7 @@ class BatchScorer:
 
     Args:
         env: a registered env id (``"KernelCraft-NPU-matmul"``) or a :class:`KernelCraftEnv`.
-        config: shape configuration 1..5 (ignored when ``env`` is an env object).
+        config: shape configuration 1..5, as ``3`` or ``"C3"`` (ignored when ``env`` is an env object).
         hw: hardware-config overrides; reward: a :class:`RewardSpec` or its dict.
         hidden_inputs: input sets every kernel is checked on (default 3, as the env's ``submit``).
         max_workers: threads simulating distinct kernels at once (default: CPU count, at most 8).
@@ -174,11 +175,15 @@ class BatchScorer:
     def score_completions(
         self, completions: Sequence[Completion], *, seed: int = 0, require_fence: bool = True
     ) -> list[KernelScore]:
-        """Score raw model completions; ``require_fence=False`` treats fence-less text as the kernel."""
+        """Score raw model completions (None: no completion, scored no_kernel); ``require_fence=False``
+        treats fence-less text as the kernel."""
         if isinstance(completions, str):
             raise TypeError("score_completions() takes a sequence of completions; wrap a single one in a list")
         kernels = []
         for c in completions:
+            if c is None:  # a failed generation: scores no_kernel, the rest of the batch is unaffected
+                kernels.append(None)
+                continue
             kernel = extract_kernel(c)
             if kernel is None and not require_fence:
                 kernel = completion_text(c)
@@ -284,7 +289,9 @@ def scorer_for(
     """A shared :class:`BatchScorer` per (env id, config, hw, reward, hidden inputs): built once per process."""
     spec = RewardSpec.of(reward)
     hw_items = hw.model_dump(mode="json") if isinstance(hw, BaseModel) else dict(hw or {})
-    key = (env_id, int(config), json.dumps(hw_items, sort_keys=True), spec.model_dump_json(), int(hidden_inputs))
+    key = (
+        env_id, parse_config(config), json.dumps(hw_items, sort_keys=True), spec.model_dump_json(), int(hidden_inputs)
+    )
     with _SCORERS_LOCK:
         if key not in _SCORERS:
             _SCORERS[key] = BatchScorer(env_id, config, hw=hw, reward=spec, hidden_inputs=hidden_inputs)
