@@ -45,8 +45,8 @@ def missing_credentials(base_url: str | None, key_env: str) -> str | None:
     """Why the default endpoint (OpenAI) cannot be called, or None: local servers often need no key."""
     if base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get(key_env):
         return None
-    return (f"no API key: ${key_env} is not set and the endpoint is the default (OpenAI); export {key_env}=..., "
-            "or pass --base-url URL for a local server")
+    return (f"no API key: ${key_env} is not set and the endpoint is the default (OpenAI); export {key_env}=... "
+            "(or name the variable with --api-key-env), or pass --base-url URL for a local server")
 
 
 def is_context_overflow(error: Exception) -> bool:

@@ -386,7 +386,7 @@ def _check_credentials(base_url: str | None, key_env: str) -> None:
 
     missing = missing_credentials(base_url, key_env)
     if missing:
-        raise UsageError(f"--agent llm: {missing} (or name another variable with --api-key-env)")
+        raise UsageError(f"--agent llm: {missing}")
 
 
 def cmd_report(args: argparse.Namespace) -> int:
