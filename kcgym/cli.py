@@ -402,7 +402,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from kcgym import __version__
-    from kcgym.eval.runner import RAY_INSTALL_HINT
+    from kcgym.extras import RAY_INSTALL_HINT
 
     parser = argparse.ArgumentParser(
         prog="kcgym",

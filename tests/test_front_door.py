@@ -279,7 +279,7 @@ def test_report_keeps_the_same_agent_of_two_runs_apart(tmp_path):
 
 
 def test_ray_install_hint_is_the_same_in_help_readme_and_error():
-    from kcgym.eval.runner import RAY_INSTALL_HINT
+    from kcgym.extras import RAY_INSTALL_HINT
 
     help_text = " ".join(kcgym_cli("eval", "--help").stdout.split())
     assert RAY_INSTALL_HINT in help_text and RAY_INSTALL_HINT in (ROOT / "README.md").read_text(encoding="utf-8")

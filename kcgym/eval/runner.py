@@ -21,10 +21,10 @@ from kcgym.eval.progress import Progress
 from kcgym.eval.records import EpisodeKey, EpisodeRecord
 from kcgym.eval.store import RunStore
 from kcgym.eval.suite import EpisodeSpec
+from kcgym.extras import RAY_INSTALL_HINT
 
 Backend = Literal["local", "ray"]
 RERUNNABLE = ("api", "harness")  # failures that are not the agent's verdict on the task
-RAY_INSTALL_HINT = "pip install -e '.[ray]'"  # the one wording (--help, this error, the README)
 _ERROR_NAME = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Failure|Exceeded))\b")
 
 
