@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -229,8 +230,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _named_diagnostics(report, filename: str):
     """The report with its diagnostics rendered under the user's file name instead of ``kernel.s``."""
-    import dataclasses
-
     from kcgym.isa.diagnostics import AssemblyError
 
     if not report.diagnostics:
