@@ -41,6 +41,14 @@ class APIFailure(Exception):
     """The endpoint could not produce a reply (after retries where retrying makes sense)."""
 
 
+def missing_credentials(base_url: str | None, key_env: str) -> str | None:
+    """Why the default endpoint (OpenAI) cannot be called, or None: local servers often need no key."""
+    if base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get(key_env):
+        return None
+    return (f"no API key: ${key_env} is not set and the endpoint is the default (OpenAI); export {key_env}=... "
+            "(or name the variable with --api-key-env), or pass --base-url URL for a local server")
+
+
 def is_context_overflow(error: Exception) -> bool:
     code = str(getattr(error, "code", "") or "")
     text = f"{code} {error}".lower()
@@ -79,6 +87,10 @@ class LLMAgent(Agent):
         if not self.options.model:
             raise ValueError("the llm agent needs a model name (--model)")
         session.start()
+        missing = missing_credentials(self.options.base_url, self.options.api_key_env)
+        if missing:  # no key can work: say so at once instead of retrying for a minute
+            session.fail("api", missing)
+            return
         nudges = 0
         while not session.done:
             try:

@@ -7,6 +7,8 @@ terminal sees exactly what an agent's ``simulate`` call would show for the same 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -19,6 +21,7 @@ EXIT_INCORRECT = 1
 EXIT_USAGE = 2
 EXIT_ASSEMBLY = 3
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a kcgym bug (traceback logged), never a raw Python traceback
+EXIT_EVAL_FAILED = 4
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = """\
@@ -27,9 +30,25 @@ exit codes:
   1  the kernel is incorrect, faulted, or suspiciously below the roofline bound
   2  usage error (unknown env id or accelerator, bad config or --hw, missing file)
   3  the kernel did not assemble
+  4  eval: every episode failed for API or harness reasons (see the first errors; then --rerun-errors)
   70  internal error in kcgym (a bug: the traceback is logged; please report it)
   130  eval was interrupted (Ctrl-C); rerun with --resume
 """
+CHECK_EXIT_CODES_HELP = """\
+exit codes:
+  0  the kernel is correct
+  1  the kernel is incorrect, faulted, or suspiciously below the roofline bound
+  2  usage error (unknown env id, bad config or --hw, missing or empty file)
+  3  the kernel did not assemble
+"""
+EVAL_EXIT_CODES_HELP = """\
+exit codes:
+  0  the run finished (whatever the agents scored)
+  2  usage error (bad flag value, unknown name, missing credentials, --resume without a run)
+  4  every episode failed for API or harness reasons (see the first errors; then --rerun-errors)
+  130  interrupted (Ctrl-C); rerun with --resume
+"""
+HW_EXAMPLE = '\'{"MLEN": 32, "VLEN": 32}\''  # an NPU override that is valid (MLEN must equal VLEN)
 
 
 class UsageError(Exception):
@@ -44,7 +63,7 @@ def _parse_hw(text: str | None) -> dict[str, Any] | None:
     except json.JSONDecodeError as e:
         raise UsageError(f"--hw is not valid JSON: {e.msg}") from None
     if not isinstance(hw, dict):
-        raise UsageError("--hw must be a JSON object, e.g. '{\"mlen\": 32}'")
+        raise UsageError(f"--hw must be a JSON object, e.g. {HW_EXAMPLE}")
     return hw
 
 
@@ -57,13 +76,30 @@ def _resolve(env_id: str) -> tuple[str, str]:
         raise UsageError(e.args[0]) from None
 
 
+def _accelerator_name(name: str) -> str:
+    """The registered spelling (names are case-insensitive here); usage error with a did-you-mean."""
+    from kcgym.registry import canonical_accelerator
+
+    try:
+        return canonical_accelerator(name)
+    except KeyError as e:
+        raise UsageError(e.args[0]) from None
+
+
 def _accelerator(name: str):
     from kcgym.registry import ACCELERATORS
 
+    return ACCELERATORS[_accelerator_name(name)]
+
+
+def _config_arg(text: str) -> int:
+    """argparse type of ``--config``: ``3`` or ``C3`` (the range is the task's: 1..5)."""
+    from kcgym.registry import parse_config
+
     try:
-        return ACCELERATORS[name]
-    except KeyError as e:
-        raise UsageError(e.args[0]) from None
+        return parse_config(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _make_env(env_id: str, config: int, hw: str | None):
@@ -86,9 +122,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     from kcgym.registry import SUPPORTED, env_id
     from kcgym.tasks import task_for
 
+    wanted = {_accelerator_name(a) for a in _csv(args.accelerator) or []}
     rows = []
     for acc, tasks in SUPPORTED.items():
-        if args.accelerator and acc != args.accelerator:
+        if wanted and acc not in wanted:
             continue
         for name in tasks:
             task = task_for(acc, name)
@@ -110,13 +147,21 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_docs(args: argparse.Namespace) -> int:
     from kcgym.envs import docsearch
     from kcgym.envs.text import sanitize
+    from kcgym.sims.hwconfig import fields_table
 
     acc = _accelerator(args.accelerator)
     try:
-        hw = acc.make_hw(_parse_hw(args.hw))
+        hw = acc.make_hw(_parse_hw(args.hw or None))
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if args.hw == "":  # a bare --hw: the fields it takes
+        print(f"{acc.name} hardware config (override with --hw / gym.make(..., hw={{...}})):\n")
+        print(fields_table(acc.hw_model))
+        return EXIT_OK
     sections = acc.docs(hw)
+    if args.all:
+        print(sanitize(docsearch.full_text(sections)), end="")
+        return EXIT_OK
     if args.section is not None:
         try:
             section = docsearch.find_section(sections, args.section)
@@ -129,7 +174,11 @@ def cmd_docs(args: argparse.Namespace) -> int:
     if args.query is not None:
         print(sanitize(docsearch.grep(sections, args.query)[0]))
     else:
-        print(sanitize(docsearch.section_index(sections)))
+        name = acc.name
+        print(sanitize(docsearch.section_index(
+            sections, opener=f"kcgym docs {name} --section <id>", searcher=f"kcgym docs {name} --query <text>",
+            everything=f"kcgym docs {name} --all",
+        )))
     return EXIT_OK
 
 
@@ -143,24 +192,33 @@ def cmd_check(args: argparse.Namespace) -> int:
     from kcgym.envs import reports
 
     path = Path(args.kernel_file)
+    if path.is_dir():
+        raise UsageError(f"{path} is a directory; give the kernel's assembly file, e.g. {path / 'kernel.s'}")
     if not path.is_file():
         raise UsageError(f"kernel file not found: {path}")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
     source = path.read_text(encoding="utf-8", errors="replace")
+    if not source.strip():
+        raise UsageError(f"kernel file {path} is empty: write the kernel's assembly source into it "
+                         f"(`kcgym baseline {args.env_id}` prints a correct one to start from)")
     env = _make_env(args.env_id, args.config, args.hw)
     env.reset(seed=args.seed)
     env.set_kernel(source)
-    report = env.evaluate_visible()
+    report = _named_diagnostics(env.evaluate_visible(), str(path))
     if args.json:
         out = {
             "env_id": args.env_id,
-            "config": env.cfg.label,
+            "config": env.cfg.index,
+            "config_label": env.cfg.label,
             "seed": args.seed,
             "score": env.score_of(report),
         }
         out.update(reports.report_info(report))
-        out["diagnostics"] = [d.render() for d in report.diagnostics]
+        out["diagnostics"] = [
+            {k: d.to_dict()[k] for k in ("severity", "line", "col", "code", "message", "hint")}
+            for d in report.diagnostics
+        ]
         print(json.dumps(out, indent=2))
     else:
         what = f"{args.env_id} {env.cfg.label}, visible inputs of seed {args.seed}"
@@ -194,6 +252,19 @@ def cmd_profile(args: argparse.Namespace) -> int:
     else:
         print(reports.render_profile(report, env.task.tolerance))
     return EXIT_OK if report.assembled else EXIT_ASSEMBLY
+
+
+def _named_diagnostics(report, filename: str):
+    """The report with its diagnostics rendered under the user's file name instead of ``kernel.s``."""
+    from kcgym.isa.diagnostics import AssemblyError
+
+    if not report.diagnostics:
+        return report
+    if report.assembled:
+        text = "\n".join(d.render(filename) for d in report.diagnostics)
+    else:
+        text = AssemblyError(report.diagnostics).render(filename)
+    return dataclasses.replace(report, diagnostics_text=text)
 
 
 def _csv(text: str | None) -> list[str] | None:
@@ -245,6 +316,7 @@ def _check_agent_options(options: dict[str, Any]) -> None:
 def cmd_eval(args: argparse.Namespace) -> int:
     from baselines import AGENTS
     from kcgym.eval.episode import import_plugins
+    from kcgym.eval.progress import plural
     from kcgym.eval.runner import RunDirError, run_eval
     from kcgym.eval.suite import parse_configs, plan
     from kcgym.registry import unknown_name_message
@@ -259,6 +331,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise UsageError(unknown_name_message("agent", name, list(AGENTS)))
     if "llm" in agents and not args.model:
         raise UsageError("--agent llm needs --model (e.g. --model gpt-5.2, with --base-url for other servers)")
+    if "llm" in agents:
+        _check_credentials(args.base_url, args.api_key_env)
+    if (args.resume or args.rerun_errors) and not args.out:
+        flag = "--rerun-errors" if args.rerun_errors else "--resume"
+        raise UsageError(f"{flag} needs --out DIR: the run directory to continue")
     try:
         levels = [int(x) for x in _csv(args.levels) or []]
     except ValueError:
@@ -282,8 +359,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if concurrency < 1:
         raise UsageError(f"--concurrency must be >= 1, got {concurrency}")
     out = Path(args.out) if args.out else _default_out()
-    print(f"kcgym eval: {len(specs)} episodes x {len(agents)} agent(s) ({', '.join(agents)}) -> {out}",
-          file=sys.stderr)
+    _stderr(f"kcgym eval: {plural(len(specs), 'episode')} x {plural(len(agents), 'agent')} ({', '.join(agents)}) "
+            f"-> {out}")
     try:
         summary = run_eval(
             specs, agents, out, options=options, resume=args.resume, rerun_errors=args.rerun_errors,
@@ -293,19 +370,55 @@ def cmd_eval(args: argparse.Namespace) -> int:
     except RunDirError as e:
         raise UsageError(str(e)) from None
     if summary.interrupted:
-        print(f"\nkcgym eval: interrupted; {summary.skipped + summary.completed}/{summary.planned} episodes are "
-              f"recorded in {out}. Continue with the same command plus --resume --out {out}", file=sys.stderr)
+        _stderr(f"\nkcgym eval: interrupted; {summary.skipped + summary.completed}/{summary.planned} episodes are "
+                f"recorded in {out}. Continue with the same command plus --resume --out {out}")
         return EXIT_INTERRUPTED
     if not args.no_report:
-        print(_write_report([str(out)], out / "report.md", None if args.no_plots else out / "plots"))
+        _stdout(_write_report([str(out)], out / "report.md", None if args.no_plots else out / "plots"))
+    if summary.rerunnable:
+        _stderr(f"kcgym eval: {plural(summary.rerunnable, 'episode')} failed for API or harness reasons (first "
+                f"errors above); once the cause is fixed, replay them with the same command plus "
+                f"--rerun-errors --out {out}")
+    if summary.completed and summary.rerunnable == summary.completed:
+        return EXIT_EVAL_FAILED
     return EXIT_OK
+
+
+def _stdout(text: str) -> None:
+    """Print, but a closed pipe (``| head``) is not an error: the run's files are already complete."""
+    try:
+        print(text, flush=True)
+    except (BrokenPipeError, ValueError):
+        _silence(sys.stdout)
+
+
+def _stderr(text: str) -> None:
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (BrokenPipeError, ValueError):
+        _silence(sys.stderr)
+
+
+def _silence(stream) -> None:
+    """Point a broken stream at /dev/null, so that nothing (the exit flush included) fails on it again."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
+def _check_credentials(base_url: str | None, key_env: str) -> None:
+    """Fail before the first episode, not after a minute of retries per episode, when no key can work."""
+    from baselines.llm import missing_credentials
+
+    missing = missing_credentials(base_url, key_env)
+    if missing:
+        raise UsageError(f"--agent llm: {missing}")
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     first = Path(args.run_dirs[0])
     out_file = Path(args.out) if args.out else first / "report.md"
     plots = None if args.no_plots else (Path(args.plots) if args.plots else first / "plots")
-    print(_write_report(args.run_dirs, out_file, plots))
+    _stdout(_write_report(args.run_dirs, out_file, plots))
     return EXIT_OK
 
 
@@ -314,6 +427,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from kcgym import __version__
+    from kcgym.extras import RAY_INSTALL_HINT
 
     parser = argparse.ArgumentParser(
         prog="kcgym",
@@ -325,39 +439,47 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    def add(name: str, help_: str) -> argparse.ArgumentParser:
+    def add(name: str, help_: str, epilog: str | None = None) -> argparse.ArgumentParser:
         return sub.add_parser(
             name,
             help=help_,
             description=help_,
-            epilog=EXIT_CODES_HELP,
+            epilog=epilog,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
 
     p = add("list", "List the env ids with their level, task title and configurations C1..C5.")
-    p.add_argument("--accelerator", help="only this accelerator (e.g. NPU)")
+    p.add_argument("--accelerator", "--accelerators", dest="accelerator", metavar="ACC,...",
+                   help="only these accelerators, comma-separated, any case (e.g. NPU,RVV)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_list)
 
-    p = add("docs", "Print an accelerator's documentation: the section list, one section, or a search.")
+    p = add("docs", "Print an accelerator's documentation: the section list, one section, a search, all of it, "
+                    "or its hardware-config fields.")
     p.add_argument("accelerator", metavar="ACC", help="accelerator name, e.g. NPU")
     p.add_argument("--section", help="print this section (id from the list)")
     p.add_argument("--query", help="case-insensitive search, as the read_docs tool does")
-    p.add_argument("--hw", metavar="JSON", help="hardware-config overrides, e.g. '{\"mlen\": 32}'")
+    p.add_argument("--all", action="store_true", help="print every section: exactly the docs the env's prompt carries")
+    p.add_argument("--hw", metavar="JSON", nargs="?", const="",
+                   help=f"alone: list the hardware-config fields (name, default, meaning, constraints); with JSON: "
+                        f"describe the machine with these overrides, e.g. {HW_EXAMPLE}")
     p.set_defaults(func=cmd_docs)
 
     p = add("baseline", "Print the template compiler's kernel (the speedup baseline) for an env and config.")
     p.add_argument("env_id", metavar="ENV_ID", help="e.g. KernelCraft-NPU-matmul")
-    p.add_argument("--config", type=int, default=1, metavar="N", help="configuration 1..5 (default 1)")
+    p.add_argument("--config", type=_config_arg, default=1, metavar="N",
+                   help="configuration 1..5 or C1..C5 (default 1)")
     p.add_argument("--hw", metavar="JSON", help="hardware-config overrides")
     p.set_defaults(func=cmd_baseline)
 
     p = add(
-        "check", "Assemble and simulate a kernel file on an env's visible inputs, as the simulate tool does."
+        "check", "Assemble and simulate a kernel file on an env's visible inputs, as the simulate tool does.",
+        CHECK_EXIT_CODES_HELP,
     )
     p.add_argument("env_id", metavar="ENV_ID", help="e.g. KernelCraft-NPU-matmul")
     p.add_argument("kernel_file", metavar="KERNEL_FILE", help="assembly source file")
-    p.add_argument("--config", type=int, default=1, metavar="N", help="configuration 1..5 (default 1)")
+    p.add_argument("--config", type=_config_arg, default=1, metavar="N",
+                   help="configuration 1..5 or C1..C5 (default 1)")
     p.add_argument(
         "--seed", type=int, default=0, metavar="S", help="input seed, as in env.reset(seed=S) (default 0)"
     )
@@ -378,13 +500,16 @@ def build_parser() -> argparse.ArgumentParser:
         "eval",
         "Run agents over accelerators x tasks x configs x runs; one JSONL record per episode, then the report. "
         "With no arguments: the offline agents (compiler, expert, search) on C1 of every registered env.",
+        EVAL_EXIT_CODES_HELP,
     )
     p.add_argument("--agent", default="compiler,expert,search",
                    help="agent(s), comma-separated: llm, compiler, expert, random, search (default: %(default)s)")
-    p.add_argument("--accelerators", metavar="ACC,...", help="e.g. NPU,RVV (default: all registered)")
+    p.add_argument("--accelerators", "--accelerator", dest="accelerators", metavar="ACC,...",
+                   help="e.g. NPU,RVV, any case (default: all registered)")
     p.add_argument("--tasks", metavar="TASK,...", help="e.g. matmul,relu (default: all)")
     p.add_argument("--levels", metavar="L,...", help="e.g. 1,2 (default: all)")
-    p.add_argument("--configs", default="1", metavar="RANGE", help="e.g. 1-5 or 1,3 (default: %(default)s)")
+    p.add_argument("--configs", "--config", dest="configs", default="1", metavar="RANGE",
+                   help="of 1..5: e.g. 1-5, 1,3 or C1-C3 (default: %(default)s)")
     p.add_argument("--runs", type=int, default=1, metavar="N", help="runs per config (default: 1)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of run 0; run r uses S+r (default: 0)")
     p.add_argument("--model", help="model name for --agent llm")
@@ -401,11 +526,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="candidate kernels the search agent simulates per episode (default: 30)")
     p.add_argument("--concurrency", type=int, metavar="K", help="episodes in parallel (default: 8 with llm, else 2)")
     p.add_argument("--out", metavar="DIR", help="run directory (default: runs/eval-<UTC time>)")
-    p.add_argument("--resume", action="store_true", help="continue the run in --out, skipping recorded episodes")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the existing run in --out DIR, skipping recorded episodes")
     p.add_argument("--rerun-errors", action="store_true",
                    help="with --resume semantics, also replay episodes recorded with an api or harness error")
     p.add_argument("--backend", choices=["local", "ray"], default="local",
-                   help="local threads, or Ray tasks (pip install 'kcgym[ray]'; uses RAY_ADDRESS if set)")
+                   help=f"local threads, or Ray tasks ({RAY_INSTALL_HINT}; uses RAY_ADDRESS if set)")
     p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
                    help="import a module that registers extra envs or agents (repeatable)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
@@ -431,7 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kcgym {args.command}: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # `kcgym list | head`: the reader left; that is not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        _silence(sys.stdout)  # no second error at exit
         return EXIT_OK
     except Exception as e:  # noqa: BLE001  (a kcgym bug: one clear line, the traceback in the log)
         import logging

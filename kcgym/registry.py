@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 ENV_PREFIX = "KernelCraft"
 ENTRY_POINT = "kcgym.envs.kernel_env:KernelCraftEnv"
+# Maps gym.make(id, max_episode_steps=N) onto max_turns=N instead of a TimeLimit (see its docstring).
+TURN_LIMIT_WRAPPER = "kcgym.envs.kernel_env:turn_limit_wrapper"
 
 # accelerator name -> "module:attribute" of its Accelerator instance
 _ACCELERATOR_PATHS: dict[str, str] = {
@@ -134,7 +136,8 @@ ACCELERATORS: Mapping[str, Accelerator] = _LazyAccelerators(_ACCELERATOR_PATHS)
 
 def unknown_name_message(kind: str, name: str, valid: list[str]) -> str:
     """``unknown <kind> 'x' (did you mean 'y'?); valid: ...`` — the one wording for lookups."""
-    close = difflib.get_close_matches(str(name), valid, n=1, cutoff=0.5)
+    same_but_case = [v for v in valid if v.lower() == str(name).lower()]
+    close = same_but_case or difflib.get_close_matches(str(name), valid, n=1, cutoff=0.5)
     if not close:
         lowered = {v.lower(): v for v in valid}
         close = [
@@ -142,6 +145,40 @@ def unknown_name_message(kind: str, name: str, valid: list[str]) -> str:
         ]
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown {kind} {name!r}{hint}; valid: {', '.join(valid)}"
+
+
+def canonical_accelerator(name: str, valid: list[str] | None = None) -> str:
+    """The registered spelling of an accelerator name given in any case (``"npu"`` -> ``"NPU"``).
+
+    Names are case-insensitive on the command line; an unknown one raises ``KeyError`` with
+    the did-you-mean wording of :func:`unknown_name_message`.
+    """
+    valid = list(_ACCELERATOR_PATHS) if valid is None else valid
+    by_lower = {v.lower(): v for v in valid}
+    if str(name).lower() in by_lower:
+        return by_lower[str(name).lower()]
+    raise KeyError(unknown_name_message("accelerator", name, valid))
+
+
+CONFIG_PREFIX = "C"  # configurations are written 3 or "C3" everywhere; records store the integer
+
+
+def parse_config(value: object) -> int:
+    """A configuration index from ``3``, ``"3"``, ``"C3"`` or ``"c3"``; ``ValueError`` naming the forms.
+
+    The range (1..5 for every task of the paper) is checked by the task, which knows its own count.
+    """
+    if isinstance(value, bool):  # bool is an int subclass; True is not a configuration
+        raise ValueError(f"config must be an integer like 3 or a label like 'C3', got {value!r}")
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    if text[:1].upper() == CONFIG_PREFIX:
+        text = text[1:]
+    label = text.split(" ", 1)[0]  # "C1 (n=256)", as `kcgym list` prints it
+    if label.isdigit():
+        return int(label)
+    raise ValueError(f"config must be an integer like 3 or a label like 'C3', got {value!r}")
 
 
 def env_id(accelerator: str, task: str) -> str:
@@ -156,13 +193,17 @@ def parse_env_id(eid: str) -> tuple[str, str]:
             if env_id(acc, task) == eid:
                 return acc, task
     ids = all_env_ids()
+    listing = f"`kcgym list` shows all {len(ids)} env ids"  # a did-you-mean, not a 3 KB dump of every id
     endings = [i for i in ids if i.lower().endswith("-" + str(eid).lower().lstrip("-"))]
-    if len(endings) == 1:  # "matmul" or "NPU-matmul"
-        raise KeyError(f"unknown env id {eid!r} (did you mean {endings[0]!r}?); valid: {', '.join(ids)}")
-    if endings:  # "matmul" when several accelerators run it
+    if endings:  # "matmul" or "NPU-matmul" (several: "matmul" when several accelerators run it)
         options = " or ".join(repr(e) for e in endings)
-        raise KeyError(f"unknown env id {eid!r} (did you mean {options}?); valid: {', '.join(ids)}")
-    raise KeyError(unknown_name_message("env id", eid, ids))
+        raise KeyError(f"unknown env id {eid!r} (did you mean {options}?); {listing}")
+    close = difflib.get_close_matches(str(eid), ids, n=1, cutoff=0.6)
+    if not close:
+        lowered = {i.lower(): i for i in ids}
+        close = [lowered[c] for c in difflib.get_close_matches(str(eid).lower(), list(lowered), n=1, cutoff=0.6)]
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise KeyError(f"unknown env id {eid!r}{hint}; {listing}")
 
 
 def all_env_ids() -> list[str]:
@@ -177,12 +218,20 @@ def register_all() -> list[str]:
     """Register every (accelerator, task) env with Gymnasium; safe to call repeatedly.
 
     No ``max_episode_steps``: the env counts turns itself, because at the turn limit the
-    current kernel must still be evaluated (a ``TimeLimit`` wrapper would cut that off).
+    current kernel must still be evaluated (a ``TimeLimit`` wrapper would cut that off); a
+    ``max_episode_steps`` given to ``gym.make`` is moved onto ``max_turns`` by
+    :data:`TURN_LIMIT_WRAPPER`.
     """
+    from gymnasium.envs.registration import WrapperSpec
+
+    turn_limit = WrapperSpec(name="TurnLimit", entry_point=TURN_LIMIT_WRAPPER, kwargs={})
     for acc, tasks in SUPPORTED.items():
         for task in tasks:
             eid = env_id(acc, task)
             if eid in gymnasium.registry:
                 continue
-            gymnasium.register(id=eid, entry_point=ENTRY_POINT, kwargs={"accelerator": acc, "task": task})
+            gymnasium.register(
+                id=eid, entry_point=ENTRY_POINT, kwargs={"accelerator": acc, "task": task},
+                additional_wrappers=(turn_limit,),
+            )
     return list(ENV_IDS)

@@ -33,6 +33,7 @@ from kcgym.envs.rewards import RewardSpec
 from kcgym.envs.text import valid_text
 from kcgym.evaluation import KernelReport
 from kcgym.limits import MAX_COMPLETION_CHARS, STEP_BUDGET_MULTIPLE
+from kcgym.registry import parse_config
 
 ErrorClass = Literal["no_kernel", "syntax", "functional", "below_roofline", "internal_error"]
 Completion = str | Sequence[Mapping[str, Any]]  # plain text, or chat messages (TRL's conversational format)
@@ -133,7 +134,7 @@ class BatchScorer:
 
     Args:
         env: a registered env id (``"KernelCraft-NPU-matmul"``) or a :class:`KernelCraftEnv`.
-        config: shape configuration 1..5 (ignored when ``env`` is an env object).
+        config: shape configuration 1..5, as ``3`` or ``"C3"`` (ignored when ``env`` is an env object).
         hw: hardware-config overrides; reward: a :class:`RewardSpec` or its dict.
         hidden_inputs: input sets every kernel is checked on (default 3, as the env's ``submit``).
         step_budget: steps a kernel may run, as a multiple of the compiler kernel's dynamic instructions.
@@ -225,11 +226,15 @@ class BatchScorer:
     def score_completions(
         self, completions: Sequence[Completion], *, seed: int = 0, require_fence: bool = True
     ) -> list[KernelScore]:
-        """Score raw model completions; ``require_fence=False`` treats fence-less text as the kernel."""
+        """Score raw model completions (None: no completion, scored no_kernel); ``require_fence=False``
+        treats fence-less text as the kernel."""
         if isinstance(completions, str):
             raise TypeError("score_completions() takes a sequence of completions; wrap a single one in a list")
         kernels = []
         for c in completions:
+            if c is None:  # a failed generation: scores no_kernel, the rest of the batch is unaffected
+                kernels.append(None)
+                continue
             kernel = extract_kernel(c)
             if kernel is None and not require_fence:
                 kernel = completion_text(c)
@@ -353,7 +358,9 @@ def scorer_for(
     """A shared :class:`BatchScorer` per (env id, config, hw, reward, hidden inputs): built once per process."""
     spec = RewardSpec.of(reward)
     hw_items = hw.model_dump(mode="json") if isinstance(hw, BaseModel) else dict(hw or {})
-    key = (env_id, int(config), json.dumps(hw_items, sort_keys=True), spec.model_dump_json(), int(hidden_inputs))
+    key = (
+        env_id, parse_config(config), json.dumps(hw_items, sort_keys=True), spec.model_dump_json(), int(hidden_inputs)
+    )
     with _SCORERS_LOCK:
         if key not in _SCORERS:
             _SCORERS[key] = BatchScorer(env_id, config, hw=hw, reward=spec, hidden_inputs=hidden_inputs)

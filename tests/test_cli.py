@@ -86,7 +86,7 @@ def test_check_json_matches_the_env(capsys, tmp_path):
     rc, out, _ = run(capsys, "check", FAKE_ID, kernel(tmp_path, fa.FAST), "--seed", "4", "--json")
     data = json.loads(out)
     assert rc == 0 and data["correct"] and data["cycles"] == 100 and data["speedup"] == pytest.approx(1.6)
-    assert data["seed"] == 4 and data["config"].startswith("C1")
+    assert data["seed"] == 4 and data["config"] == 1 and data["config_label"].startswith("C1")
     env = fake_env()
     env.reset(seed=4)
     call(env, "write_kernel", source=fa.FAST)

@@ -16,15 +16,26 @@ GREP_MAX_MATCHES = 40
 GREP_MAX_CHARS = 12_000
 
 
-def section_index(sections: Sequence[DocSection]) -> str:
-    """``id: title`` per section, with how to open one."""
+def section_index(
+    sections: Sequence[DocSection],
+    opener: str = "read_docs(section=<id>)",
+    searcher: str = "read_docs(query=<text>)",
+    everything: str | None = None,
+) -> str:
+    """``id: title`` per section, with how to open one (the tool's syntax, or the CLI's)."""
     width = max((len(s.id) for s in sections), default=0)
     rows = [f"  {s.id.ljust(width)}  {s.title}  ({len(s.text.splitlines())} lines)" for s in sections]
+    tail = f"; print them all with {everything}" if everything else ""
     return (
         "Documentation sections:\n"
         + "\n".join(rows)
-        + "\n\nOpen one with read_docs(section=<id>); search all with read_docs(query=<text>)."
+        + f"\n\nOpen one with {opener}; search all with {searcher}{tail}."
     )
+
+
+def full_text(sections: Sequence[DocSection]) -> str:
+    """Every section, as the reset prompt carries them (``docs_in_prompt=True``) and ``kcgym docs --all`` prints."""
+    return "\n\n".join(f"### [{d.id}] {d.title}\n\n{d.text.strip()}" for d in sections) + "\n"
 
 
 def find_section(sections: Sequence[DocSection], key: str) -> DocSection:

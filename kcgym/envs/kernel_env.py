@@ -8,6 +8,7 @@ scoring can never disagree about a kernel.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from kcgym.envs.tools import TOOLS, ToolResult, openai_tools
 from kcgym.envs.vector import tolerate_mixed_info_types
 from kcgym.evaluation import Evaluator, KernelReport
 from kcgym.limits import MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE
-from kcgym.registry import ACCELERATORS, env_id, unknown_name_message
+from kcgym.registry import ACCELERATORS, env_id, parse_config, unknown_name_message
 from kcgym.sims.base import Accelerator, DocSection
 from kcgym.tasks.base import Task
 
@@ -98,7 +99,7 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
     Args:
         accelerator: registered name (``"NPU"``) or an :class:`Accelerator` instance.
         task: task name (``"matmul"``) or a :class:`Task`.
-        config: shape configuration 1..5 (C1..C5).
+        config: shape configuration 1..5, as ``3`` or ``"C3"`` (recorded as the integer).
         hw: hardware-config overrides (a changed config is a new machine with its own baseline).
         max_turns: tool calls per episode; default by task level (L1 15, L2 20, L3 25).
         reward: a :class:`RewardSpec` or its dict; default terminal reward.
@@ -133,10 +134,11 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
                 f"accelerator {self.accelerator.name!r} does not support task {self.task.name!r}"
             )
         try:
-            self.cfg = self.task.config(self.accelerator.name, int(config))
+            self.cfg = self.task.config(self.accelerator.name, parse_config(config))
         except KeyError as e:
             raise ValueError(e.args[0]) from None
         self.hw = self.accelerator.make_hw(hw)
+        self._max_turns_given = max_turns is not None
         self.max_turns = (
             int(max_turns) if max_turns is not None else DEFAULT_MAX_TURNS.get(self.task.level, 25)
         )
@@ -164,6 +166,21 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         self._prompt: str | None = None
         self._ep: _Episode | None = None
         self._last_obs: str | None = None
+
+    def set_turn_limit(self, max_episode_steps: int) -> None:
+        """``gym.make(id, max_episode_steps=N)`` means ``max_turns=N`` (see :func:`turn_limit_wrapper`)."""
+        n = int(max_episode_steps)
+        if self._max_turns_given and n != self.max_turns:
+            raise ValueError(
+                f"max_episode_steps={n} and max_turns={self.max_turns} disagree; KernelCraft envs count turns "
+                "themselves (the last kernel is still evaluated at the limit): pass max_turns only"
+            )
+        if self._ep is not None:
+            raise RuntimeError("the turn limit can only change before the first reset()")
+        self.max_turns = n
+        self._prompt = None  # the prompt states the budget
+        if self.spec is not None:  # so gym.make(env.spec) rebuilds the same env
+            self.spec = dataclasses.replace(self.spec, kwargs={**self.spec.kwargs, "max_turns": n})
 
     # -- public views ------------------------------------------------------------------
     @property
@@ -278,8 +295,9 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             "suite_version": _suite_version(),
             "accelerator": self.accelerator.name,
             "task": self.task.name,
-            "config": self.cfg.label,
+            "config": self.cfg.index,  # the integer, as episodes.jsonl and datasets record it
             "config_index": self.cfg.index,
+            "config_label": self.cfg.label,
             "level": self.task.level,
             "max_turns": self.max_turns,
             "seed": episode_seed,
@@ -449,6 +467,19 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         )
         info["episode"] = episode
         return text, info, score
+
+
+def turn_limit_wrapper(env: gymnasium.Env) -> gymnasium.Env:
+    """The wrapper every KernelCraft env is registered with: ``max_episode_steps=N`` becomes ``max_turns=N``.
+
+    Gymnasium's ``make`` wraps a ``TimeLimit`` for ``max_episode_steps``, which would cut the
+    episode with reward 0 and no ``info["episode"]``, skipping the rule that the last kernel is
+    evaluated as if submitted. This runs right after it, moves the limit into the env and drops it.
+    """
+    if isinstance(env, gymnasium.wrappers.TimeLimit) and isinstance(env.unwrapped, KernelCraftEnv):
+        env.unwrapped.set_turn_limit(env._max_episode_steps)
+        return env.env
+    return env
 
 
 def _suite_version() -> str:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from kcgym.envs.docsearch import full_text
 from kcgym.envs.reports import tolerance_text
 from kcgym.envs.rewards import RewardSpec
 from kcgym.envs.tools import Tool
@@ -124,10 +125,9 @@ def build_prompt(
             "of sections, read_docs(section=...) to read one, read_docs(query=...) to search."
         )
     else:
-        body = "\n\n".join(f"### [{d.id}] {d.title}\n\n{d.text.strip()}" for d in docs)
         parts.append(
             "## Documentation\n\nThe complete ISA documentation follows (read_docs can also search it).\n\n"
-            + body
+            + full_text(docs).rstrip("\n")
         )
     parts.append(f"Begin. Remember: one tool call per turn, {max_turns} turns in total.")
     return "\n\n".join(parts) + "\n"

@@ -91,24 +91,42 @@ def _bars(records: Sequence[EpisodeRecord], accelerator: str, path: Path,
     return path
 
 
+def budget_axis(records: Sequence[EpisodeRecord]) -> tuple[int, dict[int, int]]:
+    """``(x-axis end, {level: default budget})``: the paper's budgets set the axis, not an agent's own.
+
+    The search agent asks for 2 x budget + 4 turns (up to 54); stretching the axis to it would squeeze
+    the 15/20/25 region that the comparison is about, so its curve is cut at the largest level budget.
+    """
+    from kcgym.envs.kernel_env import DEFAULT_MAX_TURNS
+
+    levels = sorted({r.level for r in records if r.level in DEFAULT_MAX_TURNS})
+    budgets = {lv: DEFAULT_MAX_TURNS[lv] for lv in levels}
+    longest = max((r.max_turns for r in records), default=1) or 1
+    return (max(budgets.values()) if budgets else longest), budgets
+
+
 def success_budget_plot(records: Sequence[EpisodeRecord], path: Path) -> Path:
-    """Success rate if the turn budget had been b, for b = 1..max turns, one line per agent."""
+    """Success rate if the turn budget had been b, for b = 1..the largest level budget, one line per agent."""
     plt = _pyplot()
     groups = {k: v for k, v in by_agent(records).items() if M.counted(v)}
-    max_budget = max((r.max_turns for r in records), default=1) or 1
+    x_end, budgets = budget_axis(records)
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     styles = ["-", "--", "-.", ":"]
     for i, (label, rs) in enumerate(groups.items()):
-        curve = M.success_curve(rs, max_budget)
-        ax.step(range(1, len(curve) + 1), [100 * y for y in curve], where="post", label=label,
+        curve = M.success_curve(rs, x_end)
+        own = max(r.max_turns for r in rs)
+        name = f"{label} (own budget {own}, cut at {x_end})" if own > x_end else label
+        ax.step(range(1, len(curve) + 1), [100 * y for y in curve], where="post", label=name,
                 linestyle=styles[i % len(styles)], linewidth=1.6)
-    for b in (15, 20, 25):
-        if b <= max_budget:
-            ax.axvline(b, color="grey", linewidth=0.6, linestyle=":")
+    for level, b in budgets.items():
+        ax.axvline(b, color="grey", linewidth=0.6, linestyle=":")
+        ax.annotate(f"L{level} budget {b}", (b, 1), xytext=(-2, 2), textcoords="offset points", rotation=90,
+                    ha="right", va="bottom", fontsize=7, color="grey", xycoords=("data", "axes fraction"))
+    ax.set_xlim(0.5, x_end + 0.5)
     ax.set_xlabel("turn budget (tool calls)")
     ax.set_ylabel("success (%)")
     ax.set_ylim(-2, 102)
-    ax.set_title("Success vs. turn budget", fontsize=10)
+    ax.set_title("Success vs. turn budget (dotted: the paper's budget per level)", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

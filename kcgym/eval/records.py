@@ -79,6 +79,8 @@ class EpisodeRecord(BaseModel):
     error: str | None = None
     wall_s: float = 0.0
     transcript: str | None = None  # path relative to the run directory
+    # Set by `kcgym report A B` when one agent label occurs in several run dirs; never written to a file.
+    run_tag: str | None = Field(default=None, exclude=True)
 
     @property
     def key(self) -> EpisodeKey:
@@ -102,5 +104,6 @@ class EpisodeRecord(BaseModel):
 
     @property
     def label(self) -> str:
-        """How reports name the agent: ``llm:gpt-5.2`` or ``compiler``."""
-        return f"{self.agent}:{self.model}" if self.model else self.agent
+        """How reports name the agent: ``llm:gpt-5.2`` or ``compiler`` (``compiler [runA]`` across runs)."""
+        base = f"{self.agent}:{self.model}" if self.model else self.agent
+        return f"{base} [{self.run_tag}]" if self.run_tag else base

@@ -26,11 +26,21 @@ def load_runs(run_dirs: Sequence[str | Path]) -> list[EpisodeRecord]:
     label (stably) gives every report the same agent order. FileNotFoundError names a directory
     without records."""
     out: list[EpisodeRecord] = []
+    per_dir = []
     for d in run_dirs:
         path = Path(d) / EPISODES
         if not path.is_file():
             raise FileNotFoundError(f"{d}: no {EPISODES} here (is this a `kcgym eval --out` directory?)")
-        out.extend(sorted(load_records(path), key=lambda r: r.label))
+        per_dir.append((str(d), sorted(load_records(path), key=lambda r: r.label)))
+    dirs_of: dict[str, set[str]] = {}
+    for d, records in per_dir:
+        for r in records:
+            dirs_of.setdefault(r.label, set()).add(d)
+    for d, records in per_dir:  # one agent in two runs (`kcgym report A B`) is two rows, not one merged row
+        for r in records:
+            if len(dirs_of[r.label]) > 1:
+                r.run_tag = Path(d).name or d
+        out.extend(records)
     return out
 
 
@@ -70,6 +80,13 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _tokens(played: Sequence[EpisodeRecord], value, spec: str = ",.0f") -> str:
+    """Mean of a token count; "–" for agents that never call a model (offline agents have no tokens, not 0)."""
+    if not any(r.tokens.api_calls for r in played):
+        return "–"
+    return _fmt(M.mean(value(r) for r in played), spec)
+
+
 def summary_table(groups: dict[str, list[EpisodeRecord]]) -> str:
     header = [
         "agent", "episodes", "success", *(f"fast_{p:g}" for p in M.FAST_P), "geomean speedup",
@@ -89,7 +106,7 @@ def summary_table(groups: dict[str, list[EpisodeRecord]]) -> str:
             _fmt(M.turns_to_first_correct(rs), ".1f"),
             _fmt(M.mean(r.tool_calls for r in played), ".1f"),
             _fmt(M.mean(r.evaluations for r in played), ".1f"),
-            _fmt(M.mean(r.tokens.total for r in played), ",.0f"),
+            _tokens(played, lambda r: r.tokens.total),
             str(len(rs) - len(played)),
         ])
     return _table(header, rows)
@@ -173,11 +190,11 @@ def error_table(groups: dict[str, list[EpisodeRecord]]) -> str:
         played = M.counted(rs)
         rows.append([
             label, *(str(counts[name]) for name in M.ERROR_CLASSES),
-            _fmt(M.mean(r.tokens.prompt for r in played), ",.0f"),
-            _fmt(M.mean(r.tokens.completion for r in played), ",.0f"),
-            _fmt(M.mean(r.tokens.reasoning for r in played), ",.0f"),
-            _fmt(M.mean(r.tokens.total / r.turns for r in played if r.turns), ",.0f"),  # the paper's Table 7
-            _fmt(M.mean(r.tokens.api_calls for r in played), ".1f"),
+            _tokens(played, lambda r: r.tokens.prompt),
+            _tokens(played, lambda r: r.tokens.completion),
+            _tokens(played, lambda r: r.tokens.reasoning),
+            _tokens([r for r in played if r.turns], lambda r: r.tokens.total / r.turns),  # the paper's Table 7
+            _tokens(played, lambda r: r.tokens.api_calls, ".1f"),
         ])
     return _table(header, rows)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,9 +22,11 @@ from kcgym.eval.progress import Progress
 from kcgym.eval.records import EpisodeKey, EpisodeRecord
 from kcgym.eval.store import RunStore
 from kcgym.eval.suite import EpisodeSpec
+from kcgym.extras import RAY_INSTALL_HINT
 
 Backend = Literal["local", "ray"]
 RERUNNABLE = ("api", "harness")  # failures that are not the agent's verdict on the task
+_ERROR_NAME = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Failure|Exceeded))\b")
 
 
 class RunDirError(Exception):
@@ -43,6 +46,14 @@ class RunSummary:
     skipped: int  # already recorded (resume)
     completed: int
     interrupted: bool
+    rerunnable: int = 0  # of the completed: failed for API or harness reasons (see RERUNNABLE)
+
+
+def error_kind(record: EpisodeRecord) -> str:
+    """``api: APIConnectionError``: what a failure's first report is deduplicated by."""
+    m = _ERROR_NAME.search(record.error or "")
+    detail = m.group(1) if m else (record.error or "").split(":", 1)[0].strip()[:60]
+    return f"{record.error_class}: {detail}" if detail else str(record.error_class)
 
 
 def _key(agent_name: str, model: str | None, spec: EpisodeSpec) -> EpisodeKey:
@@ -80,22 +91,36 @@ def run_eval(
             f"{store.path} already holds {len(store.records())} records; pass --resume to continue that run "
             "or choose another --out"
         )
+    if resume and not store.path.exists():  # a mistyped --out must not start a (paid) run from zero
+        raise RunDirError(f"--resume: there is no run to continue in {store.run_dir} (no {store.path.name}); "
+                          "check --out, or drop --resume to start a new run")
     store.create()
     models = {a: make_agent(a, AgentOptions(**options)).model for a in agents}
     finished = {r.key for r in store.records() if not (rerun_errors and r.error_class in RERUNNABLE)}
     items = [WorkItem(a, s) for a in agents for s in specs]
     todo = [it for it in items if _key(it.agent, models[it.agent], it.spec) not in finished]
     bar = Progress(total=len(items), done_before=len(items) - len(todo), enabled=progress)
-    completed = 0
+    if resume:
+        bar.note(f"resuming {store.run_dir}: {len(items) - len(todo)} of {len(items)} episodes recorded, "
+                 + (f"{len(todo)} left to run" if todo else "nothing left to run"), always=True)
+    completed = rerunnable = 0
     interrupted = False
+    reported: set[str] = set()
 
     def record(result: tuple[EpisodeRecord, dict[str, Any] | None]) -> None:
-        nonlocal completed
+        nonlocal completed, rerunnable
         rec, transcript = result
         if transcript is not None:
             rec = rec.model_copy(update={"transcript": store.write_transcript(rec.key, transcript)})
         store.append(rec)
         completed += 1
+        if rec.error_class in RERUNNABLE:
+            rerunnable += 1
+            kind = error_kind(rec)
+            if kind not in reported:  # the first of each kind, in full, once (later ones: the progress line)
+                reported.add(kind)
+                bar.note(f"first {rec.error_class} error ({rec.label} {rec.env_id} C{rec.config}): {rec.error}",
+                         always=True)
         bar.update(rec)
 
     try:
@@ -109,7 +134,7 @@ def run_eval(
         interrupted = True
     finally:
         bar.close()
-    return RunSummary(Path(run_dir), len(items), len(items) - len(todo), completed, interrupted)
+    return RunSummary(Path(run_dir), len(items), len(items) - len(todo), completed, interrupted, rerunnable)
 
 
 def _run_threads(todo, options, plugins, concurrency, record) -> None:
@@ -160,7 +185,7 @@ def _run_ray(todo, options, plugins, concurrency, record) -> None:
     try:
         import ray
     except ImportError:
-        raise RunDirError("--backend ray needs Ray: pip install 'kcgym[ray]'") from None
+        raise RunDirError(f"--backend ray needs Ray: {RAY_INSTALL_HINT}") from None
     if not ray.is_initialized():
         ray.init(ignore_reinit_error=True, log_to_driver=False)
     remote = ray.remote(num_cpus=1)(_safe_run)

@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium
 from pydantic import BaseModel, ConfigDict
 
-from kcgym.registry import ENTRY_POINT, ENV_PREFIX, unknown_name_message
+from kcgym.registry import ENTRY_POINT, ENV_PREFIX, canonical_accelerator, parse_config, unknown_name_message
 
 
 class EpisodeSpec(BaseModel):
@@ -53,20 +53,25 @@ def registered_envs() -> list[tuple[str, Any, Any]]:
 
 
 def parse_configs(text: str) -> list[int]:
-    """``"1-3,5"`` -> ``[1, 2, 3, 5]``; ValueError naming the bad part."""
+    """``"1-3,5"`` (or ``"C1-C3,C5"``) -> ``[1, 2, 3, 5]``; ValueError naming the bad part.
+
+    The upper end is checked by :func:`plan`, which knows how many configurations the tasks have.
+    """
     out: set[int] = set()
     for part in text.split(","):
         part = part.strip()
         try:
             if "-" in part:
-                lo, hi = (int(x) for x in part.split("-", 1))
+                lo, hi = (parse_config(x) for x in part.split("-", 1))
                 if lo > hi:
                     raise ValueError
                 out.update(range(lo, hi + 1))
             else:
-                out.add(int(part))
+                out.add(parse_config(part))
         except ValueError:
-            raise ValueError(f"bad config range {part!r} in {text!r}; expected e.g. '1', '1-5' or '1,3'") from None
+            raise ValueError(
+                f"bad config range {part!r} in {text!r}; expected e.g. '1', '1-5', '1,3' or 'C2'"
+            ) from None
     if not out or min(out) < 1:
         raise ValueError(f"configs must be >= 1, got {text!r}")
     return sorted(out)
@@ -87,9 +92,14 @@ def plan(
     envs = registered_envs()
     known_accs = list(dict.fromkeys(acc.name for _, acc, _ in envs))
     known_tasks = list(dict.fromkeys(task.name for _, _, task in envs))
-    for name in accelerators or ():
-        if name not in known_accs:
-            raise ValueError(unknown_name_message("accelerator", name, known_accs))
+    try:  # accelerator names in any case, as everywhere on the command line
+        accelerators = [canonical_accelerator(name, known_accs) for name in accelerators or ()]
+    except KeyError as e:
+        raise ValueError(e.args[0]) from None
+    most = max((len(task.configs(acc.name)) for _, acc, task in envs), default=0)
+    beyond = [c for c in configs if c > most]
+    if beyond:  # silently dropping them would run less than was asked for
+        raise ValueError(f"configs are 1..{most} (C1..C{most}); got {', '.join(map(str, beyond))}")
     for name in tasks or ():
         if name not in known_tasks:
             raise ValueError(unknown_name_message("task", name, known_tasks))

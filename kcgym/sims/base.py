@@ -124,7 +124,14 @@ class Accelerator(ABC):
             return overrides
         if isinstance(overrides, BaseModel):
             overrides = overrides.model_dump()
-        return self.hw_model(**dict(overrides))
+        from pydantic import ValidationError
+
+        from kcgym.sims.hwconfig import override_error
+
+        try:
+            return self.hw_model(**dict(overrides))
+        except ValidationError as e:  # kcgym's wording (did you mean, valid names), not pydantic's text
+            raise ValueError(override_error(self.name, self.hw_model, e)) from None
 
     @abstractmethod
     def supports(self, task: Task) -> bool: ...

@@ -18,7 +18,7 @@ def test_reset_returns_prompt_and_info():
     obs, info = env.reset(seed=5)
     assert obs in env.observation_space and set(obs) <= set(string.printable)
     assert info["accelerator"] == "FAKE" and info["task"] == "copy" and info["level"] == 1
-    assert info["config"] == "C2 (R=8, C=8)" and info["config_index"] == 2
+    assert info["config"] == 2 and info["config_index"] == 2 and info["config_label"] == "C2 (R=8, C=8)"
     assert info["max_turns"] == 15 and info["suite_version"] == kcgym.__version__
     assert info["env_id"] == "KernelCraft-FAKE-copy" and info["seed"] == 5
     assert info["hw"] == {"copy_cycles": 90, "row_cycles": 40, "roofline": 50}

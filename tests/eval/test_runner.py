@@ -25,14 +25,17 @@ def fake_plan(configs=(1,), runs=1):
 
 
 def test_plan_filters_and_validates():
-    specs = fake_plan(configs=[1, 2, 9], runs=2)  # C9 does not exist for the task: skipped
+    specs = fake_plan(configs=[1, 2], runs=2)
     assert [(s.config, s.run, s.seed) for s in specs] == [(1, 0, 0), (1, 1, 1), (2, 0, 0), (2, 1, 1)]
+    with pytest.raises(ValueError, match=r"configs are 1\.\.5 \(C1\.\.C5\); got 9"):  # not silently dropped
+        fake_plan(configs=[1, 2, 9])
+    assert plan(accelerators=["fake"]) == fake_plan()  # accelerator names in any case
     assert plan(accelerators=["FAKE"], levels=[2]) == []
     with pytest.raises(ValueError, match="did you mean 'FAKE'"):
         plan(accelerators=["FAKEE"])
     with pytest.raises(ValueError, match="unknown task 'cpy'"):
         plan(tasks=["cpy"])
-    assert parse_configs("1-3,5") == [1, 2, 3, 5]
+    assert parse_configs("1-3,5") == [1, 2, 3, 5] == parse_configs("C1-C3,c5")
     with pytest.raises(ValueError, match="bad config range '3-1'"):
         parse_configs("3-1")
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from kcgym.sims.hwconfig import hw_field
 
 
 class NPUConfig(BaseModel):
@@ -12,19 +14,26 @@ class NPUConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    MLEN: int = Field(64, description="matrix tile dimension (MSRAM row length, systolic depth)")
-    VLEN: int = Field(64, description="vector length in elements (VSRAM row length)")
-    BLEN: int = Field(4, description="block size: M_MM computes a BLEN x BLEN output block")
-    HLEN: int = Field(16, description="head dimension of the paper's prompt (for per-head ops)")
-    vsram_rows: int = Field(1024, description="VSRAM capacity in rows of VLEN elements")
-    msram_tiles: int = Field(16, description="MSRAM capacity in MLEN x MLEN tiles")
-    fpsram_size: int = Field(512, description="FP SRAM words (fp32)")
-    intsram_size: int = Field(512, description="INT SRAM words (int32)")
-    v_prefetch_rows: int = Field(4, description="most rows one H_PREFETCH_V / H_STORE_V moves (its nrows is 1 to this)")
-    hbm_latency: int = Field(100, description="cycles from DMA start to the first data")
-    hbm_bytes_per_cycle: int = Field(64, description="HBM bandwidth (512-bit bus)")
-    mm_occupancy: int = Field(8, description="cycles the matrix unit is busy per M_MM")
-    imem_size: int = Field(16384, description="instruction memory, in instructions")
+    MLEN: int = hw_field(
+        64, "matrix tile dimension (MSRAM row length, systolic depth)", "power of two; = VLEN; >= BLEN"
+    )
+    VLEN: int = hw_field(64, "vector length in elements (VSRAM row length)", "= MLEN")
+    BLEN: int = hw_field(
+        4, "block size: M_MM computes a BLEN x BLEN output block", "power of two; <= MLEN; <= v_prefetch_rows"
+    )
+    HLEN: int = hw_field(16, "head dimension of the paper's prompt (for per-head ops)")
+    vsram_rows: int = hw_field(1024, "VSRAM capacity in rows of VLEN elements", "> 0; >= v_prefetch_rows")
+    msram_tiles: int = hw_field(16, "MSRAM capacity in MLEN x MLEN tiles", "> 0")
+    fpsram_size: int = hw_field(512, "FP SRAM words (fp32)", "> 0")
+    intsram_size: int = hw_field(512, "INT SRAM words (int32)", "> 0")
+    v_prefetch_rows: int = hw_field(
+        4, "most rows one H_PREFETCH_V / H_STORE_V moves (its nrows is 1 to this)",
+        "power of two; >= BLEN; <= vsram_rows",
+    )
+    hbm_latency: int = hw_field(100, "cycles from DMA start to the first data", "> 0")
+    hbm_bytes_per_cycle: int = hw_field(64, "HBM bandwidth (512-bit bus)", "> 0")
+    mm_occupancy: int = hw_field(8, "cycles the matrix unit is busy per M_MM", "> 0")
+    imem_size: int = hw_field(16384, "instruction memory, in instructions", "> 0")
 
     @model_validator(mode="after")
     def _check(self) -> NPUConfig:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from kcgym.sims.hwconfig import hw_field
 
 ITCM_BASE = 0x0000_0000
 DTCM_BASE = 0x0001_0000
@@ -22,18 +24,20 @@ class RVVConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    itcm_bytes: int = Field(8192, description="instruction memory (ITCM) at 0x0; a larger program is rejected")
-    dtcm_bytes: int = Field(32768, description="single-cycle data memory (DTCM) at 0x10000")
-    ext_latency: int = Field(20, description="cycles from an external-memory access to its data")
-    ext_bytes_per_cycle: int = Field(4, description="external-memory (AXI) bandwidth in bytes per cycle")
-    vector_queue_depth: int = Field(8, description="vector instructions the scalar core may run ahead")
-    load_use_latency: int = Field(2, description="cycles from a DTCM scalar load to its use")
-    mul_latency: int = Field(3, description="cycles from a scalar multiply to its use")
-    div_cycles: int = Field(34, description="cycles a scalar divide blocks the pipeline")
-    branch_penalty: int = Field(3, description="extra cycles of a mispredicted branch (static: backward taken)")
-    jump_penalty: int = Field(1, description="extra cycles of jal; jalr pays one more")
-    vmul_latency: int = Field(3, description="extra result latency of vector multiplies")
-    vdiv_cycles_per_chunk: int = Field(8, description="vector divide occupancy per 128-bit chunk")
+    itcm_bytes: int = hw_field(
+        8192, "instruction memory (ITCM) at 0x0; a larger program is rejected", "multiple of 4; >= 64"
+    )
+    dtcm_bytes: int = hw_field(32768, "single-cycle data memory (DTCM) at 0x10000", "multiple of 16; 1024..0x1FFF0000")
+    ext_latency: int = hw_field(20, "cycles from an external-memory access to its data", ">= 0")
+    ext_bytes_per_cycle: int = hw_field(4, "external-memory (AXI) bandwidth in bytes per cycle", ">= 1")
+    vector_queue_depth: int = hw_field(8, "vector instructions the scalar core may run ahead", "1..64")
+    load_use_latency: int = hw_field(2, "cycles from a DTCM scalar load to its use")
+    mul_latency: int = hw_field(3, "cycles from a scalar multiply to its use")
+    div_cycles: int = hw_field(34, "cycles a scalar divide blocks the pipeline")
+    branch_penalty: int = hw_field(3, "extra cycles of a mispredicted branch (static: backward taken)")
+    jump_penalty: int = hw_field(1, "extra cycles of jal; jalr pays one more")
+    vmul_latency: int = hw_field(3, "extra result latency of vector multiplies")
+    vdiv_cycles_per_chunk: int = hw_field(8, "vector divide occupancy per 128-bit chunk")
 
     @model_validator(mode="after")
     def _check(self) -> RVVConfig:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from kcgym.sims.hwconfig import hw_field
 
 LANES = 32  # bf16 lanes of a 512-bit vector register (and fp32 lanes of a 1024-bit accumulator)
 VECTOR_BYTES = 2 * LANES  # one vector load or store moves 64 bytes
@@ -17,20 +19,22 @@ class VLIWConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    dm_bytes: int = Field(65536, description="tile data memory (DM) in bytes")
-    dm_banks: int = Field(8, description="single-ported DM banks; bank = address // (dm_bytes / dm_banks)")
-    imem_bundles: int = Field(1024, description="program memory, in bundles")
-    load_latency: int = Field(6, description="cycles from a vector load to its register being usable")
-    alu_latency: int = Field(2, description="vector add/sub/max/min")
-    mul_latency: int = Field(4, description="vector multiply and the multiply-accumulate family")
-    reduce_latency: int = Field(4, description="lane reductions")
-    nonlinear_latency: int = Field(8, description="VEXP2 / VINV / VRSQRT")
-    move_latency: int = Field(2, description="accumulator <-> vector conversions (VCONV / VUPS)")
-    branch_penalty: int = Field(3, description="extra cycles of a taken branch (loop back-edges are free)")
-    loop_depth: int = Field(4, description="nesting depth of zero-overhead loops")
-    dma_latency: int = Field(48, description="cycles from DMA start to its first bytes")
-    dma_bytes_per_cycle: int = Field(32, description="bandwidth of each DMA engine (one in, one out)")
-    dma_max_bytes: int = Field(16384, description="most bytes one DMA instruction moves")
+    dm_bytes: int = hw_field(
+        65536, "tile data memory (DM) in bytes", "> 0; multiple of dm_banks * 64; <= 1 MiB (1048576)"
+    )
+    dm_banks: int = hw_field(8, "single-ported DM banks; bank = address // (dm_bytes / dm_banks)", "> 0")
+    imem_bundles: int = hw_field(1024, "program memory, in bundles", "1..4096")
+    load_latency: int = hw_field(6, "cycles from a vector load to its register being usable", "> 0")
+    alu_latency: int = hw_field(2, "vector add/sub/max/min", "> 0")
+    mul_latency: int = hw_field(4, "vector multiply and the multiply-accumulate family", "> 0")
+    reduce_latency: int = hw_field(4, "lane reductions", "> 0")
+    nonlinear_latency: int = hw_field(8, "VEXP2 / VINV / VRSQRT", "> 0")
+    move_latency: int = hw_field(2, "accumulator <-> vector conversions (VCONV / VUPS)", "> 0")
+    branch_penalty: int = hw_field(3, "extra cycles of a taken branch (loop back-edges are free)", "> 0")
+    loop_depth: int = hw_field(4, "nesting depth of zero-overhead loops", "> 0")
+    dma_latency: int = hw_field(48, "cycles from DMA start to its first bytes", "> 0")
+    dma_bytes_per_cycle: int = hw_field(32, "bandwidth of each DMA engine (one in, one out)", "> 0")
+    dma_max_bytes: int = hw_field(16384, "most bytes one DMA instruction moves", "> 0; even; <= dm_bytes")
 
     @model_validator(mode="after")
     def _check(self) -> VLIWConfig:
