@@ -65,9 +65,10 @@ done
 url="$(cat "$tmp/url")"
 model="$("$python" -c "import baselines.local_server as s; print(s.MODEL_NAME)")"
 
-# One episode at a time (2 cores); --max-tokens bounds each reply, --timeout each call on a busy machine.
+# One episode at a time (2 cores). --timeout is per call: the first one prefills the ~13k-token NPU prompt,
+# which takes minutes on a busy 2-core machine; later calls reuse the server's prompt cache.
 eval_args=(--agent llm --base-url "$url" --model "$model" --accelerators NPU --tasks relu --configs 1
-           --runs "$runs" --concurrency 1 --max-tokens 512 --timeout 600 --max-retries 1 --out "$out" --no-report)
+           --runs "$runs" --concurrency 1 --max-tokens 512 --timeout 1800 --max-retries 1 --out "$out" --no-report)
 start=$(date +%s)
 "$python" -m kcgym.cli eval "${eval_args[@]}"
 echo "local_llm.sh: eval took $(( $(date +%s) - start )) s" >&2

