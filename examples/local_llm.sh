@@ -93,6 +93,7 @@ result = {
     "prompt_tokens_per_call": round(sum(r["tokens"]["prompt"] for r in records) / calls) if calls else None,
     "completion_tokens_per_call": round(sum(r["tokens"]["completion"] for r in records) / calls) if calls else None,
     "error_classes": sorted({str(r.get("error_class")) for r in records}),
+    "load_avg_1m_at_end": round(os.getloadavg()[0], 1),  # other jobs on the box slow every turn
     "turns": [r["turns"] for r in records],
 }
 Path("benchmarks/results").mkdir(parents=True, exist_ok=True)
