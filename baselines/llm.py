@@ -20,6 +20,7 @@ import random
 import time
 from typing import Any, ClassVar
 
+from baselines import replies
 from baselines.base import Agent
 from baselines.session import Session
 
@@ -92,17 +93,20 @@ class LLMAgent(Agent):
             session.fail("api", missing)
             return
         nudges = 0
+        tool_names = {t["function"]["name"] for t in session.tools}
+        used_ids: set[str] = set()  # tool-call ids must be unique in a transcript; servers repeat or omit them
         while not session.done:
             try:
                 message, finish = self._complete(session)
             except APIFailure as e:
                 session.fail("api", str(e))
                 return
-            calls = list(message.tool_calls or [])
+            calls, content = replies.parse(message, tool_names)
             if not calls:
-                session.say("assistant", message.content)
+                session.say("assistant", content)
                 if nudges >= self.options.max_nudges:
-                    cut = " (its last reply was cut off at the output-token limit)" if finish == "length" else ""
+                    cut = (" (its last reply was cut off at the output-token limit)"
+                           if replies.is_cut_off(finish) else "")
                     session.fail("tool_use", f"the model replied without a tool call {nudges + 1} time(s){cut}")
                     return
                 nudges += 1
@@ -112,12 +116,11 @@ class LLMAgent(Agent):
             for i, call in enumerate(calls):
                 if session.done:
                     break
-                fn = getattr(call, "function", None)
                 session.call(
-                    getattr(fn, "name", None) or "",
-                    getattr(fn, "arguments", None) or "",
-                    call_id=getattr(call, "id", None) or session.new_call_id(),
-                    content=message.content if i == 0 else None,
+                    call.name,
+                    call.arguments,
+                    call_id=replies.unique_id(call.id, used_ids, session.new_call_id),
+                    content=content if i == 0 else None,
                 )
 
     # -- the model call ------------------------------------------------------------------------
@@ -125,7 +128,7 @@ class LLMAgent(Agent):
         o = self.options
         kwargs: dict[str, Any] = {
             "model": o.model,
-            "messages": session.messages,
+            "messages": _wire(session.messages),
             "tools": session.tools,
             "tool_choice": "auto",
             "parallel_tool_calls": False,
@@ -197,6 +200,12 @@ class LLMAgent(Agent):
             with contextlib.suppress(ValueError):  # an HTTP date instead of seconds: keep our own wait
                 wait = max(wait, min(o.retry_cap_s, float(retry_after)))
         return wait
+
+
+def _wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages as sent: an assistant tool call's ``None`` content becomes ``""`` (llama-cpp-python's
+    server rejects ``null`` there, with a 500); the transcript keeps OpenAI's ``null``."""
+    return [{**m, "content": ""} if m["role"] == "assistant" and m.get("content") is None else m for m in messages]
 
 
 def _describe(error: Exception) -> str:

@@ -3,6 +3,12 @@
 Each POST to ``/v1/chat/completions`` takes the next entry of the script (or calls it, if it
 is a function of the request body) and answers with it: a tool call, a text reply, an HTTP
 error, or a reply after a delay. Requests are kept for assertions. No internet involved.
+
+It also plays the quirks a real server showed (llama-cpp-python 0.3.36, ``chatml-function-calling``,
+checked by ``tests/baselines/test_local_llm.py``) so the default suite covers them: like that server
+it answers an assistant message whose ``content`` is ``null`` with a 500 validation error, and a
+reply can drop ``usage``, omit or repeat tool-call ids, carry a (wrong) legacy ``function_call``
+beside ``tool_calls``, send ``content`` as parts, or use another ``finish_reason`` (see ``quirk``).
 """
 
 from __future__ import annotations
@@ -36,6 +42,23 @@ def error(status: int, message: str = "error", code: str | None = None, headers:
 
 def slow(seconds: float, reply: Reply) -> Reply:
     return {**reply, "sleep": seconds}
+
+
+def legacy_call(name: str, arguments: dict[str, Any]) -> Reply:
+    """Only the pre-tools ``function_call`` field, no ``tool_calls``."""
+    return {"text": None, "function_call": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def quirk(reply: Reply, *, ids: list[str | None] | None = None, usage: bool = True, finish: str | None = "",
+          function_call: dict[str, str] | None = None, parts: bool = False) -> Reply:
+    """``reply`` with a server quirk: tool-call ``ids`` as given (None: no id field), no ``usage``, another
+    ``finish_reason`` (None: null), a legacy ``function_call`` beside the tool calls, ``content`` as parts."""
+    extra: Reply = {"usage": usage, "function_call": function_call, "parts": parts}
+    if ids is not None:
+        extra["ids"] = ids
+    if finish != "":
+        extra["finish"] = finish
+    return {**reply, **extra}
 
 
 class StubServer:
@@ -91,26 +114,37 @@ class StubServer:
         if "status" in reply:
             err = {"message": reply["message"], "type": "error", "code": reply.get("code")}
             return reply["status"], {"error": err}, reply.get("headers", {})
+        nulls = [i for i, m in enumerate(body.get("messages", [])) if m.get("role") == "assistant"
+                 and m.get("content") is None]
+        if nulls:  # llama-cpp-python's request validation (a 500, not a 400)
+            return 500, {"error": {"message": f"validation error: messages.{nulls[0]}.content: Input should be a "
+                                              "valid string", "type": "internal_server_error"}}, {}
         message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
         finish = "stop"
         if "text" in reply:
             message["content"] = reply["text"]
         else:
+            ids = reply.get("ids") or [f"call_{self._n}_{i}" for i in range(len(reply["tool_calls"]))]
             message["tool_calls"] = [
-                {"id": f"call_{self._n}_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+                {"type": "function", "function": {"name": n, "arguments": a}} | ({"id": ids[i]} if ids[i] else {})
                 for i, (n, a) in enumerate(reply["tool_calls"])
             ]
             finish = "tool_calls"
-        usage = {
-            "prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110,
-            "completion_tokens_details": {"reasoning_tokens": 3},
-        }
+        if reply.get("function_call"):
+            message["function_call"] = reply["function_call"]
+            finish = "function_call" if "tool_calls" not in message else finish
+        if reply.get("parts") and isinstance(message["content"], str):
+            message["content"] = [{"type": "text", "text": message["content"]}]
         payload = {
             "id": f"chatcmpl-{self._n}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "stub"),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": usage,
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.get("finish", finish)}],
         }
+        if reply.get("usage", True):
+            payload["usage"] = {
+                "prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110,
+                "completion_tokens_details": {"reasoning_tokens": 3},
+            }
         return 200, payload, {}
 
     def __enter__(self) -> StubServer:

@@ -8,7 +8,8 @@ import pytest
 
 from kcgym.eval.episode import run_episode
 from kcgym.eval.suite import EpisodeSpec
-from tests.baselines.openai_stub import StubServer, error, slow, text, tool_call, tool_calls
+from tests.baselines.openai_stub import StubServer, error, legacy_call, quirk, slow, text, tool_call, tool_calls
+from tests.baselines.transcripts import assert_openai_chat
 from tests.envs.fake_accelerator import FAST, SYNTAX
 
 SPEC = EpisodeSpec(env_id="KernelCraft-FAKE-copy", accelerator="FAKE", task="copy", level=1, config=1, run=0, seed=0)
@@ -49,6 +50,7 @@ def test_correct_kernel_after_a_syntax_error():
     assert transcript["messages"][3]["tool_call_id"] == call["id"]
     assert "FAILED" in transcript["messages"][5]["content"]  # the assemble error reached the model
     json.dumps(transcript)  # serialisable as is
+    assert_openai_chat(transcript)
 
 
 def test_a_reply_without_tool_call_is_nudged_once():
@@ -116,3 +118,89 @@ def test_a_server_that_rejects_newer_parameters_still_works():
 def test_an_unreadable_reply_is_an_api_error():
     record, _, _ = play([{"raw": "<html>502 bad gateway</html>"}, {"raw": '{"choices": "nope"}'}])
     assert record.error_class == "api" and "unreadable reply" in record.error
+
+
+# -- what real servers send (see baselines/replies.py; found against llama-cpp-python by test_local_llm.py) ------
+
+
+def test_null_assistant_content_is_sent_as_empty_string():
+    """llama-cpp-python answers ``content: null`` beside tool calls with a 500 (the stub does too)."""
+    record, transcript, requests = play(list(WIN))
+    assert record.success and len(requests) == 3
+    assert requests[1]["messages"][2]["content"] == "" and transcript["messages"][2]["content"] is None
+
+
+@pytest.mark.parametrize("written", [
+    "functions.write_kernel:\n" + json.dumps({"source": FAST}),  # llama-cpp-python chatml-function-calling
+    "Writing it now.\n<tool_call>" + json.dumps({"name": "write_kernel", "arguments": {"source": FAST}})
+    + "</tool_call>",
+    "```json\n" + json.dumps({"name": "write_kernel", "parameters": {"source": FAST}}) + "\n```",
+    json.dumps({"type": "function", "function": {"name": "write_kernel", "arguments": json.dumps({"source": FAST})}}),
+], ids=["functions-prefix", "tool_call-tag", "fenced-json", "bare-json"])
+def test_a_tool_call_written_into_the_text_is_played(written):
+    record, transcript, requests = play([text(written), *WIN[1:]])
+    assert record.success and record.tool_counts["write_kernel"] == 1 and len(requests) == 3
+    call = transcript["messages"][2]["tool_calls"][0]
+    assert call["function"]["name"] == "write_kernel" and json.loads(call["function"]["arguments"]) == {"source": FAST}
+    assert transcript["messages"][2]["content"] in (None, "Writing it now.")
+    assert_openai_chat(transcript)
+
+
+def test_text_that_only_mentions_a_tool_is_nudged():
+    record, transcript, _ = play([text('Next I will simulate. {"name": "not_a_tool"}'), *WIN])
+    assert record.success and transcript["messages"][3]["role"] == "user"
+
+
+def test_text_calling_two_tools_in_the_functions_syntax_is_two_steps():
+    written = "functions.write_kernel:\n" + json.dumps({"source": FAST}) + "\nfunctions.simulate:\n{}"
+    record, transcript, _ = play([text(written), WIN[2]])
+    assert record.success and record.turns == 3
+    assert [m["tool_calls"][0]["function"]["name"] for m in transcript["messages"][2::2]] == [
+        "write_kernel", "simulate", "submit"]
+
+
+def test_a_legacy_function_call_is_a_tool_call():
+    record, transcript, _ = play([legacy_call("write_kernel", {"source": FAST}), *WIN[1:]])
+    assert record.success and record.tool_counts["write_kernel"] == 1
+    assert_openai_chat(transcript)
+
+
+def test_tool_calls_win_over_a_disagreeing_legacy_function_call():
+    """llama-cpp-python fills ``function_call`` beside ``tool_calls`` with another (or an empty) name."""
+    script = [quirk(r, function_call={"name": "assemble:", "arguments": "{}"}) for r in WIN]
+    record, _, _ = play(script)
+    assert record.success and "assemble" not in record.tool_counts
+
+
+def test_missing_and_repeated_tool_call_ids_are_replaced():
+    script = [quirk(WIN[0], ids=[None]), quirk(WIN[1], ids=["call_1"]), quirk(WIN[2], ids=["call_1"])]
+    record, transcript, _ = play(script)
+    assert record.success
+    assert_openai_chat(transcript)
+
+
+def test_a_reply_without_usage_counts_the_call_not_tokens():
+    record, _, _ = play([quirk(r, usage=False) for r in WIN])
+    assert record.success and record.tokens.api_calls == 3 and record.tokens.prompt == record.tokens.completion == 0
+
+
+def test_content_as_text_parts():
+    record, transcript, _ = play([quirk(text("my plan"), parts=True), *WIN])
+    assert record.success and transcript["messages"][2] == {"role": "assistant", "content": "my plan"}
+
+
+@pytest.mark.parametrize("finish", [None, "eos", "stop", "function_call"])
+def test_any_finish_reason_with_tool_calls_is_played(finish):
+    record, _, _ = play([quirk(r, finish=finish) for r in WIN])
+    assert record.success
+
+
+def test_max_tokens_finish_reason_reads_as_cut_off():
+    record, _, _ = play([quirk(text("half a ker"), finish="max_tokens")] * 2)
+    assert record.error_class == "tool_use" and "cut off" in record.error
+
+
+def test_arguments_sent_as_an_object():
+    record, transcript, _ = play([{"tool_calls": [("write_kernel", {"source": FAST})]}, *WIN[1:]])
+    assert record.success
+    assert json.loads(transcript["messages"][2]["tool_calls"][0]["function"]["arguments"]) == {"source": FAST}
