@@ -124,7 +124,8 @@ def _survey(survey: list[dict] | None) -> str:
     worst = max(survey, key=lambda r: r["expert_steps_ratio"])
     config = survey[0]["config"]
     return (f"; over all {len(survey)} expert kernels at C{config} the most is "
-            f"{worst['expert_steps_ratio']:.2f}x ({worst['machine']} {worst['task']}), inside the multiple")
+            f"{worst['expert_steps_ratio']:.2f}x ({worst['machine']} {worst['task']}), "
+            f"{'inside' if worst['expert_steps_ratio'] <= STEP_BUDGET_MULTIPLE else 'OUTSIDE'} the multiple")
 
 
 def main() -> None:
