@@ -32,6 +32,7 @@ from kcgym.envs.kernel_env import KernelCraftEnv
 from kcgym.limits import STEP_BUDGET_FLOOR, STEP_BUDGET_MULTIPLE
 
 RESULTS = Path(__file__).parent / "results" / "spin.jsonl"
+TARGET_RATIO = 4.0  # issue 14: a spinning kernel costs at most ~4x the compiler kernel's simulation time
 DEFAULT_TASKS = ("relu", "matmul")
 DEFAULT_EXTRA = ("batch_matmul:1",)  # task:config rows beyond tasks x configs (batch_matmul C5 takes minutes)
 # A kernel that never halts, per machine (NPU has no branches: nested hardware loops of 65,535 trips).
@@ -98,7 +99,7 @@ def expert_steps(machines: list[str], config: int) -> list[dict]:
     return out
 
 
-def readme_sentence(rows: list[dict], experts: list[dict] | None = None) -> str:
+def readme_sentence(rows: list[dict], survey: list[dict] | None = None) -> str:
     """The README's sentence about this benchmark, from its results (a test keeps the two equal)."""
     worst = max(rows, key=lambda r: r["ratio"])
     per = []
@@ -108,19 +109,23 @@ def readme_sentence(rows: list[dict], experts: list[dict] | None = None) -> str:
         per.append(f"{m} {by_cfg[1]:.1f}x at C1, {by_cfg[5]:.1f}x at C5")
     experts = [r["expert_steps_ratio"] for r in rows if "expert_steps_ratio" in r]
     tasks = ", ".join(sorted({r["task"] for r in rows}))
-    return (f"A kernel that spins until the budget stops it costs, in scoring time, at most "
-            f"{'; '.join(per)} times the compiler's kernel (worst over {tasks}: {worst['ratio']:.2f}x, "
-            f"{worst['machine']} {worst['task']} C{worst['config']}); the expert kernels measured take "
-            f"{min(experts):.2f}-{max(experts):.2f}x the compiler's steps" + _survey(experts_rows=experts) + ".")
+    verdict = "within" if worst["ratio"] <= TARGET_RATIO else "over"
+    return (f"scoring a kernel that spins until the budget stops it costs, as a multiple of scoring the "
+            f"compiler's kernel (worst of {tasks} per machine and config), {'; '.join(per)}: at most "
+            f"{worst['ratio']:.2f}x ({worst['machine']} {worst['task']} C{worst['config']}), {verdict} the "
+            f"{TARGET_RATIO:.0f}x target. The expert kernels of those rows take {min(experts):.2f}-"
+            f"{max(experts):.2f}x the compiler's steps" + _survey(survey) + ".")
 
 
-def _survey(experts_rows: list[dict] | None) -> str:
-    if not experts_rows:
+def _survey(survey: list[dict] | None) -> str:
+    """The clause about ``--experts`` (every expert kernel at one config), if it was run."""
+    if not survey:
         return ""
-    worst = max(experts_rows, key=lambda r: r["expert_steps_ratio"])
-    config = experts_rows[0]["config"]
-    return (f"; over all {len(experts_rows)} expert kernels at C{config} the most is "
-            f"{worst['expert_steps_ratio']:.2f}x ({worst['machine']} {worst['task']}), inside the multiple")
+    worst = max(survey, key=lambda r: r["expert_steps_ratio"])
+    config = survey[0]["config"]
+    return (f"; over all {len(survey)} expert kernels at C{config} the most is "
+            f"{worst['expert_steps_ratio']:.2f}x ({worst['machine']} {worst['task']}), "
+            f"{'inside' if worst['expert_steps_ratio'] <= STEP_BUDGET_MULTIPLE else 'OUTSIDE'} the multiple")
 
 
 def main() -> None:

@@ -183,9 +183,13 @@ def test_batch_scorer_bugs_are_internal_error_records(monkeypatch):
 
 def test_trl_reward_bug_costs_the_group_its_reward(monkeypatch):
     pytest.importorskip("trl")
+    import gymnasium as gym
+
     from kcgym.integrations.trl import KernelReward
     from tests.integrations.conftest import FAKE_ID
 
+    if FAKE_ID not in gym.registry:  # as tests/integrations/conftest.py registers it
+        gym.register(FAKE_ID, entry_point=KernelCraftEnv, kwargs={"accelerator": FAKE, "task": COPY_TASK})
     reward = KernelReward(env_id=FAKE_ID)
     monkeypatch.setattr(BatchScorer, "score_completions", _boom)
     assert reward(prompts=["p", "p"], completions=["```\nCOPY\n```", "x"]) == [0.0, 0.0]
