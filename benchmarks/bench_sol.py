@@ -7,14 +7,24 @@ rewrites the README's expert/SOL table (between the ``sol-table`` markers) from 
 
     python benchmarks/bench_sol.py [--quick] [--accelerators NPU,VLIW] [--configs 1,2] [--tasks a,b]
         [--hw NPU='{"hbm_latency": 50}'] [--hw-configs 1,2] [--reuse VLIW=benchmarks/results/vliw.jsonl]
-        [--out PATH] [--no-readme] [--from-results]
+        [--out PATH] [--no-readme] [--from-results] [--merge] [--override-only]
+
+The committed results came from (2 CPU cores, about 25 min under load):
+
+    python benchmarks/bench_sol.py --hw 'NPU={"hbm_latency": 40, "hbm_bytes_per_cycle": 128}' \
+        --hw 'VLIW={"dma_latency": 24, "dma_bytes_per_cycle": 64}' --hw 'RVV={"ext_latency": 8, \
+        "ext_bytes_per_cycle": 8}' --hw-configs 1,2 --reuse VLIW=benchmarks/results/vliw.jsonl
+    python benchmarks/bench_sol.py --hw 'NPU=...' --hw 'RVV=...' --configs 3,4,5 --override-only \
+        --accelerators NPU,RVV --merge
 
 ``--quick`` runs config 1 only and writes neither the results file nor the README (a smoke run).
 ``--reuse ACC=FILE`` takes that machine's default-hw compiler and expert cycles from a results file of its
 own benchmark (``bench_vliw.py`` writes ``cycles`` and ``expert_cycles`` per task and config) instead of
 simulating again: VLIW's large configs take minutes each. ``--hw-configs`` limits the override rows.
-``--from-results`` simulates nothing: it recomputes the bound of every row already in the results file
-with the current code (kernel cycles do not change when only the bound does) and rewrites file and README.
+``--merge`` adds the new rows to the results file (replacing rows of the same machine, task, config and
+hw) instead of overwriting it. ``--from-results`` simulates nothing: it recomputes the bound of every row
+already in the results file with the current code (kernel cycles do not change when only the bound does)
+and rewrites file and README.
 """
 
 from __future__ import annotations
@@ -182,7 +192,8 @@ def main() -> None:
     ap.add_argument("--from-results", action="store_true")
     ap.add_argument("--hw-configs", default="", help="configs of the --hw override rows (default: all)")
     ap.add_argument("--reuse", action="append", default=[], help="ACC=FILE: default-hw cycles from FILE")
-    ap.add_argument("--override-only", action="store_true", help="only the --hw rows (a check; use with --out)")
+    ap.add_argument("--override-only", action="store_true", help="only the --hw rows")
+    ap.add_argument("--merge", action="store_true", help="merge the rows into the existing results file")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from kcgym.registry import ACCELERATORS
@@ -233,6 +244,12 @@ def main() -> None:
                           + f" {time.perf_counter() - t0:.1f}s{flag}", flush=True)
     if args.quick:
         return
+    if args.merge and Path(args.out).is_file():
+        def key(r: dict) -> tuple:
+            return r["accelerator"], r["task"], r["config"], json.dumps(r["hw"], sort_keys=True)
+
+        new = {key(r) for r in rows}
+        rows = [r for r in load(Path(args.out)) if key(r) not in new] + rows
     finish(rows, Path(args.out), args.no_readme)
 
 

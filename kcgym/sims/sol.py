@@ -8,10 +8,11 @@ first, so ``profile`` can show which constraint limits a kernel.
 
 Two kinds of term:
 
-- *physical* terms (data movement, latency) hold for any kernel whatever its numerics; their
-  maximum is the hard anti-cheat floor (a kernel below it scores 0: a simulator bug or an exploit).
+- *physical* terms (data movement, latency) hold for any kernel whatever its numerics or algorithm;
+  their maximum is the hard anti-cheat floor (a kernel below it scores 0: a simulator bug or an exploit).
 - the other terms assume the work is done exactly where the task needs it (matrix MACs with fp32
-  or int32 accumulation on the unit that has it, one vector pass per elementwise step). A kernel
+  or int32 accumulation on the unit that has it, one vector pass per elementwise step) and by the
+  direct algorithm (a Winograd convolution needs fewer multiplies, so MAC terms are never physical). A kernel
   that beats them (``beats_sol``) is flagged and scored as if it ran at ``sol_cycles``.
 
 The per-task work counts shared by the bf16 machines live here (one copy for NPU and VLIW).

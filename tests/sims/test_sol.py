@@ -83,9 +83,9 @@ def test_no_compiler_or_expert_kernel_beats_the_speed_of_light_at_large_configs(
 def test_measured_cycles_in_the_results_file_respect_the_bound_as_computed_now():
     rows = _bench().load()
     seen = {(r["accelerator"], r["task"], r["config"], r["hw_default"]) for r in rows}
-    for acc_name, task_name, c in _cases([1, 2, 3, 4, 5]):  # the file covers every config (override: C1-C2)
+    for acc_name, task_name, c in _cases([1, 2, 3, 4, 5]):  # every config (VLIW's override: C1-C2)
         assert (acc_name, task_name, c, True) in seen
-        assert c > 2 or (acc_name, task_name, c, False) in seen
+        assert (acc_name == "VLIW" and c > 2) or (acc_name, task_name, c, False) in seen
     for r in rows:
         acc = ACCELERATORS[r["accelerator"]]
         task = task_for(r["accelerator"], r["task"])

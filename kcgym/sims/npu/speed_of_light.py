@@ -44,7 +44,7 @@ def speed_of_light(task: Task, cfg: TaskConfig, hw: NPUConfig) -> SolBound:
     loose = inexact_macs(task, cfg)
     if loose:
         rate = hw.peak_macs_per_cycle + hw.VLEN / 2  # the vector unit too: one multiply and one add per row
-        terms.append(SolTerm(name="macs", physical=True, cycles=ceil_div(loose, rate) + entry + exit_,
+        terms.append(SolTerm(name="macs", cycles=ceil_div(loose, rate) + entry + exit_,
                              explanation=f"{loose:,} MACs on the matrix and vector units together "
                                          f"({rate:g} MACs/cycle)"))
     passes = elementwise_passes(task)

@@ -26,10 +26,10 @@ def speed_of_light(task: Task, cfg: TaskConfig, hw: RVVConfig) -> SolBound:
     L, bw = hw.ext_latency, hw.ext_bytes_per_cycle
     tables = set(getattr(task, "tables", ()))
 
-    def nbytes(tensors) -> int:
-        return sum(t.size * tensor_dtype(task, t.name).itemsize for t in tensors if t.name not in tables)
-
-    b_in, b_out = nbytes(task.inputs(cfg)), nbytes(task.outputs(cfg))
+    # every input element must be read, but only one byte of it for sure: where the input domain allows, a
+    # kernel may read only the low bytes of an int32 input (a bias); every output byte must be written
+    b_in = sum(t.size for t in task.inputs(cfg) if t.name not in tables)
+    b_out = sum(t.size * tensor_dtype(task, t.name).itemsize for t in task.outputs(cfg))
     t_in, t_out = ceil_div(b_in, bw), ceil_div(b_out, bw)
     # the first data arrives latency + 1 after the start (a one-cycle scalar load); a store completes latency
     # cycles after its (at least one-cycle) transfer

@@ -48,6 +48,6 @@ def speed_of_light(task: Task, cfg: TaskConfig, hw: VLIWConfig) -> SolBound:
             what.append(f"{macs + loose:,} MACs at {MMUL_MACS}/bundle (VMMUL, fp32 accumulators)")
         if passes:
             what.append(f"{passes} pass(es) of {LANES} lanes per output vector")
-        terms.append(SolTerm(name="vec_slot", cycles=vec_ops + span, physical=not passes,
+        terms.append(SolTerm(name="vec_slot", cycles=vec_ops + span,
                              explanation="the one VEC slot does all arithmetic: " + " + ".join(what)))
     return SolBound.of(terms)
