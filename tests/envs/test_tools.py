@@ -172,7 +172,7 @@ def test_view_output_of_unassembled_kernel(env):
 def test_profile(env):
     call(env, "write_kernel", source="SLOW 20\nCOPYROW 0\nCOPYROW 1\nCOPYROW 2\nCOPYROW 3\n")
     obs, *_, info = call(env, "profile")
-    assert "Dynamic instructions by category" in obs and "Unit utilisation" in obs
+    assert "Dynamic operations by category (5 operations)" in obs and "Unit utilisation" in obs
     assert info["counts"] == {"copy": 4, "other": 1}
     assert info["unit_busy"] == {"COPY": 160, "SCALAR": 20}
     assert info["utilisation"]["COPY"] == pytest.approx(160 / 180)
