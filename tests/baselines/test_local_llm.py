@@ -24,7 +24,7 @@ from tests.baselines.transcripts import assert_openai_chat
 MISSING = local_server.missing()
 needs_extra = pytest.mark.skipif(MISSING is not None, reason=f"local-llm extra not installed: {MISSING}")
 
-MAX_TURNS = 3  # a short episode: the first call prefills the ~1.9k-token prompt, later ones reuse its cache
+MAX_TURNS = 2  # the first call prefills the ~1.9k-token prompt; the second sends the model's call back (null content)
 N_CTX = 4096  # the FAKE prompt + room to answer; also bounds the arguments llama-cpp-python generates
 SPEC = EpisodeSpec(env_id="KernelCraft-FAKE-copy", accelerator="FAKE", task="copy", level=1, config=1, run=0, seed=0)
 
