@@ -133,7 +133,7 @@ def test_cli_profile(tmp_path):
     assert out.returncode != 0 and ":1:1: error[E001]" in out.stdout
 
 
-def test_speed_of_light_hook_prints_the_binding_term_when_the_report_has_one():
+def test_profile_names_the_binding_speed_of_light_term():
     from kcgym.envs.reports import speed_of_light_text
 
     acc = ACCELERATORS["VLIW"]
@@ -145,10 +145,10 @@ def test_speed_of_light_hook_prints_the_binding_term_when_the_report_has_one():
     inputs = ev.input_sets(0, 1)
     report = ev.evaluate(source, inputs)
     report.line_profile = ev.attribute(source, inputs[0])
-    assert speed_of_light_text(report) is None and "speed-of-light" not in render_profile(report, task.tolerance)
-
-    class Sol:
-        binding = "DMA in: 16 cycles"
-
-    report.sol = Sol()
-    assert "Binding speed-of-light term: DMA in: 16 cycles" in render_profile(report, task.tolerance)
+    term = report.sol.binding
+    assert term is not None and speed_of_light_text(report) == f"{term.name} ({term.cycles:,} cycles)"
+    text = render_profile(report, task.tolerance)
+    assert f"Binding speed-of-light term: {term.name} ({term.cycles:,} cycles)" in text
+    report.sol = None  # an accelerator without a bound: the line is left out
+    assert speed_of_light_text(report) is None
+    assert "Binding speed-of-light term" not in render_profile(report, task.tolerance)

@@ -66,8 +66,10 @@ def test_placeholders_are_all_substituted_and_text_is_ascii():
 
 
 def test_guide_length_fits_a_prompt():
+    # 5200: the numbered timing rules (NPU-T1..T7) and the generated assembly limits took the guide from
+    # ~4,500 to ~4,900 words; the whole reset prompt stays well inside a 32k-token context.
     words = len(guide_text().split())
-    assert 2000 <= words <= 4800, words
+    assert 2000 <= words <= 5200, words
 
 
 def _evaluate(src: str):
