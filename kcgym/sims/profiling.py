@@ -42,6 +42,13 @@ class PcProfile:
         return cls(stall_names=tuple(stall_names), table=prof[:length].copy(), end_row=prof[length:].sum(axis=0),
                    drain=int(cycles) - int(issue_end))
 
+    @classmethod
+    def attach(cls, results: list, st, length: int, stall_names: tuple[str, ...], issue_col: int) -> None:
+        """Set ``res.profile`` of each input set's result from a profiling run's batched state ``st``
+        (``issue_col``: the ``st.ctl`` column holding the front end's final issue time)."""
+        for b, res in enumerate(results):
+            res.profile = cls.from_counters(st.prof[b], length, stall_names, res.cycles, int(st.ctl[b, issue_col]))
+
     @property
     def front_end_cycles(self) -> int:
         return int(self.table[:, 1:].sum() + self.end_row[1:].sum())

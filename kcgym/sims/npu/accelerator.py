@@ -84,9 +84,7 @@ class NPUAccelerator(Accelerator):
         st = jax.device_get(st)
         results = [self._result(st, b, program, layout, hw, max_steps) for b in range(len(inputs))]
         if profile:
-            for b, res in enumerate(results):
-                res.profile = PcProfile.from_counters(st.prof[b], program.length, M.PROFILE_STALLS, res.cycles,
-                                                      int(st.ctl[b, M.T_ISSUE]))
+            PcProfile.attach(results, st, program.length, M.PROFILE_STALLS, M.T_ISSUE)
         return results
 
     def loop_ranges(self, program: Program) -> list[tuple[int, int]]:

@@ -187,9 +187,7 @@ class RVVAccelerator(Accelerator):
         st = simulate_images(program, images, hw, max_steps, profile=profile)
         results = [self._result(st, b, program, task, layout, hw, max_steps) for b in range(len(inputs))]
         if profile:
-            for b, res in enumerate(results):
-                res.profile = PcProfile.from_counters(st.prof[b], program.length, M.PROFILE_STALLS, res.cycles,
-                                                      int(st.ctl[b, M.T_SCALAR]))
+            PcProfile.attach(results, st, program.length, M.PROFILE_STALLS, M.T_SCALAR)
         return results
 
     def loop_ranges(self, program: RVVProgram) -> list[tuple[int, int]]:  # type: ignore[override]

@@ -81,9 +81,7 @@ class VLIWAccelerator(Accelerator):
         st = self.execute(program, ext, limit, hw, max_steps, profile)
         results = [self._result(st, b, program, layout, hw, max_steps) for b in range(len(inputs))]
         if profile:
-            for b, res in enumerate(results):
-                res.profile = PcProfile.from_counters(st.prof[b], program.length, M.PROFILE_STALLS, res.cycles,
-                                                      int(st.ctl[b, M.T_ISSUE]))
+            PcProfile.attach(results, st, program.length, M.PROFILE_STALLS, M.T_ISSUE)
         return results
 
     def loop_ranges(self, program: Program) -> list[tuple[int, int]]:
