@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from kcgym.isa.diagnostics import AssemblyError, Diagnostic
-from kcgym.limits import MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE, UNBASED_STEP_BUDGET
+from kcgym.limits import MAX_CACHED_BASELINES, MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE, UNBASED_STEP_BUDGET
 from kcgym.limits import step_budget as step_budget_for
 from kcgym.sims.base import Accelerator, FaultInfo, RunResult
 from kcgym.sims.profiling import LineProfile, line_profile
@@ -161,6 +161,8 @@ class Evaluator:
         key = (self.accelerator.name, _hw_key(self.hw), self.task.name, self.cfg.index, str(self.cfg.params))
         with _BASELINE_LOCK:
             if key not in _BASELINES:
+                if len(_BASELINES) >= MAX_CACHED_BASELINES:  # bounded: drop the oldest
+                    _BASELINES.pop(next(iter(_BASELINES)))
                 _BASELINES[key] = _compute_baseline(self.accelerator, self.task, self.cfg, self.hw)
             return _BASELINES[key]
 

@@ -64,3 +64,9 @@ def assembly_limits_markdown() -> str:
         f"padding against the ITCM) before allocation. The first {MAX_DIAGNOSTICS} diagnostics are shown; "
         f"the first {MAX_SUGGESTIONS} unknown names get a \"did you mean\".\n"
     )
+
+# -- process-wide caches -------------------------------------------------------------------
+# Bounded so that a long-lived process that sweeps many (task, config, hw) combinations (an RL run over
+# hardware variants, `kcgym sweep`) does not grow without limit; the oldest entry is dropped first.
+MAX_CACHED_BASELINES = 1024  # compiler baselines (source + cycles) per (accelerator, hw, task, config)
+MAX_CACHED_SCORERS = 64  # BatchScorers kept by scoring.scorer_for (each holds one env)

@@ -32,7 +32,7 @@ from kcgym.envs.kernel_env import KernelCraftEnv, episode_seeds
 from kcgym.envs.rewards import RewardSpec
 from kcgym.envs.text import valid_text
 from kcgym.evaluation import KernelReport
-from kcgym.limits import MAX_COMPLETION_CHARS, STEP_BUDGET_MULTIPLE
+from kcgym.limits import MAX_CACHED_SCORERS, MAX_COMPLETION_CHARS, STEP_BUDGET_MULTIPLE
 from kcgym.registry import parse_config
 
 ErrorClass = Literal["no_kernel", "syntax", "functional", "below_roofline", "internal_error"]
@@ -343,7 +343,7 @@ def _make_env(env_id: str, config: int, hw: Any, reward: Any, hidden_inputs: int
     return env
 
 
-_SCORERS: dict[tuple, BatchScorer] = {}
+_SCORERS: OrderedDict[tuple, BatchScorer] = OrderedDict()  # LRU, at most MAX_CACHED_SCORERS
 _SCORERS_LOCK = threading.Lock()
 
 
@@ -362,7 +362,11 @@ def scorer_for(
         env_id, parse_config(config), json.dumps(hw_items, sort_keys=True), spec.model_dump_json(), int(hidden_inputs)
     )
     with _SCORERS_LOCK:
-        if key not in _SCORERS:
+        if key in _SCORERS:
+            _SCORERS.move_to_end(key)  # least recently used goes first
+        else:
+            if len(_SCORERS) >= MAX_CACHED_SCORERS:
+                _SCORERS.popitem(last=False)
             _SCORERS[key] = BatchScorer(env_id, config, hw=hw, reward=spec, hidden_inputs=hidden_inputs)
         return _SCORERS[key]
 
