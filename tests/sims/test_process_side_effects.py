@@ -68,3 +68,9 @@ def test_baseline_cache_is_bounded(monkeypatch):
         assert env.evaluator.baseline().cycles > 0
         assert len(evaluation._BASELINES) == 1
     assert MAX_CACHED_BASELINES >= 64
+
+
+def test_readme_states_the_cache_bounds():
+    text = (ROOT / "README.md").read_text()
+    assert f"`kcgym.limits.MAX_CACHED_SCORERS` = {MAX_CACHED_SCORERS}" in text
+    assert f"`MAX_CACHED_BASELINES` = {MAX_CACHED_BASELINES}" in text
