@@ -31,6 +31,7 @@ UINT_MAX = (1 << 64) - 1
 # -- assembly: "did you mean" -------------------------------------------------------------
 MAX_SUGGESTIONS = 16  # unknown names per assembly that get a computed suggestion
 MAX_SUGGESTION_CANDIDATES = 256  # names compared against one unknown name
+MAX_SUGGESTED_WORD = 64  # longer unknown words get no suggestion (no near miss is that long)
 
 # -- simulation ---------------------------------------------------------------------------
 # A kernel may run STEP_BUDGET_MULTIPLE x the compiler kernel's dynamic instruction count (NPU and
