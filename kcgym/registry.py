@@ -1,9 +1,10 @@
 """The one (accelerator x task) table, and its registration with Gymnasium.
 
-Adding a task means writing its module under ``kcgym/tasks/`` and adding its name to a
-row of :data:`SUPPORTED`; adding an accelerator means writing its package under
-``kcgym/sims/`` and adding one entry to :data:`_ACCELERATOR_PATHS` and one row to
-:data:`SUPPORTED`. Nothing else changes.
+The table (:data:`SUPPORTED`) is derived from the task manifest (``kcgym/tasks/manifest.py``):
+adding a task means writing its module under ``kcgym/tasks/`` and its manifest entry (with
+its shapes on each machine that runs it); adding an accelerator means writing its package
+under ``kcgym/sims/``, adding one entry to :data:`_ACCELERATOR_PATHS` and giving the manifest
+entries its shapes (or the reason it lacks a task). Nothing else changes.
 
 Registration only records strings (ids and entry points), so ``import kcgym`` stays cheap
 and never imports JAX or a simulator; :data:`ACCELERATORS` imports a machine the first
@@ -12,12 +13,14 @@ time it is looked up.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import gymnasium
+
+from kcgym.suggest import did_you_mean
+from kcgym.tasks import manifest
 
 if TYPE_CHECKING:
     from kcgym.sims.base import Accelerator
@@ -34,76 +37,10 @@ _ACCELERATOR_PATHS: dict[str, str] = {
     "RVV": "kcgym.sims.rvv:ACCELERATOR",
 }
 
-# accelerator name -> the tasks it runs (env-id names, see kcgym.tasks.TASKS)
-SUPPORTED: dict[str, tuple[str, ...]] = {
-    "NPU": (
-        "silu",
-        "relu",
-        "gelu",
-        "softmax",
-        "layernorm",
-        "rmsnorm",
-        "gemv",
-        "matmul",
-        "batch_matmul",
-        "linear",
-        "conv2d",
-        "depthwise_conv",
-        "rope",
-        "ffn",
-        "swiglu",
-        "sdpa",
-        "flash_attention",
-        "mha",
-        "gqa",
-        "mqa",
-        "conv_block",
-        "decoder_llama",
-        "decoder_t5",
-    ),
-    "VLIW": (
-        "silu",
-        "relu",
-        "gelu",
-        "softmax",
-        "layernorm",
-        "rmsnorm",
-        "gemv",
-        "matmul",
-        "batch_matmul",
-        "linear",
-        "conv2d",
-        "depthwise_conv",
-        "rope",
-        "ffn",
-        "swiglu",
-        "conv_block",
-        "sdpa",
-        "flash_attention",
-        "mha",
-        "gqa",
-        "mqa",
-        "decoder_llama",
-        "decoder_t5",
-    ),
-    "RVV": (
-        "relu",
-        "silu",
-        "gelu",
-        "softmax",
-        "layernorm",
-        "rmsnorm",
-        "gemv",
-        "matmul",
-        "batch_matmul",
-        "linear",
-        "conv2d",
-        "depthwise_conv",
-        "ffn",
-        "swiglu",
-        "conv_block",
-    ),
-}
+# accelerator name -> the tasks it runs (env-id names), in the manifest's (the paper's) order
+SUPPORTED: dict[str, tuple[str, ...]] = {acc: manifest.tasks_on(acc) for acc in _ACCELERATOR_PATHS}
+# accelerator name -> {task name: why it has no such env} (the manifest's explicit holes)
+UNSUPPORTED: dict[str, dict[str, str]] = {acc: manifest.unsupported_on(acc) for acc in _ACCELERATOR_PATHS}
 
 
 class _LazyAccelerators(Mapping[str, "Accelerator"]):
@@ -136,15 +73,7 @@ ACCELERATORS: Mapping[str, Accelerator] = _LazyAccelerators(_ACCELERATOR_PATHS)
 
 def unknown_name_message(kind: str, name: str, valid: list[str]) -> str:
     """``unknown <kind> 'x' (did you mean 'y'?); valid: ...`` — the one wording for lookups."""
-    same_but_case = [v for v in valid if v.lower() == str(name).lower()]
-    close = same_but_case or difflib.get_close_matches(str(name), valid, n=1, cutoff=0.5)
-    if not close:
-        lowered = {v.lower(): v for v in valid}
-        close = [
-            lowered[c] for c in difflib.get_close_matches(str(name).lower(), list(lowered), n=1, cutoff=0.5)
-        ]
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown {kind} {name!r}{hint}; valid: {', '.join(valid)}"
+    return f"unknown {kind} {name!r}{did_you_mean(name, valid, cutoff=0.5)}; valid: {', '.join(valid)}"
 
 
 def canonical_accelerator(name: str, valid: list[str] | None = None) -> str:
@@ -198,12 +127,7 @@ def parse_env_id(eid: str) -> tuple[str, str]:
     if endings:  # "matmul" or "NPU-matmul" (several: "matmul" when several accelerators run it)
         options = " or ".join(repr(e) for e in endings)
         raise KeyError(f"unknown env id {eid!r} (did you mean {options}?); {listing}")
-    close = difflib.get_close_matches(str(eid), ids, n=1, cutoff=0.6)
-    if not close:
-        lowered = {i.lower(): i for i in ids}
-        close = [lowered[c] for c in difflib.get_close_matches(str(eid).lower(), list(lowered), n=1, cutoff=0.6)]
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise KeyError(f"unknown env id {eid!r}{hint}; {listing}")
+    raise KeyError(f"unknown env id {eid!r}{did_you_mean(eid, ids)}; {listing}")
 
 
 def all_env_ids() -> list[str]:

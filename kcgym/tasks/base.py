@@ -4,6 +4,11 @@ A task is accelerator-neutral: logical tensors (in their row-major *storage* for
 seeded input generator, a NumPy reference that rounds where the hardware rounds, named
 scalar constants, a tolerance and its shape configurations C1..C5 per accelerator. Where
 the tensors lie in memory is the accelerator's business (``Accelerator.layout``).
+
+The declarative half (name, title, level, tensors, dtypes, domains, tolerance, shapes) is the
+task's entry in :mod:`kcgym.tasks.manifest`, bound to the instance by the loader; a task
+class holds only code (inputs, reference, constants, stress sets) and prose. A task defined
+outside the manifest (a test double) may set the same names as class attributes instead.
 """
 
 from __future__ import annotations
@@ -11,12 +16,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-Role = Literal["input", "output"]
+from kcgym.tasks.manifest import BF16_TOLERANCE, EXACT
+from kcgym.tasks.schema import Role, TaskEntry, Tolerance, Variant, evaluate, resolve
 
 
 @dataclass(frozen=True)
@@ -27,21 +33,12 @@ class TensorSpec:
     shape: tuple[int, ...]
     role: Role
     description: str = ""
+    dtype: str = "bf16"
 
     @property
     def size(self) -> int:
         return int(np.prod(self.shape))
 
-
-@dataclass(frozen=True)
-class Tolerance:
-    """Element ``i`` matches iff ``|a - e| <= atol + rtol * |e|`` (and both are finite)."""
-
-    atol: float
-    rtol: float
-
-
-BF16_TOLERANCE = Tolerance(atol=0.012, rtol=0.01)  # the paper's PLENA setting
 
 UNSTATED_DOMAIN = "the input generator's default distribution (no wider domain stated)"
 # (default draw of one tensor, rng) -> that tensor redrawn from the edge of the domain
@@ -78,23 +75,64 @@ class TaskConfig(BaseModel):
         return self.params[key]
 
 
-class Task(ABC):
-    """An ML workload. Subclasses set the class attributes and implement the methods."""
+__all__ = ["BF16_TOLERANCE", "EXACT", "StressSet", "Task", "TaskConfig", "TensorSpec", "Tolerance"]
 
-    name: ClassVar[str]  # env-id form, e.g. "matmul"
-    title: ClassVar[str]  # paper form, e.g. "GEMM"
-    level: ClassVar[int]  # 1 primitive, 2 composite, 3 end-to-end
-    category: ClassVar[str]
+
+class Task(ABC):
+    """An ML workload. Subclasses implement the methods; the manifest entry supplies the declarations."""
+
     formula: ClassVar[str]
     description: ClassVar[str]
-    # accelerator name -> five parameter dicts, C1..C5 in order
-    configs_by_accelerator: ClassVar[dict[str, tuple[dict[str, int], ...]]]
-    tolerance: ClassVar[Tolerance] = BF16_TOLERANCE
-    # input tensor name -> its domain (distribution and range of the default draw, and the edge that
-    # the stress sets probe); every input tensor must be named (a test checks it)
-    domain: ClassVar[dict[str, str]] = {}
     # drawn in every hidden evaluation besides the default sets (at least one per task)
     stress_sets: ClassVar[tuple[StressSet, ...]] = ()
+    # the manifest entry and the variant (number format) this instance is; None for a task from outside
+    entry: TaskEntry | None = None
+    variant: Variant | None = None
+
+    def __init__(self, entry: TaskEntry | None = None, family: str = "bf16") -> None:
+        if entry is not None:
+            self.entry, self.variant = entry, entry.variants[family]
+
+    def _declared(self) -> tuple[TaskEntry, Variant]:
+        if self.entry is None or self.variant is None:
+            raise TypeError(f"{type(self).__name__} has no manifest entry; declare it in kcgym/tasks/manifest.py")
+        return self.entry, self.variant
+
+    # -- the declarations, read from the manifest entry -----------------------------------------
+    @property
+    def name(self) -> str:  # env-id form, e.g. "matmul"
+        return self._declared()[0].name
+
+    @property
+    def title(self) -> str:  # paper form, e.g. "GEMM"
+        return self._declared()[0].title
+
+    @property
+    def level(self) -> int:  # 1 primitive, 2 composite, 3 end-to-end
+        return self._declared()[0].level
+
+    @property
+    def category(self) -> str:
+        return self._declared()[1].category
+
+    @property
+    def tolerance(self) -> Tolerance:
+        return BF16_TOLERANCE if self.variant is None else self.variant.tolerance
+
+    @property
+    def domain(self) -> Mapping[str, str]:
+        """Input tensor name -> its domain (distribution and range of the default draw, and the edge
+        that the stress sets probe); every registered task names every input (a test checks it)."""
+        return {} if self.variant is None else self.variant.domain
+
+    @property
+    def configs_by_accelerator(self) -> Mapping[str, tuple[Mapping[str, int], ...]]:
+        """Accelerator name -> five parameter dicts, C1..C5 in order (the machines that run this variant)."""
+        return self._declared()[1].shapes
+
+    def supports(self, accelerator: str) -> bool:
+        """True where ``accelerator`` has configurations of this task."""
+        return accelerator in self.configs_by_accelerator
 
     def configs(self, accelerator: str) -> list[TaskConfig]:
         rows = self.configs_by_accelerator.get(accelerator)
@@ -108,9 +146,20 @@ class Task(ABC):
             raise ValueError(f"config must be in 1..{len(cfgs)}, got {index}")
         return cfgs[index - 1]
 
-    @abstractmethod
     def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        """Inputs then outputs, in the order they are laid out in memory."""
+        """Inputs then outputs, in the order they are laid out in memory (as the manifest declares them)."""
+        variant = self._declared()[1]
+        names = resolve(variant, cfg.params)
+        return [TensorSpec(t.name, evaluate(t.shape, names), t.role, t.description.format(**names), t.dtype)
+                for t in variant.tensors]
+
+    def dtype_of(self, name: str) -> np.dtype:
+        """The NumPy storage type of tensor ``name`` (float32 holds bf16 values)."""
+        variant = self._declared()[1]
+        dtype = next((t.dtype for t in variant.tensors if t.name == name), None)
+        if dtype is None:
+            raise KeyError(f"task {self.name!r} has no tensor {name!r}")
+        return np.dtype({"bf16": np.float32, "int8": np.int8, "int32": np.int32}[dtype])
 
     @abstractmethod
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -10,41 +10,18 @@ Coral's C5 grows cin instead; here C5 grows the image to 16x16 (the largest work
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
-from kcgym.tasks.base import Task, TaskConfig, TensorSpec
-from kcgym.tasks.families import FAN_IN_DOMAIN, OUTLIER_DOMAIN, ConfigTable, fan_in_weights, unit_activations
+from kcgym.tasks.base import Task, TaskConfig
+from kcgym.tasks.families import fan_in_weights, unit_activations
 from kcgym.tasks.spatial import conv2d_bf16
 from kcgym.tasks.stress import outliers_in
-
-# (H, cin, cout, k) per config: the paper's Coral shapes with channels x8, cin >= 64 on the NPU
-NPU_CONV_SHAPES = ((8, 64, 64, 1), (8, 64, 64, 3), (8, 64, 128, 3), (8, 64, 256, 3), (16, 64, 128, 3))
-VLIW_CONV_SHAPES = ((8, 32, 64, 1), (8, 64, 64, 3), (8, 64, 128, 3), (8, 64, 256, 3), (8, 256, 64, 3))
-
-
-def conv_configs(shapes: tuple[tuple[int, int, int, int], ...]) -> tuple[dict[str, int], ...]:
-    return tuple({"H": h, "cin": cin, "cout": cout, "k": k} for h, cin, cout, k in shapes)
 
 
 class ConvTask(Task):
     """Shared tensors and inputs of Conv2D and ConvBlock: X (H, H, cin), W (k, k, cin, cout)."""
 
-    configs_by_accelerator: ClassVar[ConfigTable] = {
-        "NPU": conv_configs(NPU_CONV_SHAPES),
-        "VLIW": conv_configs(VLIW_CONV_SHAPES),
-    }
-    domain: ClassVar[dict[str, str]] = {"X": OUTLIER_DOMAIN, "W": FAN_IN_DOMAIN}
     stress_sets = (outliers_in("X"),)
-
-    def conv_tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        h, cin, cout, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
-        return [
-            TensorSpec("X", (h, h, cin), "input", "image, channels last: X[h, w, c] at (h*W + w)*cin + c"),
-            TensorSpec("W", (k, k, cin, cout), "input",
-                       "filters (kh, kw, cin, cout): W[kh, kw, ci, co] at ((kh*k + kw)*cin + ci)*cout + co"),
-        ]
 
     def conv_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         h, cin, cout, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
@@ -58,10 +35,6 @@ class ConvTask(Task):
 
 
 class Conv2D(ConvTask):
-    name = "conv2d"
-    title = "Conv2D"
-    level = 1
-    category = "Spatial"
     formula = "Y[h, w, co] = sum_{kh, kw, ci} Xpad[h + kh, w + kw, ci] * W[kh, kw, ci, co]"
     description = (
         "2-D convolution of one square image, stride 1, zero 'same' padding of k // 2 (Y has X's spatial "
@@ -70,10 +43,6 @@ class Conv2D(ConvTask):
         "All k*k*cin products are accumulated in fp32 and each output is rounded once to bf16. X has unit "
         "variance and W variance 1/(k*k*cin), so interior outputs have std about 1."
     )
-
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        h, cout = cfg["H"], cfg["cout"]
-        return [*self.conv_tensors(cfg), TensorSpec("Y", (h, h, cout), "output", "Y[h, w, co], channels last")]
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         return self.conv_inputs(cfg, rng)

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from kcgym.tasks.base import TaskConfig, TensorSpec
+from kcgym.tasks.base import TaskConfig
 from kcgym.tasks.conv2d import ConvTask
 from kcgym.tasks.numerics import random_bf16, round_bf16
 from kcgym.tasks.spatial import conv2d_bf16
 
 
 class ConvBlock(ConvTask):
-    name = "conv_block"
-    title = "ConvBlock"
-    level = 3
-    category = "CNN"
     formula = "Y = relu(conv2d(X, W) * scale + shift)"
     description = (
         "Conv2D (same padding, stride 1, channels last, as in the conv2d task: X (H, W, cin), W (k, k, cin, "
@@ -29,17 +25,6 @@ class ConvBlock(ConvTask):
         "bf16(c * scale), then bf16(. + shift), then max(., 0). scale is uniform in [0.5, 1.5] and shift in "
         "[-1, 1], so about half of the outputs are positive and O(1)."
     )
-
-    domain = {**ConvTask.domain, "scale": "bf16, uniform on [0.5, 1.5)", "shift": "bf16, uniform on [-1, 1)"}
-
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        h, cout = cfg["H"], cfg["cout"]
-        return [
-            *self.conv_tensors(cfg),
-            TensorSpec("scale", (cout,), "input", "folded BatchNorm scale per output channel"),
-            TensorSpec("shift", (cout,), "input", "folded BatchNorm shift per output channel"),
-            TensorSpec("Y", (h, h, cout), "output", "Y[h, w, co], channels last"),
-        ]
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         cout = cfg["cout"]

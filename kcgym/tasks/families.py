@@ -1,7 +1,8 @@
-"""Shared shapes of the level-1 tasks: elementwise, row-wise normalisation, matrix products.
+"""Shared code of the level-1 tasks: elementwise, row-wise normalisation, matrix products.
 
-The ten level-1 tasks fall into three families that share tensors, configurations and
-input generators; keeping those here means each task module only states its function.
+The ten level-1 tasks fall into three families that share input generators and references;
+keeping those here means each task module only states its function. Their tensors and
+shapes are declared in the manifest.
 """
 
 from __future__ import annotations
@@ -12,28 +13,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from kcgym.tasks.base import Task, TaskConfig, TensorSpec
+from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.numerics import random_bf16, round_bf16
 from kcgym.tasks.stress import OFFSET_ROWS, TAILS
 
-# The paper's Table 12 element counts for the activation and normalisation tasks (PLENA).
-NPU_ELEMENT_COUNTS = (256, 1024, 2048, 8192, 16384)
-# The paper's Table 13 element counts for the same tasks on the AMD NPU (the VLIW tile): the same.
-VLIW_ELEMENT_COUNTS = (256, 1024, 2048, 8192, 16384)
-# Row length of the normalisation tasks: the NPU vector width (VLEN), since the paper gives n only.
-NPU_HIDDEN = 64
 NORM_EPS = 1e-5
 SQRT3 = math.sqrt(3.0)  # U(-sqrt 3, sqrt 3) has unit variance
-
-ConfigTable = dict[str, tuple[dict[str, int], ...]]  # accelerator -> C1..C5 parameter dicts
-
-# Input-domain phrases shared by the task declarations (``Task.domain``).
-UNIT_DOMAIN = "bf16, uniform on [-1.73, 1.73) (unit variance)"
-FAN_IN_DOMAIN = "bf16 weights, uniform with variance 1/fan-in (|w| < sqrt(3 / fan-in))"
-OUTLIER_DOMAIN = (UNIT_DOMAIN + "; domain: the same with outliers, up to 1/32 of the entries scaled by up to 32 "
-                  "(|x| < 56), which one hidden stress set draws")
-MILD_OUTLIER_DOMAIN = (UNIT_DOMAIN + "; domain: the same with mild outliers, up to 1/32 of the entries scaled by up "
-                       "to 3 (|x| < 5.2), which one hidden stress set draws")
 
 
 class ElementwiseTask(Task):
@@ -43,29 +28,13 @@ class ElementwiseTask(Task):
     are exercised and the outputs are O(1).
     """
 
-    level: ClassVar[int] = 1
-    category: ClassVar[str] = "Activation"
-    configs_by_accelerator: ClassVar[ConfigTable] = {
-        "NPU": tuple({"n": n} for n in NPU_ELEMENT_COUNTS),
-        "VLIW": tuple({"n": n} for n in VLIW_ELEMENT_COUNTS),
-    }
     input_low: ClassVar[float] = -4.0
     input_high: ClassVar[float] = 4.0
-    domain: ClassVar[dict[str, str]] = {
-        "X": "bf16, default uniform on [-4, 4); domain: any |X| <= 32, which one hidden stress set draws (|X| in 4..32)"
-    }
     stress_sets = (TAILS,)
 
     @abstractmethod
     def function(self, x: np.ndarray) -> np.ndarray:
         """The exact activation, evaluated in float64."""
-
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        n = cfg["n"]
-        return [
-            TensorSpec("X", (n,), "input", f"{n} bf16 elements"),
-            TensorSpec("Y", (n,), "output", f"{n} bf16 elements, Y[i] = f(X[i])"),
-        ]
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         return {"X": random_bf16(rng, cfg["n"], low=self.input_low, high=self.input_high)}
@@ -81,13 +50,6 @@ class RowwiseTask(Task):
     out as rows of ``hidden = 64`` (one NPU vector) and normalises each row on its own.
     """
 
-    level: ClassVar[int] = 1
-    category: ClassVar[str] = "Normalization"
-    configs_by_accelerator: ClassVar[ConfigTable] = {
-        "NPU": tuple({"n": n, "hidden": NPU_HIDDEN} for n in NPU_ELEMENT_COUNTS),
-        "VLIW": tuple({"n": n, "hidden": NPU_HIDDEN} for n in VLIW_ELEMENT_COUNTS),
-    }
-
     @staticmethod
     def shape(cfg: TaskConfig) -> tuple[int, int]:
         """``(rows, hidden)``: the storage shape of both X and Y."""
@@ -100,13 +62,6 @@ class RowwiseTask(Task):
     def function(self, x: np.ndarray) -> np.ndarray:
         """The exact normalisation of each row of ``x`` (float64, last axis)."""
 
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        rows, hidden = self.shape(cfg)
-        return [
-            TensorSpec("X", (rows, hidden), "input", f"{rows} rows of {hidden} bf16 elements"),
-            TensorSpec("Y", (rows, hidden), "output", f"{rows} rows of {hidden}, each row normalised"),
-        ]
-
     def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"Y": round_bf16(self.function(inputs["X"].astype(np.float64)))}
 
@@ -115,12 +70,10 @@ class EpsNormTask(RowwiseTask):
     """LayerNorm and RMSNorm: they share ``eps`` and ``1/hidden`` as kernel constants."""
 
     eps: ClassVar[float] = NORM_EPS
-    domain: ClassVar[dict[str, str]] = {
-        "X": "bf16 rows, default uniform with a per-row std of 0.25..4 and mean within one std of zero; domain: "
-        "row std 2^-9..4 with the mean up to 2.5 std from zero, whose small-std, large-mean edge one hidden "
-        "stress set draws"
-    }
     stress_sets = (OFFSET_ROWS,)
+
+    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        return {"X": scaled_rows(rng, self.shape(cfg), mean_ratio=1.0, log2_std=(-2.0, 2.0))}
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:
         return {"eps": self.eps, "inv_hidden": 1.0 / cfg["hidden"]}
@@ -158,6 +111,15 @@ def fan_in_weights(rng: np.random.Generator, shape: tuple[int, ...], fan_in: int
     """bf16 weights uniform with variance ``1 / fan_in``, so a product with unit activations has std ~1."""
     bound = math.sqrt(3.0 / fan_in)
     return random_bf16(rng, shape, low=-bound, high=bound)
+
+
+def mlp_weights(rng: np.random.Generator, h: int, hi: int, gated: bool = False) -> dict[str, np.ndarray]:
+    """An MLP's fan-in-scaled weights, drawn in this order: W1 (h, hi), W3 (h, hi) if ``gated``, W2 (hi, h)."""
+    out = {"W1": fan_in_weights(rng, (h, hi), fan_in=h)}
+    if gated:
+        out["W3"] = fan_in_weights(rng, (h, hi), fan_in=h)
+    out["W2"] = fan_in_weights(rng, (hi, h), fan_in=hi)
+    return out
 
 
 def matmul_bf16(x: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -15,8 +15,6 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
 class GELU(ElementwiseTask):
-    name = "gelu"
-    title = "GELU"
     formula = "Y = X * Phi(X) = 0.5 * X * (1 + erf(X / sqrt(2)))"
     description = (
         "Elementwise exact GELU, Y[i] = 0.5 * X[i] * (1 + erf(X[i] / sqrt(2))), over a flat vector of "

@@ -8,8 +8,6 @@ from kcgym.tasks.families import ElementwiseTask
 
 
 class ReLU(ElementwiseTask):
-    name = "relu"
-    title = "ReLU"
     formula = "Y = max(X, 0)"
     description = (
         "Elementwise Y[i] = max(X[i], 0) over a flat vector of n bf16 elements "

@@ -8,8 +8,6 @@ from kcgym.tasks.families import ElementwiseTask
 
 
 class SiLU(ElementwiseTask):
-    name = "silu"
-    title = "SiLU"
     formula = "Y = X * sigmoid(X) = X / (1 + exp(-X))"
     description = (
         "Elementwise Y[i] = X[i] / (1 + exp(-X[i])) over a flat vector of n bf16 elements "

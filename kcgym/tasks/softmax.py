@@ -13,8 +13,6 @@ LOGIT_STD = 2.5  # peaky rows, yet most of a row still carries visible probabili
 
 
 class Softmax(RowwiseTask):
-    name = "softmax"
-    title = "Softmax"
     formula = "Y[r, j] = exp(X[r, j] - max_k X[r, k]) / sum_k exp(X[r, k] - max_k X[r, k])"
     description = (
         "Row-wise softmax over the last axis of X, shape (rows, hidden) = (n / 64, 64): the paper gives "
@@ -25,10 +23,6 @@ class Softmax(RowwiseTask):
         "reciprocal, each rounded to bf16, stay within tolerance."
     )
 
-    domain = {
-        "X": "bf16 logits, default normal with std 2.5 around 0; domain: rows with any common offset up to +-100, "
-        "whose edge one hidden stress set draws (rows shifted by +-88..100)"
-    }
     stress_sets = (LARGE_LOGITS,)
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:

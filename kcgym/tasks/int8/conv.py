@@ -7,11 +7,9 @@ int32. Shapes: the paper's Table 14 (H = W).
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
-from kcgym.tasks.base import TaskConfig, TensorSpec
+from kcgym.tasks.base import TaskConfig
 from kcgym.tasks.int8 import quant as Q
 from kcgym.tasks.int8.matrix import RequantTask
 from kcgym.tasks.int8.stress import extremes_in
@@ -47,25 +45,14 @@ def depthwise(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 class Conv2DInt8(RequantTask):
-    name = "conv2d"
-    title = "Conv2D"
-    category = "Convolution"
     formula = "Y = requant(conv2d(X, W) + bias)"
-    int32_tensors: ClassVar[tuple[str, ...]] = ("bias",)
     description = ("2-D convolution, stride 1, zero padding k//2: acc[y, x, o] = bias[o] + sum_{ky, kx, c} "
                    "X[y + ky - k//2, x + kx - k//2, c] * W[ky, kx, c, o]; X (H, H, cin) int8 NHWC, W (k, k, cin, "
                    "cout) int8, bias (cout,) int32, Y (H, H, cout) int8." + RequantTask.requant_doc)
     stress_sets = (extremes_in("X", "W"),)
-    configs_by_accelerator: ClassVar[dict] = {"RVV": CONV_CONFIGS}
 
     def fan_in(self, cfg: TaskConfig) -> int:
         return cfg["k"] * cfg["k"] * cfg["cin"]
-
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        h, ci, co, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
-        return [TensorSpec("X", (h, h, ci), "input", "int8 NHWC image"),
-                TensorSpec("W", (k, k, ci, co), "input", "int8 weights (ky, kx, cin, cout)"),
-                TensorSpec("bias", (co,), "input", "int32"), TensorSpec("Y", (h, h, co), "output", "int8 NHWC")]
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         h, ci, co, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
@@ -81,27 +68,14 @@ class Conv2DInt8(RequantTask):
 
 
 class DepthwiseConvInt8(RequantTask):
-    name = "depthwise_conv"
-    title = "DepthwiseConv"
-    category = "Convolution"
     formula = "Y = requant(depthwise(X, W) + bias)"
-    int32_tensors: ClassVar[tuple[str, ...]] = ("bias",)
     description = ("Depthwise 2-D convolution, stride 1, zero padding k//2: acc[y, x, c] = bias[c] + sum_{ky, kx} "
                    "X[y + ky - k//2, x + kx - k//2, c] * W[ky, kx, c]; X (H, H, c) int8 NHWC, W (k, k, c) int8, "
                    "bias (c,) int32, Y (H, H, c) int8." + RequantTask.requant_doc)
     stress_sets = (extremes_in("X", "W"),)
-    configs_by_accelerator: ClassVar[dict] = {"RVV": (
-        {"H": 8, "c": 16, "k": 3}, {"H": 16, "c": 8, "k": 3}, {"H": 16, "c": 16, "k": 3}, {"H": 16, "c": 16, "k": 5},
-        {"H": 16, "c": 32, "k": 5})}
 
     def fan_in(self, cfg: TaskConfig) -> int:
         return cfg["k"] * cfg["k"]
-
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        h, c, k = cfg["H"], cfg["c"], cfg["k"]
-        return [TensorSpec("X", (h, h, c), "input", "int8 NHWC image"),
-                TensorSpec("W", (k, k, c), "input", "int8 weights (ky, kx, c)"),
-                TensorSpec("bias", (c,), "input", "int32"), TensorSpec("Y", (h, h, c), "output", "int8 NHWC")]
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         h, c, k = cfg["H"], cfg["c"], cfg["k"]
@@ -117,30 +91,18 @@ class DepthwiseConvInt8(RequantTask):
 
 
 class ConvBlockInt8(RequantTask):
-    name = "conv_block"
-    title = "ConvBlock"
-    level = 3
-    category = "Convolution"
     formula = "Y = relu(requant2(conv(relu(requant1(conv(X, W1) + b1)), W2) + b2))"
-    int32_tensors: ClassVar[tuple[str, ...]] = ("b1", "b2")
     description = ("Two conv layers with ReLU (a ResNet-style block without the skip): H1 = max(requant(conv2d(X, "
                    "W1) + b1, mult1), 0) of shape (H, H, cout), then Y = max(requant(conv2d(H1, W2) + b2, mult2), 0). "
                    "Both convolutions: stride 1, zero padding k//2, NHWC; W1 (k, k, cin, cout), W2 (k, k, cout, cout) "
                    "int8, b1, b2 (cout,) int32. requant(acc, m) = clip(((acc * m + 32768) >> 16) + zero_point, -128, "
                    "127). H1 is not an output: keep it where you like (the DTCM is a good place). Exact.")
     stress_sets = (extremes_in("X", "W1", "W2"),)
-    configs_by_accelerator: ClassVar[dict] = {"RVV": CONV_CONFIGS}
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:
         k2 = cfg["k"] ** 2
         return {"mult1": Q.requant_multiplier(k2 * cfg["cin"]), "mult2": Q.requant_multiplier(k2 * cfg["cout"]),
                 "shift": Q.REQUANT_SHIFT, "zero_point": Q.REQUANT_ZERO_POINT}
-
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        h, ci, co, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
-        return [TensorSpec("X", (h, h, ci), "input", "int8 NHWC"), TensorSpec("W1", (k, k, ci, co), "input", "int8"),
-                TensorSpec("b1", (co,), "input", "int32"), TensorSpec("W2", (k, k, co, co), "input", "int8"),
-                TensorSpec("b2", (co,), "input", "int32"), TensorSpec("Y", (h, h, co), "output", "int8 NHWC, >= 0")]
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         h, ci, co, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]

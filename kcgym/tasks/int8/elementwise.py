@@ -6,28 +6,19 @@ from typing import ClassVar
 
 import numpy as np
 
-from kcgym.tasks.base import TaskConfig, TensorSpec
+from kcgym.tasks.base import TaskConfig
 from kcgym.tasks.int8 import quant as Q
-from kcgym.tasks.int8.base import ELEMENT_COUNTS, Int8Task
+from kcgym.tasks.int8.base import Int8Task
 from kcgym.tasks.int8.stress import extremes_in
 
 
 class ElementwiseInt8(Int8Task):
-    level: ClassVar[int] = 1
-    category: ClassVar[str] = "Activation"
-    configs_by_accelerator: ClassVar[dict] = {"RVV": tuple({"n": n} for n in ELEMENT_COUNTS)}
     stress_sets = (extremes_in("X"),)
 
 
 class ReLUInt8(ElementwiseInt8):
-    name = "relu"
-    title = "ReLU"
     formula = "Y = max(X, 0)"
     description = "Elementwise Y[i] = max(X[i], 0) over n int8 elements (X, Y of shape (n,)); exact."
-
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        n = cfg["n"]
-        return [TensorSpec("X", (n,), "input", f"{n} int8"), TensorSpec("Y", (n,), "output", "max(X, 0)")]
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         return {"X": Q.random_int8(rng, cfg["n"])}
@@ -48,15 +39,6 @@ class TableActivation(ElementwiseInt8):
     def table(self) -> np.ndarray:
         return Q.activation_table(self.function)
 
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        n = cfg["n"]
-        return [
-            TensorSpec("X", (n,), "input", f"{n} int8, real value X/32"),
-            TensorSpec("T", (256,), "input", f"int8 lookup table: T[j] = round(32 * {self.name}((j - 128) / 32)), "
-                       "index with X + 128 (i.e. X xor 0x80 as an unsigned byte)"),
-            TensorSpec("Y", (n,), "output", "Y[i] = T[X[i] + 128]"),
-        ]
-
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         return {"X": Q.random_int8(rng, cfg["n"]), "T": self.table()}
 
@@ -65,8 +47,6 @@ class TableActivation(ElementwiseInt8):
 
 
 class SiLUInt8(TableActivation):
-    name = "silu"
-    title = "SiLU"
     formula = "Y = T[X + 128], T = round(32 * silu(j/32))"
     description = ("SiLU x * sigmoid(x) on n int8 elements with scale 1/32 (X in [-4, 4)), evaluated through the "
                    "256-entry int8 table T supplied in memory: Y[i] = T[X[i] + 128]. Exact.")
@@ -74,8 +54,6 @@ class SiLUInt8(TableActivation):
 
 
 class GELUInt8(TableActivation):
-    name = "gelu"
-    title = "GELU"
     formula = "Y = T[X + 128], T = round(32 * gelu(j/32))"
     description = ("GELU (erf form) on n int8 elements with scale 1/32 (X in [-4, 4)), evaluated through the "
                    "256-entry int8 table T supplied in memory: Y[i] = T[X[i] + 128]. Exact.")

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from kcgym.tasks.base import TaskConfig, TensorSpec
+from kcgym.tasks.base import TaskConfig
 from kcgym.tasks.int8 import quant as Q
 from kcgym.tasks.int8.base import Int8Task
 from kcgym.tasks.int8.stress import extremes_in
@@ -22,28 +22,16 @@ GATE_SHIFT = 6  # SwiGLU: h = clip(rounding_shift(g * u, 6)) keeps the product i
 
 
 class FFNInt8(Int8Task):
-    name = "ffn"
-    title = "FFN"
-    level = 2
-    category = "MLP"
     formula = "Y = requant2(relu(requant1(X @ W1 + b1)) @ W2 + b2)"
-    int32_tensors: ClassVar[tuple[str, ...]] = ("b1", "b2")
     description = ("Feed-forward block: H = max(requant(X @ W1 + b1, mult1), 0) of shape (T, f), then Y = "
                    "requant(H @ W2 + b2, mult2). X (T, d), W1 (d, f), W2 (f, d) int8 row-major; b1 (f,), b2 (d,) "
                    "int32; requant(acc, m) = clip(((acc * m + 32768) >> 16) + zero_point, -128, 127). H is not an "
                    "output: keep it where you like (the DTCM is a good place). Exact.")
     stress_sets = (extremes_in("X", "W1", "W2"),)
-    configs_by_accelerator: ClassVar[dict] = {"RVV": MLP_CONFIGS}
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:
         return {"mult1": Q.requant_multiplier(cfg["d"]), "mult2": Q.requant_multiplier(cfg["f"], Q.INT8_STD * 30),
                 "shift": Q.REQUANT_SHIFT, "zero_point": Q.REQUANT_ZERO_POINT}
-
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        t, d, f = cfg["T"], cfg["d"], cfg["f"]
-        return [TensorSpec("X", (t, d), "input", "int8"), TensorSpec("W1", (d, f), "input", "int8"),
-                TensorSpec("b1", (f,), "input", "int32"), TensorSpec("W2", (f, d), "input", "int8"),
-                TensorSpec("b2", (d,), "input", "int32"), TensorSpec("Y", (t, d), "output", "int8")]
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         t, d, f = cfg["T"], cfg["d"], cfg["f"]
@@ -63,10 +51,6 @@ class FFNInt8(Int8Task):
 
 
 class SwiGLUInt8(Int8Task):
-    name = "swiglu"
-    title = "SwiGLU"
-    level = 2
-    category = "MLP"
     formula = "Y = requant_d(sat(rshift(S[requant_g(X Wg) + 128] * requant_u(X Wu), 6)) @ Wd)"
     tables: ClassVar[tuple[str, ...]] = ("S",)
     description = ("Gated MLP: G = S[requant(X @ Wg, mult_g) + 128] (S: the int8 SiLU table, scale 1/32, supplied in "
@@ -75,19 +59,11 @@ class SwiGLUInt8(Int8Task):
                    "requant(acc, m) = clip(((acc * m + 32768) >> 16) + zero_point, -128, 127). H, G and U are not "
                    "outputs (the DTCM is a good place for them). Exact.")
     stress_sets = (extremes_in("X", "Wg", "Wu", "Wd"),)
-    configs_by_accelerator: ClassVar[dict] = {"RVV": MLP_CONFIGS}
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:
         return {"mult_g": Q.requant_multiplier(cfg["d"]), "mult_u": Q.requant_multiplier(cfg["d"]),
                 "mult_d": Q.requant_multiplier(cfg["f"], Q.INT8_STD * 20), "shift": Q.REQUANT_SHIFT,
                 "zero_point": Q.REQUANT_ZERO_POINT}
-
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        t, d, f = cfg["T"], cfg["d"], cfg["f"]
-        return [TensorSpec("X", (t, d), "input", "int8"), TensorSpec("Wg", (d, f), "input", "int8"),
-                TensorSpec("Wu", (d, f), "input", "int8"), TensorSpec("Wd", (f, d), "input", "int8"),
-                TensorSpec("S", (256,), "input", "int8 SiLU table: S[j] = round(32 * silu((j - 128) / 32))"),
-                TensorSpec("Y", (t, d), "output", "int8")]
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         t, d, f = cfg["T"], cfg["d"], cfg["f"]

@@ -12,9 +12,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from kcgym.tasks.base import TaskConfig, TensorSpec
+from kcgym.tasks.base import TaskConfig
 from kcgym.tasks.int8 import quant as Q
-from kcgym.tasks.int8.base import ELEMENT_COUNTS, HIDDEN, Int8Task
+from kcgym.tasks.int8.base import Int8Task
 from kcgym.tasks.int8.stress import FULL_RANGE_ROWS, OFFSET_ROWS
 
 EXP_TABLE_SCALE = 32767  # E[d] = round(32767 * exp(-d / 16))
@@ -31,41 +31,21 @@ def _row_inputs(rng: np.random.Generator, shape: tuple[int, int], spread: tuple[
 
 
 class RowwiseInt8(Int8Task):
-    level: ClassVar[int] = 1
-    category: ClassVar[str] = "Normalization"
-    configs_by_accelerator: ClassVar[dict] = {"RVV": tuple({"n": n, "hidden": HIDDEN} for n in ELEMENT_COUNTS)}
     output_doc: ClassVar[str] = ""
-    domain: ClassVar[dict[str, str]] = {
-        "X": "int8 rows, each with its own centre (uniform in +-60) and spread; domain: any int8 row, whose edge "
-        "(rows centred near +-100..120 with a spread of 1..4) one hidden stress set draws"
-    }
     stress_sets = (OFFSET_ROWS,)
 
     @staticmethod
     def shape(cfg: TaskConfig) -> tuple[int, int]:
         return cfg["n"] // cfg["hidden"], cfg["hidden"]
 
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        rows, hidden = self.shape(cfg)
-        return [TensorSpec("X", (rows, hidden), "input", f"{rows} rows of {hidden} int8"),
-                TensorSpec("Y", (rows, hidden), "output", self.output_doc)]
-
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         return {"X": _row_inputs(rng, self.shape(cfg), (4.0, 40.0))}
 
 
 class SoftmaxInt8(RowwiseInt8):
-    name = "softmax"
-    title = "Softmax"
-    category = "Activation"
-    int32_tensors: ClassVar[tuple[str, ...]] = ("E",)
     tables: ClassVar[tuple[str, ...]] = ("E",)
     formula = "Y = (E[max(X) - X] * 127) // sum(E[max(X) - X])"
     output_doc = "int8 in 0..127 per row"
-    domain = {
-        "X": "int8 rows, each with its own centre (uniform in +-60) and spread; domain: any int8 row, whose edge "
-        "(rows holding both -128 and 127, so max - X reaches 255) one hidden stress set draws"
-    }
     stress_sets = (FULL_RANGE_ROWS,)
     description = (
         "Row-wise softmax in integers. For each row r: m = max_i X[r, i]; d_i = m - X[r, i] (0..255); "
@@ -77,10 +57,6 @@ class SoftmaxInt8(RowwiseInt8):
     def exp_table() -> np.ndarray:
         return np.round(EXP_TABLE_SCALE * np.exp(-np.arange(256) / EXP_INPUT_SCALE)).astype(np.int32)
 
-    def tensors(self, cfg: TaskConfig) -> list[TensorSpec]:
-        t = super().tensors(cfg)
-        return [t[0], TensorSpec("E", (256,), "input", "int32 table E[d] = round(32767 * exp(-d/16))"), t[1]]
-
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         return {"X": _row_inputs(rng, self.shape(cfg), (4.0, 30.0)), "E": self.exp_table()}
 
@@ -91,8 +67,6 @@ class SoftmaxInt8(RowwiseInt8):
 
 
 class LayerNormInt8(RowwiseInt8):
-    name = "layernorm"
-    title = "LayerNorm"
     formula = "c = X - (sum X >> 6); Y = clip(trunc(32 c / (isqrt(sum c^2 >> 6) + 1)))"
     output_doc = "int8, 32 units per standard deviation"
     description = (
@@ -111,8 +85,6 @@ class LayerNormInt8(RowwiseInt8):
 
 
 class RMSNormInt8(RowwiseInt8):
-    name = "rmsnorm"
-    title = "RMSNorm"
     formula = "Y = clip(trunc(32 X / (isqrt(sum X^2 >> 6) + 1)))"
     output_doc = "int8, 32 units per root-mean-square"
     description = (
