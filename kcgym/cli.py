@@ -119,7 +119,7 @@ def _make_env(env_id: str, config: int, hw: str | None):
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from kcgym.registry import SUPPORTED, env_id
+    from kcgym.registry import SUPPORTED, UNSUPPORTED, env_id
     from kcgym.tasks import task_for
 
     wanted = {_accelerator_name(a) for a in _csv(args.accelerator) or []}
@@ -141,6 +141,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     for r in rows:
         configs = "; ".join(r["configs"])
         print(f"{r['env_id'].ljust(width)}  L{r['level']}  {r['title'].ljust(title_w)}  {configs}")
+    for acc, holes in UNSUPPORTED.items():  # the manifest's explicit holes, as the paper's Table 5 marks them
+        for name, reason in holes.items() if not wanted or acc in wanted else ():
+            print(f"{acc} {name}: not supported \u2014 {reason}")
     return EXIT_OK
 
 

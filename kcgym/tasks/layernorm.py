@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kcgym.tasks.base import TaskConfig
-from kcgym.tasks.families import EpsNormTask, scaled_rows
+from kcgym.tasks.families import EpsNormTask
 
 
 class LayerNorm(EpsNormTask):

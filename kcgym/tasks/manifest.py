@@ -86,8 +86,8 @@ INT8_CONV_SHAPES = {"RVV": configs("H cin cout k", (8, 4, 8, 1), (8, 8, 8, 3), (
 INT8_MLP_SHAPES = {"RVV": configs("T d f", (4, 32, 64), (8, 32, 64), (8, 64, 64), (16, 64, 64), (16, 64, 128))}
 
 # --- the machines that lack a task, and why ----------------------------------------------------
-NO_INT8_ATTENTION = ("the paper's Coral NPU runs no attention-based workload (Table 5, not officially supported), "
-                     "and kcgym's int8 family has no exact integer attention")
+NO_INT8_ATTENTION = ("the paper's Coral NPU runs none of the attention-based workloads (RoPE, attention, decoder "
+                     "blocks: Table 5, not officially supported), and kcgym's int8 family has no exact integer version")
 NOT_ON_RVV = {"RVV": NO_INT8_ATTENTION}
 
 
@@ -167,8 +167,9 @@ def _int8_rows(output: str) -> tuple[TensorDecl, ...]:
     return I8("X", "rows, hidden", "input", "{rows} rows of {hidden} int8"), I8("Y", "rows, hidden", "output", output)
 
 
-_INT8_NORM_DOMAIN = {"X": INT8_ROW_DOMAIN + "(rows centred near +-100..120 with a spread of 1..4) one hidden stress set "
-                     "draws"}
+_INT8_NORM_DOMAIN = {
+    "X": INT8_ROW_DOMAIN + "(rows centred near +-100..120 with a spread of 1..4) one hidden stress set draws"
+}
 
 MANIFEST: tuple[TaskEntry, ...] = (
     TaskEntry("silu", "SiLU", 1, 1, {
@@ -177,8 +178,8 @@ MANIFEST: tuple[TaskEntry, ...] = (
     }),
     TaskEntry("relu", "ReLU", 1, 2, {
         "bf16": _bf16("relu:ReLU", "Activation", _ELEMENTWISE, ELEMENTWISE_SHAPES, ACTIVATION_DOMAIN),
-        "int8": _int8("elementwise:ReLUInt8", "Activation",
-                      (I8("X", "n", "input", "{n} int8"), I8("Y", "n", "output", "max(X, 0)")), INT8_ELEMENTWISE_SHAPES),
+        "int8": _int8("elementwise:ReLUInt8", "Activation", (
+            I8("X", "n", "input", "{n} int8"), I8("Y", "n", "output", "max(X, 0)")), INT8_ELEMENTWISE_SHAPES),
     }),
     TaskEntry("gelu", "GELU", 1, 3, {
         "bf16": _bf16("gelu:GELU", "Activation", _ELEMENTWISE, ELEMENTWISE_SHAPES, ACTIVATION_DOMAIN),
@@ -219,7 +220,8 @@ MANIFEST: tuple[TaskEntry, ...] = (
     }),
     TaskEntry("matmul", "GEMM", 1, 8, {
         "bf16": _bf16("matrix:GEMM", "Matrix", (
-            T("X", "M, K", "input", "activations, row-major"), T("W", "K, N", "input", "weights, row-major (K rows of N)"),
+            T("X", "M, K", "input", "activations, row-major"),
+            T("W", "K, N", "input", "weights, row-major (K rows of N)"),
             T("Y", "M, N", "output", "Y = X @ W")), {
             "NPU": configs("M K N", (4, 64, 64), (8, 128, 128), (16, 128, 256), (32, 256, 256), (64, 256, 512)),
             "VLIW": configs("M K N", (8, 64, 64), (16, 256, 128), (32, 256, 256), (64, 512, 256), (128, 512, 1024)),

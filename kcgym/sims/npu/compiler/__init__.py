@@ -6,15 +6,17 @@ double buffering), intermediates go through a single scratch buffer, and there i
 across operators. The result is correct on every configuration and deliberately leaves the
 optimisations the hardware rewards to the agent.
 
-One module per family of templates; a new task adds its template and one row here.
+One module per family of templates, each with its own ``TEMPLATES`` (and ``SCRATCH``) table;
+the package discovers them (:func:`kcgym.discovery.collect`), so a new task adds its template
+and a row in its module's table, and nothing here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from kcgym.discovery import collect
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.npu.compiler import attention, composites, decoder, primitives, spatial
 from kcgym.sims.npu.compiler.emit import Asm
 from kcgym.sims.npu.compiler.scratch import ScratchSpec
 from kcgym.sims.npu.config import NPUConfig
@@ -23,20 +25,10 @@ from kcgym.tasks.base import Task, TaskConfig
 Template = Callable[[Task, TaskConfig, NPUConfig, MemoryLayout], str]
 
 # task name -> template; each family module exports its own TEMPLATES
-TEMPLATES: dict[str, Template] = {
-    **primitives.TEMPLATES,
-    **spatial.TEMPLATES,
-    **composites.TEMPLATES,
-    **attention.TEMPLATES,
-    **decoder.TEMPLATES,
-}
+TEMPLATES: dict[str, Template] = collect(__name__, "TEMPLATES")
 
 # task name -> the HBM scratch regions its template passes intermediates through (none: no entry)
-SCRATCH: dict[str, Callable[[Task, TaskConfig, NPUConfig], list[ScratchSpec]]] = {
-    **composites.SCRATCH,
-    **attention.SCRATCH,
-    **decoder.SCRATCH,
-}
+SCRATCH: dict[str, Callable[[Task, TaskConfig, NPUConfig], list[ScratchSpec]]] = collect(__name__, "SCRATCH")
 
 
 def scratch_regions(task: Task, cfg: TaskConfig, hw: NPUConfig) -> list[ScratchSpec]:

@@ -136,3 +136,6 @@ def expert_conv(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout
             asm(f"S_ADDI_INT gp8, gp8, {V}")
             asm(f"S_ADDI_INT gp11, gp11, {V}")
     return asm.text()
+
+
+EXPERTS = dict.fromkeys(("conv2d", "conv_block"), expert_conv)  # task name -> kernel, found by kcgym.sims.npu.expert

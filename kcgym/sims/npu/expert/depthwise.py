@@ -104,3 +104,6 @@ def expert_depthwise(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryL
         asm(f"S_ADDI_INT gp3, gp3, {V}")
         asm(f"S_ST_INT gp3, gp0, {CHUNK}", "next chunk")
     return asm.text()
+
+
+EXPERTS = {"depthwise_conv": expert_depthwise}  # task name -> kernel, found by kcgym.sims.npu.expert

@@ -182,3 +182,6 @@ def expert_ffn(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout)
         for _ in range(n // tg):
             g = token_group(g)
     return asm.text()
+
+
+EXPERTS = dict.fromkeys(("ffn", "swiglu"), expert_ffn)  # task name -> kernel, found by kcgym.sims.npu.expert

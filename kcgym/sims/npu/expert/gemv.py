@@ -76,3 +76,6 @@ def expert_gemv(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout
         asm.li("gp7", b0 * V)
         asm(f"H_STORE_V gp6, gp7, a2, 0, {rows}", "y")
     return asm.text()
+
+
+EXPERTS = {"gemv": expert_gemv}  # task name -> kernel, found by kcgym.sims.npu.expert

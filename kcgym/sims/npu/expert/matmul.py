@@ -90,3 +90,6 @@ def expert_matmul(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayo
         asm.li("gp3", obuf[buf])
         asm(f"H_STORE_V gp3, gp2, a2, 1, {B}", "store while the next block computes")
     return asm.text()
+
+
+EXPERTS = dict.fromkeys(("matmul", "linear"), expert_matmul)  # task name -> kernel, found by kcgym.sims.npu.expert

@@ -89,3 +89,6 @@ def expert_rope(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout
             asm.li("gp1", B * d)
             asm("S_ADD_INT gp13, gp13, gp1")
     return asm.text()
+
+
+EXPERTS = {"rope": expert_rope}  # task name -> kernel, found by kcgym.sims.npu.expert

@@ -2,31 +2,25 @@
 
 Vectorised but naively scheduled — one operation per bundle, no unrolling, no software
 pipelining, no DMA double buffering — like compiled C++ without a good scheduler. One
-module per family of templates; a new task adds its template and one row here.
+module per family of templates, each with its own ``TEMPLATES`` (and ``SCRATCH``) table, found by
+discovery (:func:`kcgym.discovery.collect`): a new task adds its template and nothing here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from kcgym.discovery import collect
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.vliw.compiler import attention, composites, decoder, primitives, rope, spatial
 from kcgym.sims.vliw.compiler.emit import Asm
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.tasks.base import Task, TaskConfig
 
 Template = Callable[[Task, TaskConfig, VLIWConfig, MemoryLayout], str]
 
-TEMPLATES: dict[str, Template] = {
-    **primitives.TEMPLATES,
-    **composites.TEMPLATES,
-    **rope.TEMPLATES,
-    **spatial.TEMPLATES,
-    **attention.TEMPLATES,
-    **decoder.TEMPLATES,
-}
+TEMPLATES: dict[str, Template] = collect(__name__, "TEMPLATES")
 # task name -> (cfg -> [(name, shape, description)]): EXT scratch tensors the layout appends
-SCRATCH = {**composites.SCRATCH, **rope.SCRATCH, **spatial.SCRATCH, **attention.SCRATCH, **decoder.SCRATCH}
+SCRATCH = collect(__name__, "SCRATCH")
 
 
 def compile_task(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:

@@ -122,3 +122,6 @@ def expert_conv(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayou
         asm(f"ADDI r2, r2, {VECTOR_BYTES}")
         asm(f"ADDI r3, r3, {VECTOR_BYTES}")
     return asm.text()
+
+
+EXPERTS = dict.fromkeys(("conv2d", "conv_block"), expert_conv)  # task name -> kernel, found by kcgym.sims.vliw.expert

@@ -84,3 +84,6 @@ def expert_depthwise(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: Memory
         asm(f"ADDI r2, r2, {VECTOR_BYTES}")
         asm(f"ADDI r3, r3, {VECTOR_BYTES}")
     return asm.text()
+
+
+EXPERTS = {"depthwise_conv": expert_depthwise}  # task name -> kernel, found by kcgym.sims.vliw.expert

@@ -82,3 +82,6 @@ def expert_gemv(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayou
     asm(f"PMOVI p5, {YBUF}")
     asm(f"DMAO p5, r3, r0, 1, {2 * M}", "y -> EXT")
     return asm.text()
+
+
+EXPERTS = {"gemv": expert_gemv}  # task name -> kernel, found by kcgym.sims.vliw.expert

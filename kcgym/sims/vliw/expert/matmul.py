@@ -189,3 +189,7 @@ def expert_matmul(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLay
     asm = Asm(f"{task.title} {cfg.label}", author="kcgym's expert kernels (VMMUL, 8 x 16 blocks, pipelined)")
     gemm(asm, hw, dims, ext_bytes(layout, "X"), ext_bytes(layout, "W"), ext_bytes(layout, "Y"), bias)
     return asm.text()
+
+
+# task name -> kernel, found by kcgym.sims.vliw.expert
+EXPERTS = dict.fromkeys(("matmul", "linear", "batch_matmul"), expert_matmul)

@@ -62,3 +62,6 @@ def expert_swiglu(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLay
     asm.comment("stage 3: Y = bf16(U @ W2)")
     gemm(asm, hw, down, u, w2, y)
     return asm.text()
+
+
+EXPERTS = {"ffn": expert_ffn, "swiglu": expert_swiglu}  # task name -> kernel, found by kcgym.sims.vliw.expert

@@ -128,3 +128,7 @@ def expert_streaming(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: Memory
         asm(f"ADDI r2, r2, {chunk}")
         asm("SUB r4, r8, r4", "swap buffers")
     return asm.text()
+
+
+# task name -> kernel, found by kcgym.sims.vliw.expert
+EXPERTS = dict.fromkeys(("relu", "silu", "gelu", "softmax", "layernorm", "rmsnorm"), expert_streaming)
