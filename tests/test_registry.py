@@ -7,37 +7,57 @@ import pytest
 
 import kcgym
 from kcgym import registry
+from kcgym.tasks import manifest
 
 
 def test_ids_follow_the_table():
     assert registry.env_id("NPU", "matmul") == "KernelCraft-NPU-matmul"
     assert [registry.env_id(a, t) for a, ts in registry.SUPPORTED.items() for t in ts] == kcgym.ENV_IDS
     assert len(set(kcgym.ENV_IDS)) == len(kcgym.ENV_IDS)
-    assert set(registry.SUPPORTED["NPU"]) == {
-        "silu",
-        "relu",
-        "gelu",
-        "softmax",
-        "layernorm",
-        "rmsnorm",
-        "gemv",
-        "matmul",
-        "batch_matmul",
-        "linear",
-        "conv2d",
-        "depthwise_conv",
-        "rope",
-        "ffn",
-        "swiglu",
-        "sdpa",
-        "flash_attention",
-        "mha",
-        "gqa",
-        "mqa",
-        "conv_block",
-        "decoder_llama",
-        "decoder_t5",
-    }
+    for acc in registry.SUPPORTED:  # the table is the manifest's, row by row, in its (the paper's) order
+        assert registry.SUPPORTED[acc] == manifest.tasks_on(acc)
+        assert registry.UNSUPPORTED[acc] == manifest.unsupported_on(acc)
+    paper = [e.name for e in manifest.MANIFEST if e.paper_id is not None]
+    assert len(paper) == 23 and set(paper) <= set(registry.SUPPORTED["NPU"])  # every paper task runs on the NPU
+
+
+def test_every_machine_runs_or_names_why_not_each_task():
+    """No silent holes: each (machine, task) cell is a variant with shapes or an explicit reason, never both."""
+    assert manifest.machines() == list(registry.ACCELERATORS)
+    for entry in manifest.MANIFEST:
+        for acc in registry.ACCELERATORS:
+            runs, reason = entry.variant_on(acc) is not None, entry.unsupported.get(acc, "")
+            assert runs != bool(reason.strip()), (acc, entry.name)
+        assert len(entry.machines()) == len(set(entry.machines())), entry.name  # one number format per machine
+
+
+def test_manifest_registry_gym_supports_and_list_agree(capsys):
+    """The manifest, the registry, Gymnasium's ids, each machine's supports() and `kcgym list` say the same."""
+    from kcgym.cli import main
+    from kcgym.tasks import tasks_for
+
+    registered = [eid for eid in gym.registry if eid.startswith(registry.ENV_PREFIX + "-")]
+    assert registered == kcgym.ENV_IDS
+    for acc, names in registry.SUPPORTED.items():
+        machine = registry.ACCELERATORS[acc]
+        table = tasks_for(machine.numerics)
+        for entry in manifest.MANIFEST:
+            family_on = entry.variant_on(acc)
+            assert (entry.name in names) == (family_on is not None)
+            if family_on is not None:
+                assert family_on[0] == machine.numerics, (acc, entry.name)  # the machine's number format
+                assert machine.supports(table[entry.name]), (acc, entry.name)
+                assert len(table[entry.name].configs(acc)) == 5
+            elif entry.name in table:
+                assert not machine.supports(table[entry.name]), (acc, entry.name)
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    listed = [line.split()[0] for line in lines if line.startswith(registry.ENV_PREFIX + "-")]
+    assert listed == kcgym.ENV_IDS
+    holes = [line for line in lines if ": not supported \u2014 " in line]
+    assert holes == [f"{acc} {name}: not supported \u2014 {why}"
+                     for acc, cells in registry.UNSUPPORTED.items() for name, why in cells.items()]
+    assert len(lines) == len(listed) + len(holes)
 
 
 def test_every_id_is_registered_without_a_time_limit():

@@ -130,6 +130,11 @@ class Task(ABC):
         """Accelerator name -> five parameter dicts, C1..C5 in order (the machines that run this variant)."""
         return self._declared()[1].shapes
 
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The constant inputs (lookup tables, fixed permutations): the same in every input set."""
+        return () if self.variant is None else tuple(t.name for t in self.variant.tensors if t.constant)
+
     def supports(self, accelerator: str) -> bool:
         """True where ``accelerator`` has configurations of this task."""
         return accelerator in self.configs_by_accelerator

@@ -91,17 +91,17 @@ NO_INT8_ATTENTION = ("the paper's Coral NPU runs none of the attention-based wor
 NOT_ON_RVV = {"RVV": NO_INT8_ATTENTION}
 
 
-def T(name: str, shape: str, role: str = "input", description: str = "", dtype: str = "bf16") -> TensorDecl:
-    """One tensor declaration (shorthand for the table below)."""
-    return TensorDecl(name, shape, role, description, dtype)  # type: ignore[arg-type]
+def T(name: str, shape: str, role: str = "input", description: str = "", constant: bool = False) -> TensorDecl:
+    """One bf16 tensor declaration (shorthand for the table below)."""
+    return TensorDecl(name, shape, role, description, "bf16", constant)  # type: ignore[arg-type]
 
 
-def I8(name: str, shape: str, role: str = "input", description: str = "int8") -> TensorDecl:
-    return TensorDecl(name, shape, role, description, "int8")  # type: ignore[arg-type]
+def I8(name: str, shape: str, role: str = "input", description: str = "int8", constant: bool = False) -> TensorDecl:
+    return TensorDecl(name, shape, role, description, "int8", constant)  # type: ignore[arg-type]
 
 
-def I32(name: str, shape: str, description: str = "int32") -> TensorDecl:
-    return TensorDecl(name, shape, "input", description, "int32")
+def I32(name: str, shape: str, description: str = "int32", constant: bool = False) -> TensorDecl:
+    return TensorDecl(name, shape, "input", description, "int32", constant)
 
 
 def _bf16(reference: str, category: str, tensors: tuple[TensorDecl, ...], shapes, domain, **kw) -> Variant:
@@ -159,7 +159,7 @@ def _attention_weights(suffix: str, what: str) -> tuple[TensorDecl, ...]:
 def _table_activation(fn: str) -> tuple[TensorDecl, ...]:
     return (I8("X", "n", "input", "{n} int8, real value X/32"),
             I8("T", "256", "input", f"int8 lookup table: T[j] = round(32 * {fn}((j - 128) / 32)), index with X + 128 "
-               "(i.e. X xor 0x80 as an unsigned byte)"),
+               "(i.e. X xor 0x80 as an unsigned byte)", constant=True),
             I8("Y", "n", "output", "Y[i] = T[X[i] + 128]"))
 
 
@@ -191,7 +191,7 @@ MANIFEST: tuple[TaskEntry, ...] = (
             "whose edge one hidden stress set draws (rows shifted by +-88..100)"}, derived=_ROWS),
         "int8": _int8("rowwise:SoftmaxInt8", "Activation", (
             I8("X", "rows, hidden", "input", "{rows} rows of {hidden} int8"),
-            I32("E", "256", "int32 table E[d] = round(32767 * exp(-d/16))"),
+            I32("E", "256", "int32 table E[d] = round(32767 * exp(-d/16))", constant=True),
             I8("Y", "rows, hidden", "output", "int8 in 0..127 per row")), INT8_ROWWISE_SHAPES,
             {"X": INT8_ROW_DOMAIN + "(rows holding both -128 and 127, so max - X reaches 255) one hidden stress set "
              "draws"}, derived=_ROWS),
@@ -286,7 +286,7 @@ MANIFEST: tuple[TaskEntry, ...] = (
             T("X", "s, d", "input", "one head's queries (or keys), one position per row"),
             T("cos", "s, d", "input", "cos(p * theta_i), both halves of a row alike"),
             T("sin", "s, d", "input", "sin(p * theta_i), both halves of a row alike"),
-            T("P", "d, d", "input", "signed permutation: X @ P = rotate_half(X)"),
+            T("P", "d, d", "input", "signed permutation: X @ P = rotate_half(X)", constant=True),
             T("Y", "s, d", "output", "Y = X * cos + rotate_half(X) * sin")), {
             "NPU": configs("s d", (32, 64), (64, 128), (128, 64), (128, 128), (256, 128)),
             "VLIW": configs("s d", (8, 16), (16, 64), (32, 16), (64, 64), (128, 64)),
@@ -318,7 +318,7 @@ MANIFEST: tuple[TaskEntry, ...] = (
             {"X": MILD_OUTLIER_DOMAIN, "W1": FAN_IN_DOMAIN, "W3": FAN_IN_DOMAIN, "W2": FAN_IN_DOMAIN}),
         "int8": _int8("mlp:SwiGLUInt8", "MLP", (
             I8("X", "T, d"), I8("Wg", "d, f"), I8("Wu", "d, f"), I8("Wd", "f, d"),
-            I8("S", "256", "input", "int8 SiLU table: S[j] = round(32 * silu((j - 128) / 32))"),
+            I8("S", "256", "input", "int8 SiLU table: S[j] = round(32 * silu((j - 128) / 32))", constant=True),
             I8("Y", "T, d", "output")), INT8_MLP_SHAPES),
     }),
     TaskEntry("sdpa", "ScaledDotProduct", 2, 16, {

@@ -34,6 +34,7 @@ class TensorDecl:
     """One tensor of a task: ``shape`` and ``description`` are written over the config's parameters.
 
     ``description`` is a ``str.format`` template (``"{n} bf16 elements"``) over the same names.
+    A ``constant`` input is the same in every input set (a lookup table, a fixed permutation).
     """
 
     name: str
@@ -41,6 +42,7 @@ class TensorDecl:
     role: Role
     description: str = ""
     dtype: str = "bf16"
+    constant: bool = False
 
 
 @dataclass(frozen=True)

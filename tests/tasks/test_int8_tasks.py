@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kcgym.tasks import task_for, tasks_for
+from kcgym.tasks import manifest, task_for, tasks_for
 from kcgym.tasks.int8 import quant as Q
 
 TASKS = tasks_for("int8")
@@ -13,8 +13,10 @@ CASES = [(name, i) for name in TASKS for i in range(1, 6)]
 
 
 def test_the_family_is_the_papers_coral_set_and_resolves_for_rvv():
-    assert set(TASKS) == {"relu", "silu", "gelu", "softmax", "layernorm", "rmsnorm", "gemv", "matmul",
-                          "batch_matmul", "linear", "conv2d", "depthwise_conv", "ffn", "swiglu", "conv_block"}
+    assert list(TASKS) == list(manifest.tasks_on("RVV"))  # the manifest's int8 variants, in its order
+    paper = [e for e in manifest.MANIFEST if e.paper_id is not None]
+    # the paper's 15 Coral tasks: every primitive (Table 4's level 1), FFN, SwiGLU and ConvBlock
+    assert len(TASKS) == 15 and {e.name for e in paper if e.level == 1} | {"ffn", "swiglu", "conv_block"} == set(TASKS)
     assert task_for("RVV", "matmul") is TASKS["matmul"] and task_for("NPU", "matmul") is not TASKS["matmul"]
 
 

@@ -1,8 +1,9 @@
-"""The int8 task contract: exact integer references, int8 tensors (int32 where the manifest says so)."""
+"""The int8 task contract: exact integer references, int8 tensors (int32 where the manifest says so).
+
+Constant lookup tables (``Task.tables``: not all entries need be read) are the manifest's constant inputs.
+"""
 
 from __future__ import annotations
-
-from typing import ClassVar
 
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.int8.stress import INT8_DOMAIN, TABLE_DOMAIN
@@ -12,8 +13,6 @@ INT32_BIAS_DOMAIN = "int32 bias, uniform within +-74^2 sqrt(fan-in) (about the a
 
 class Int8Task(Task):
     """A task of the int8 family: same names as the bf16 tasks, exact match required."""
-
-    tables: ClassVar[tuple[str, ...]] = ()  # constant lookup tables (not all entries need be read)
 
     def input_domain(self, cfg: TaskConfig) -> dict[str, str]:
         """Declared domains first; otherwise tables are constant, int32 tensors biases, the rest full-range int8."""

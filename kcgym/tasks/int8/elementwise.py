@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
 from kcgym.tasks.base import TaskConfig
@@ -30,7 +28,6 @@ class ReLUInt8(ElementwiseInt8):
 class TableActivation(ElementwiseInt8):
     """``Y[i] = T[X[i] + 128]``: the activation quantised with scale 1/32 on both sides, as a table."""
 
-    tables: ClassVar[tuple[str, ...]] = ("T",)
 
     @staticmethod
     def function(x: np.ndarray) -> np.ndarray:

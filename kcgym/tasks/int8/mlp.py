@@ -7,8 +7,6 @@ matrix product is no larger than the paper's GEMM C5 (32 x 64 x 128).
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
 from kcgym.tasks.base import TaskConfig
@@ -52,7 +50,6 @@ class FFNInt8(Int8Task):
 
 class SwiGLUInt8(Int8Task):
     formula = "Y = requant_d(sat(rshift(S[requant_g(X Wg) + 128] * requant_u(X Wu), 6)) @ Wd)"
-    tables: ClassVar[tuple[str, ...]] = ("S",)
     description = ("Gated MLP: G = S[requant(X @ Wg, mult_g) + 128] (S: the int8 SiLU table, scale 1/32, supplied in "
                    "memory); U = requant(X @ Wu, mult_u); H = clip((G * U + 32) >> 6, -128, 127) of shape (T, f); "
                    "Y = requant(H @ Wd, mult_d). X (T, d), Wg and Wu (d, f), Wd (f, d) int8 row-major; "

@@ -43,7 +43,6 @@ class RowwiseInt8(Int8Task):
 
 
 class SoftmaxInt8(RowwiseInt8):
-    tables: ClassVar[tuple[str, ...]] = ("E",)
     formula = "Y = (E[max(X) - X] * 127) // sum(E[max(X) - X])"
     output_doc = "int8 in 0..127 per row"
     stress_sets = (FULL_RANGE_ROWS,)
