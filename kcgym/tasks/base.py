@@ -40,6 +40,9 @@ class TensorSpec:
         return int(np.prod(self.shape))
 
 
+# a declared element type -> the NumPy type that stores it (float32 arrays hold bf16 values)
+STORAGE_DTYPES = {"bf16": np.float32, "int8": np.int8, "int32": np.int32}
+
 UNSTATED_DOMAIN = "the input generator's default distribution (no wider domain stated)"
 # (default draw of one tensor, rng) -> that tensor redrawn from the edge of the domain
 StressTransform = Callable[[np.ndarray, np.random.Generator], np.ndarray]
@@ -88,10 +91,11 @@ class Task(ABC):
     # the manifest entry and the variant (number format) this instance is; None for a task from outside
     entry: TaskEntry | None = None
     variant: Variant | None = None
+    family: str = "bf16"  # the number format of the variant
 
     def __init__(self, entry: TaskEntry | None = None, family: str = "bf16") -> None:
         if entry is not None:
-            self.entry, self.variant = entry, entry.variants[family]
+            self.entry, self.variant, self.family = entry, entry.variants[family], family
 
     def _declared(self) -> tuple[TaskEntry, Variant]:
         if self.entry is None or self.variant is None:
@@ -159,12 +163,11 @@ class Task(ABC):
                 for t in variant.tensors]
 
     def dtype_of(self, name: str) -> np.dtype:
-        """The NumPy storage type of tensor ``name`` (float32 holds bf16 values)."""
+        """The NumPy storage type of tensor ``name`` (float32 holds bf16 values); a name the task does not
+        declare (a machine's scratch region) gets the element type of the task's number format."""
         variant = self._declared()[1]
-        dtype = next((t.dtype for t in variant.tensors if t.name == name), None)
-        if dtype is None:
-            raise KeyError(f"task {self.name!r} has no tensor {name!r}")
-        return np.dtype({"bf16": np.float32, "int8": np.int8, "int32": np.int32}[dtype])
+        dtype = next((t.dtype for t in variant.tensors if t.name == name), self.family)
+        return np.dtype(STORAGE_DTYPES[dtype])
 
     @abstractmethod
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
