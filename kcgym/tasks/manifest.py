@@ -281,6 +281,21 @@ MANIFEST: tuple[TaskEntry, ...] = (
             I32("bias", "c"), I8("Y", "H, H, c", "output", "int8 NHWC")),
             {"RVV": configs("H c k", (8, 16, 3), (16, 8, 3), (16, 16, 3), (16, 16, 5), (16, 32, 5))}),
     }),
+    TaskEntry("embedding", "Embedding", 1, None, {  # the paper's prose names it (an L1 example), Table 4 does not
+        "bf16": _bf16("embedding:Embedding", "Gather", (
+            T("table", "V, d", "input", "embedding table, row-major (one row per token id)"),
+            T("ids", "n", "input", "token ids 0 .. V-1, integers stored as exact bf16 values"),
+            T("positions", "V", "input", "the positions 0 .. V-1 (the NPU has no lane index)", constant=True),
+            T("Y", "n, d", "output", "Y[i, :] = table[ids[i], :]")), {
+            "NPU": configs("n V d", (64, 64, 64), (128, 128, 64), (128, 256, 128), (256, 256, 128), (256, 256, 256)),
+        }, {
+            "table": UNIT_DOMAIN,
+            "ids": "integers uniform on 0 .. V-1 (V <= 256, so each is an exact bf16 value); domain: any such ids, "
+            "repeated ones included, whose edge (one id for every token) one hidden stress set draws",
+            "positions": "the constant positions 0 .. V-1",
+        }),
+    }, {"VLIW": "no compiler template yet (the demonstration task of the manifest runs on the NPU only)",
+        "RVV": "no int8 variant: the paper's Coral task set has no embedding lookup"}),
     TaskEntry("rope", "RoPE", 2, 13, {
         "bf16": _bf16("rope:RoPE", "Encoding", (
             T("X", "s, d", "input", "one head's queries (or keys), one position per row"),
