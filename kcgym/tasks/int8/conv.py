@@ -7,6 +7,8 @@ int32. Shapes: the paper's Table 14 (H = W).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from kcgym.tasks.base import TaskConfig
@@ -19,29 +21,28 @@ CONV_CONFIGS = ({"H": 8, "cin": 4, "cout": 8, "k": 1}, {"H": 8, "cin": 8, "cout"
                 {"H": 8, "cin": 32, "cout": 8, "k": 3})
 
 
-def conv2d(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """int64 'same' convolution: x (H, W, cin), w (k, k, cin, cout) -> (H, W, cout)."""
+def _taps(x: np.ndarray, w: np.ndarray, channels: int, tap: Callable[[np.ndarray, np.ndarray], np.ndarray]
+          ) -> np.ndarray:
+    """int64 sum over the k x k taps of ``tap(shifted x, w[ky, kx])``, 'same' zero padding of k // 2."""
     k = w.shape[0]
     p = k // 2
     h, wd = x.shape[:2]
     xp = np.pad(x.astype(np.int64), ((p, p), (p, p), (0, 0)))
-    acc = np.zeros((h, wd, w.shape[3]), np.int64)
+    acc = np.zeros((h, wd, channels), np.int64)
     for ky in range(k):
         for kx in range(k):
-            acc += xp[ky : ky + h, kx : kx + wd, :] @ w[ky, kx].astype(np.int64)
+            acc += tap(xp[ky : ky + h, kx : kx + wd, :], w[ky, kx].astype(np.int64))
     return acc
+
+
+def conv2d(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """int64 'same' convolution: x (H, W, cin), w (k, k, cin, cout) -> (H, W, cout)."""
+    return _taps(x, w, w.shape[3], np.matmul)
 
 
 def depthwise(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    k = w.shape[0]
-    p = k // 2
-    h, wd = x.shape[:2]
-    xp = np.pad(x.astype(np.int64), ((p, p), (p, p), (0, 0)))
-    acc = np.zeros(x.shape, np.int64)
-    for ky in range(k):
-        for kx in range(k):
-            acc += xp[ky : ky + h, kx : kx + wd, :] * w[ky, kx].astype(np.int64)
-    return acc
+    """int64 'same' per-channel convolution: x (H, W, c), w (k, k, c) -> (H, W, c)."""
+    return _taps(x, w, x.shape[2], np.multiply)
 
 
 class Conv2DInt8(RequantTask):
@@ -54,14 +55,8 @@ class Conv2DInt8(RequantTask):
     def fan_in(self, cfg: TaskConfig) -> int:
         return cfg["k"] * cfg["k"] * cfg["cin"]
 
-    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        h, ci, co, k = cfg["H"], cfg["cin"], cfg["cout"], cfg["k"]
-        return {"X": Q.random_int8(rng, (h, h, ci)), "W": Q.random_int8(rng, (k, k, ci, co)),
-                "bias": Q.random_bias(rng, co, k * k * ci)}
-
-    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        acc = conv2d(inputs["X"], inputs["W"]) + inputs["bias"].astype(np.int64)
-        return {"Y": self.requant(cfg, acc)}
+    def accumulate(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        return conv2d(inputs["X"], inputs["W"])
 
     def macs(self, cfg: TaskConfig) -> int:
         return cfg["H"] ** 2 * cfg["k"] ** 2 * cfg["cin"] * cfg["cout"]
@@ -77,14 +72,8 @@ class DepthwiseConvInt8(RequantTask):
     def fan_in(self, cfg: TaskConfig) -> int:
         return cfg["k"] * cfg["k"]
 
-    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        h, c, k = cfg["H"], cfg["c"], cfg["k"]
-        return {"X": Q.random_int8(rng, (h, h, c)), "W": Q.random_int8(rng, (k, k, c)),
-                "bias": Q.random_bias(rng, c, k * k)}
-
-    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        acc = depthwise(inputs["X"], inputs["W"]) + inputs["bias"].astype(np.int64)
-        return {"Y": self.requant(cfg, acc)}
+    def accumulate(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        return depthwise(inputs["X"], inputs["W"])
 
     def macs(self, cfg: TaskConfig) -> int:
         return cfg["H"] ** 2 * cfg["k"] ** 2 * cfg["c"]

@@ -7,6 +7,7 @@ Shapes: the paper's Table 14.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import numpy as np
@@ -18,14 +19,21 @@ from kcgym.tasks.int8.stress import extremes_in
 
 
 class RequantTask(Int8Task):
-    """A task whose outputs are requantised accumulators of ``fan_in`` int8 products."""
+    """A task whose outputs are requantised accumulators of ``fan_in`` int8 products (plus int32 biases).
+
+    The inputs are drawn in the manifest's order, int8 operands over the full range and int32
+    biases at the accumulator's spread; the accumulator is ``operands[0] @ operands[1]`` unless a
+    subclass computes another (a convolution).
+    """
 
     requant_doc: ClassVar[str] = (" Requantisation: Y = clip(((acc * mult + 32768) >> 16) + zero_point, -128, 127) "
                                   "with acc the int32 sum, mult and zero_point the task constants (shift = 16); "
                                   "acc * mult fits in int32. Exact.")
+    operands: ClassVar[tuple[str, str]] = ("X", "W")
+    fan_in_param: ClassVar[str] = "K"  # the config parameter the products sum over
 
     def fan_in(self, cfg: TaskConfig) -> int:
-        raise NotImplementedError
+        return cfg[self.fan_in_param]
 
     def constants(self, cfg: TaskConfig) -> dict[str, float]:
         return {"mult": Q.requant_multiplier(self.fan_in(cfg)), "shift": Q.REQUANT_SHIFT,
@@ -34,25 +42,32 @@ class RequantTask(Int8Task):
     def requant(self, cfg: TaskConfig, acc: np.ndarray) -> np.ndarray:
         return Q.requantize(acc, int(self.constants(cfg)["mult"]))
 
+    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        return {t.name: Q.random_bias(rng, t.shape[0], self.fan_in(cfg)) if t.dtype == "int32"
+                else Q.random_int8(rng, t.shape) for t in self.inputs(cfg)}
+
+    def accumulate(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        a, b = (inputs[name].astype(np.int64) for name in self.operands)
+        return np.matmul(a, b)
+
+    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        acc = self.accumulate(inputs)
+        for t in self.inputs(cfg):
+            if t.dtype == "int32":
+                acc = acc + inputs[t.name].astype(np.int64)
+        return {self.outputs(cfg)[0].name: self.requant(cfg, acc)}
+
+    def macs(self, cfg: TaskConfig) -> int:
+        """Every config parameter of a matrix product is one of its dimensions."""
+        return math.prod(cfg.params.values())
+
 
 class GEMVInt8(RequantTask):
     formula = "y = requant(A @ x)"
     description = ("Matrix-vector product acc[i] = sum_j A[i, j] * x[j], A (M, N) int8 row-major, x (N,) int8, "
                    "y (M,) int8." + RequantTask.requant_doc)
     stress_sets = (extremes_in("A", "x"),)
-
-    def fan_in(self, cfg: TaskConfig) -> int:
-        return cfg["N"]
-
-    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        return {"A": Q.random_int8(rng, (cfg["M"], cfg["N"])), "x": Q.random_int8(rng, cfg["N"])}
-
-    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        acc = inputs["A"].astype(np.int64) @ inputs["x"].astype(np.int64)
-        return {"y": self.requant(cfg, acc)}
-
-    def macs(self, cfg: TaskConfig) -> int:
-        return cfg["M"] * cfg["N"]
+    operands, fan_in_param = ("A", "x"), "N"
 
 
 class GEMMInt8(RequantTask):
@@ -61,18 +76,6 @@ class GEMMInt8(RequantTask):
                    "row-major." + RequantTask.requant_doc)
     stress_sets = (extremes_in("X", "W"),)
 
-    def fan_in(self, cfg: TaskConfig) -> int:
-        return cfg["K"]
-
-    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        return {"X": Q.random_int8(rng, (cfg["M"], cfg["K"])), "W": Q.random_int8(rng, (cfg["K"], cfg["N"]))}
-
-    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {"Y": self.requant(cfg, inputs["X"].astype(np.int64) @ inputs["W"].astype(np.int64))}
-
-    def macs(self, cfg: TaskConfig) -> int:
-        return cfg["M"] * cfg["K"] * cfg["N"]
-
 
 class BatchMatMulInt8(RequantTask):
     formula = "Y[b] = requant(X[b] @ W[b])"
@@ -80,37 +83,10 @@ class BatchMatMulInt8(RequantTask):
                    "W (B, K, N), Y (B, M, N), int8 row-major." + RequantTask.requant_doc)
     stress_sets = (extremes_in("X", "W"),)
 
-    def fan_in(self, cfg: TaskConfig) -> int:
-        return cfg["K"]
-
-    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        b, m, k, n = cfg["B"], cfg["M"], cfg["K"], cfg["N"]
-        return {"X": Q.random_int8(rng, (b, m, k)), "W": Q.random_int8(rng, (b, k, n))}
-
-    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {"Y": self.requant(cfg, np.matmul(inputs["X"].astype(np.int64), inputs["W"].astype(np.int64)))}
-
-    def macs(self, cfg: TaskConfig) -> int:
-        return cfg["B"] * cfg["M"] * cfg["K"] * cfg["N"]
-
 
 class LinearInt8(RequantTask):
     formula = "Y = requant(X @ W + bias)"
     description = ("Fully connected layer: acc[i, j] = sum_k X[i, k] * W[k, j] + bias[j]; X (batch, hin) int8, "
                    "W (hin, hout) int8, bias (hout,) int32, Y (batch, hout) int8." + RequantTask.requant_doc)
     stress_sets = (extremes_in("X", "W"),)
-
-    def fan_in(self, cfg: TaskConfig) -> int:
-        return cfg["hin"]
-
-    def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        b, hi, ho = cfg["batch"], cfg["hin"], cfg["hout"]
-        return {"X": Q.random_int8(rng, (b, hi)), "W": Q.random_int8(rng, (hi, ho)),
-                "bias": Q.random_bias(rng, ho, hi)}
-
-    def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        acc = inputs["X"].astype(np.int64) @ inputs["W"].astype(np.int64) + inputs["bias"].astype(np.int64)
-        return {"Y": self.requant(cfg, acc)}
-
-    def macs(self, cfg: TaskConfig) -> int:
-        return cfg["batch"] * cfg["hin"] * cfg["hout"]
+    fan_in_param = "hin"

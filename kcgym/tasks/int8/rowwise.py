@@ -8,7 +8,6 @@ an integer square root (scalar code) and truncating division.
 from __future__ import annotations
 
 import math
-from typing import ClassVar
 
 import numpy as np
 
@@ -30,8 +29,17 @@ def _row_inputs(rng: np.random.Generator, shape: tuple[int, int], spread: tuple[
     return np.clip(np.round(centre + scale * rng.uniform(-1.7, 1.7, (rows, hidden))), -128, 127).astype(np.int8)
 
 
+def _log2(cfg: TaskConfig) -> int:
+    return int(math.log2(cfg["hidden"]))
+
+
+def _scaled_by_rms(v: np.ndarray, cfg: TaskConfig) -> np.ndarray:
+    """``clip(trunc_div(32 v, isqrt(sum v^2 >> log2 hidden) + 1))`` per row: LayerNorm's and RMSNorm's last step."""
+    s = Q.isqrt((v * v).sum(axis=1, keepdims=True) >> _log2(cfg))
+    return np.clip(Q.trunc_div(NORM_OUTPUT_SCALE * v, s + 1), -128, 127).astype(np.int8)
+
+
 class RowwiseInt8(Int8Task):
-    output_doc: ClassVar[str] = ""
     stress_sets = (OFFSET_ROWS,)
 
     @staticmethod
@@ -44,7 +52,6 @@ class RowwiseInt8(Int8Task):
 
 class SoftmaxInt8(RowwiseInt8):
     formula = "Y = (E[max(X) - X] * 127) // sum(E[max(X) - X])"
-    output_doc = "int8 in 0..127 per row"
     stress_sets = (FULL_RANGE_ROWS,)
     description = (
         "Row-wise softmax in integers. For each row r: m = max_i X[r, i]; d_i = m - X[r, i] (0..255); "
@@ -67,7 +74,6 @@ class SoftmaxInt8(RowwiseInt8):
 
 class LayerNormInt8(RowwiseInt8):
     formula = "c = X - (sum X >> 6); Y = clip(trunc(32 c / (isqrt(sum c^2 >> 6) + 1)))"
-    output_doc = "int8, 32 units per standard deviation"
     description = (
         "Row-wise LayerNorm in integers (hidden = 64 = 2^6). For each row: mean = (sum_i X[i]) >> 6 (arithmetic "
         "shift, i.e. floor); c_i = X[i] - mean; var = (sum_i c_i^2) >> 6; s = isqrt(var) (floor of the square "
@@ -77,15 +83,11 @@ class LayerNormInt8(RowwiseInt8):
 
     def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         x = inputs["X"].astype(np.int64)
-        lg = int(math.log2(cfg["hidden"]))
-        c = x - (x.sum(axis=1, keepdims=True) >> lg)
-        s = Q.isqrt((c * c).sum(axis=1, keepdims=True) >> lg)
-        return {"Y": np.clip(Q.trunc_div(NORM_OUTPUT_SCALE * c, s + 1), -128, 127).astype(np.int8)}
+        return {"Y": _scaled_by_rms(x - (x.sum(axis=1, keepdims=True) >> _log2(cfg)), cfg)}
 
 
 class RMSNormInt8(RowwiseInt8):
     formula = "Y = clip(trunc(32 X / (isqrt(sum X^2 >> 6) + 1)))"
-    output_doc = "int8, 32 units per root-mean-square"
     description = (
         "Row-wise RMSNorm in integers (hidden = 64 = 2^6). For each row: ms = (sum_i X[i]^2) >> 6; s = isqrt(ms) "
         "(floor of the square root, computed in scalar code); Y[i] = clip(trunc_div(32 * X[i], s + 1), -128, 127), "
@@ -93,7 +95,4 @@ class RMSNormInt8(RowwiseInt8):
     )
 
     def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        x = inputs["X"].astype(np.int64)
-        lg = int(math.log2(cfg["hidden"]))
-        s = Q.isqrt((x * x).sum(axis=1, keepdims=True) >> lg)
-        return {"Y": np.clip(Q.trunc_div(NORM_OUTPUT_SCALE * x, s + 1), -128, 127).astype(np.int8)}
+        return {"Y": _scaled_by_rms(inputs["X"].astype(np.int64), cfg)}
