@@ -78,9 +78,6 @@ class TaskConfig(BaseModel):
         return self.params[key]
 
 
-__all__ = ["BF16_TOLERANCE", "EXACT", "StressSet", "Task", "TaskConfig", "TensorSpec", "Tolerance"]
-
-
 class Task(ABC):
     """An ML workload. Subclasses implement the methods; the manifest entry supplies the declarations."""
 
@@ -205,3 +202,6 @@ class Task(ABC):
 
     def outputs(self, cfg: TaskConfig) -> list[TensorSpec]:
         return [t for t in self.tensors(cfg) if t.role == "output"]
+
+
+__all__ = ["BF16_TOLERANCE", "EXACT", "StressSet", "Task", "TaskConfig", "TensorSpec", "Tolerance"]
