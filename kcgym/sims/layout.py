@@ -47,7 +47,23 @@ class LayoutRule:
     describe_tensor: Callable[[Task, str, str, int], str] = lambda task, name, desc, offset: desc
     describe_constant: Callable[[str, float, int], str] = lambda name, value, offset: f"= {value!r}"
     scratch_note: str = "free workspace"
+    constant_note: str = "one per constant"  # how a constant is stored, for the guide
     origin: int | None = None  # a byte-addressed memory's base address: the layout shows absolute addresses
+
+    @property
+    def unit(self) -> str:
+        return "bytes" if self.unit_bytes == 1 else "elements"
+
+    def describe(self) -> str:
+        """The rule in words, for the machine's guide (``{{layout_rule}}``): generated, so it stays exact."""
+        where = f"in {self.constant_space} ({self.constant_note})" if self.constant_space else f"({self.constant_note})"
+        outputs = (f"from the next multiple of {self.writable_align} {self.unit}" if self.writable_align
+                   else "right after them")
+        return (f"The layout follows one rule on every kcgym machine: the inputs, in the order your prompt lists "
+                f"them; then the task's constants {where}; then the outputs, {outputs}; then one region named "
+                f"`{SCRATCH}` (role `scratch`): free workspace for any kernel, as large as the task's tensors "
+                f"together and at least {WORKSPACE_MIN_BYTES} bytes. Every region starts at a multiple of "
+                f"{self.align} {self.unit}, and no two overlap. Offsets count {self.unit}.")
 
     def aligned(self, n: int, to: int | None = None) -> int:
         a = to or self.align

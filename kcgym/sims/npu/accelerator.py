@@ -36,7 +36,8 @@ def _describe_tensor(task: Task, name: str, desc: str, offset: int) -> str:
 
 LAYOUT = LayoutRule(space="HBM", align=HBM_ALIGN, unit_bytes=2, constant_space="FPSRAM",
                     describe_tensor=_describe_tensor, describe_constant=lambda name, value, i: f"= {value!r} (fp32)",
-                    scratch_note="free workspace, NaN at start")
+                    scratch_note="free workspace, NaN at start",
+                    constant_note="one fp32 word each, from index 0: S_LD_FP")
 
 
 class NPUAccelerator(SimulatedAccelerator[NPUConfig]):

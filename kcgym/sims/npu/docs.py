@@ -19,7 +19,10 @@ NPU_ERROR_CODES = {
 
 
 def npu_docs(hw: NPUConfig) -> list[DocSection]:
+    from kcgym.sims.npu.accelerator import LAYOUT  # the accelerator imports these docs
+
     derived = dict(vsram_size=hw.vsram_size, msram_size=hw.msram_size, msram_rows=hw.msram_rows,
                    peak=int(hw.peak_macs_per_cycle), mv_occupancy=hw.mv_occupancy,
-                   vdma=hw.dma_cycles(hw.v_prefetch_rows * hw.VLEN), mdma=hw.dma_cycles(hw.MLEN * hw.MLEN))
+                   vdma=hw.dma_cycles(hw.v_prefetch_rows * hw.VLEN), mdma=hw.dma_cycles(hw.MLEN * hw.MLEN),
+                   layout_rule=LAYOUT.describe())
     return machine_docs("kcgym.sims.npu", hw, derived, instruction_reference(make_isa(hw), hw, NPU_ERROR_CODES))

@@ -83,7 +83,7 @@ LAYOUT = LayoutRule(
     space="EXT", align=TENSOR_ALIGN, unit_bytes=1, writable_align=OUTPUT_ALIGN, constant_units=4,
     itemsize=lambda task, name: tensor_dtype(task, name).itemsize, describe_tensor=_describe_tensor,
     describe_constant=lambda name, value, offset: f"int32; = {int(value)} (or use the value as an immediate)",
-    scratch_note="free workspace, zero at start", origin=EXT_BASE,
+    scratch_note="free workspace, zero at start", origin=EXT_BASE, constant_note="one int32 word each",
 )
 
 

@@ -42,5 +42,8 @@ def instruction_reference() -> str:
 
 
 def rvv_docs(hw: RVVConfig) -> list[DocSection]:
-    derived = dict(itcm_instructions=hw.itcm_instructions, stack_top=f"{DTCM_BASE + hw.dtcm_bytes:#x}")
+    from kcgym.sims.rvv.accelerator import LAYOUT  # the accelerator imports these docs
+
+    derived = dict(itcm_instructions=hw.itcm_instructions, stack_top=f"{DTCM_BASE + hw.dtcm_bytes:#x}",
+                   layout_rule=LAYOUT.describe())
     return machine_docs("kcgym.sims.rvv", hw, derived, instruction_reference())

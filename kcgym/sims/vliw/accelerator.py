@@ -38,6 +38,7 @@ LAYOUT = LayoutRule(
     describe_constant=lambda name, value, offset: f"{value!r} rounded to bf16, in all {LANES} lanes; "
     f"byte address {2 * offset}",
     scratch_note="free workspace, NaN at start",
+    constant_note=f"each a {2 * LANES}-byte vector of its value in all {LANES} lanes",
 )
 
 

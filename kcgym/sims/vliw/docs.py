@@ -20,5 +20,8 @@ VLIW_ERROR_CODES = {
 
 
 def vliw_docs(hw: VLIWConfig) -> list[DocSection]:
-    derived = dict(bank_bytes=hw.bank_bytes, peak_macs=hw.peak_macs_per_cycle, dma512=hw.dma_cycles(512))
+    from kcgym.sims.vliw.accelerator import LAYOUT  # the accelerator imports these docs
+
+    derived = dict(bank_bytes=hw.bank_bytes, peak_macs=hw.peak_macs_per_cycle, dma512=hw.dma_cycles(512),
+                   layout_rule=LAYOUT.describe())
     return machine_docs("kcgym.sims.vliw", hw, derived, instruction_reference(make_isa(hw), hw, VLIW_ERROR_CODES))
