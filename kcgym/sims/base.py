@@ -218,6 +218,14 @@ class Accelerator(ABC, Generic[HW]):
         return step_budget(baseline_instructions)
 
 
+def _part(path: str) -> Any:
+    """The function at ``"module:function"``."""
+    import importlib
+
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 @dataclass
 class FinalState:
     """One input set's final machine state, in the terms every machine shares (read by ``final_state``)."""
@@ -253,12 +261,35 @@ class SimulatedAccelerator(Accelerator[HW]):
     implicit_halt: ClassVar[tuple[str, str] | None] = None
     profile_stalls: ClassVar[tuple[str, ...]] = ()  # the profiler's stall columns
     profile_issue_col: ClassVar[int] = 0  # the state's ``ctl`` column with the front end's final issue time
+    # "module:function" of the machine's parts, imported on first use (the compiler imports the machine):
+    compiler: ClassVar[str]  # (task, cfg, hw, kernel layout) -> source
+    experts: ClassVar[str]  # (task, cfg, hw, kernel layout) -> source | None
+    guide: ClassVar[str]  # (hw) -> list[DocSection]
+    bound: ClassVar[str]  # (task, cfg, hw) -> SolBound
 
     def layout(self, task: Task, cfg: TaskConfig, hw: HW) -> MemoryLayout:
         """The task's layout by the one rule of :mod:`kcgym.sims.layout` (independent of any kernel)."""
         from kcgym.sims.layout import build_layout
 
         return build_layout(self.layout_rule, task, cfg)
+
+    def kernel_layout(self, task: Task, cfg: TaskConfig, hw: HW) -> MemoryLayout:
+        """What the compiler and the experts see: the layout plus the named buffers they carve from ``scratch``."""
+        return self.layout(task, cfg, hw)
+
+    def compile(self, task: Task, cfg: TaskConfig, hw: HW) -> str:
+        return str(_part(self.compiler)(task, cfg, hw, self.kernel_layout(task, cfg, hw)))
+
+    def expert(self, task: Task, cfg: TaskConfig, hw: HW) -> str | None:
+        source = _part(self.experts)(task, cfg, hw, self.kernel_layout(task, cfg, hw))
+        return None if source is None else str(source)
+
+    def docs(self, hw: HW) -> list[DocSection]:
+        return list(_part(self.guide)(hw))
+
+    def speed_of_light(self, task: Task, cfg: TaskConfig, hw: HW) -> SolBound:
+        bound: SolBound = _part(self.bound)(task, cfg, hw)
+        return bound
 
     @abstractmethod
     def simulate(self, program: Program, task: Task, cfg: TaskConfig, hw: HW, layout: MemoryLayout,

@@ -14,12 +14,11 @@ import numpy as np
 
 from kcgym.isa.assembler import assemble
 from kcgym.isa.program import Program
-from kcgym.sims.base import DocSection, FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator
+from kcgym.sims.base import FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator
 from kcgym.sims.interpreter import bucket
 from kcgym.sims.layout import SCRATCH, Buffer, LayoutRule, carve
 from kcgym.sims.npu import machine as M
 from kcgym.sims.npu.config import NPUConfig
-from kcgym.sims.npu.docs import npu_docs
 from kcgym.sims.npu.isa import CATEGORY, CLASSES, UNITS, make_isa
 from kcgym.tasks.base import Task, TaskConfig
 
@@ -47,6 +46,10 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
                               "non-blocking prefetch into matrix and vector SRAM, bf16 storage, fp32 accumulation.")
     hw_model = NPUConfig
     supports_profile: ClassVar[bool] = True
+    compiler: ClassVar[str] = "kcgym.sims.npu.compiler:compile_task"
+    experts: ClassVar[str] = "kcgym.sims.npu.expert:expert_kernel"
+    guide: ClassVar[str] = "kcgym.sims.npu.docs:npu_docs"
+    bound: ClassVar[str] = "kcgym.sims.npu.speed_of_light:speed_of_light"
     layout_rule: ClassVar[LayoutRule] = LAYOUT
     fault_names: ClassVar[tuple[str, ...]] = M.FAULT_NAMES
     step_budget_code: ClassVar[int] = M.F_STEP_BUDGET
@@ -129,19 +132,6 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
         }.get(name, name)
 
     # ---- baselines, docs, bounds -----------------------------------------------------
-    def compile(self, task: Task, cfg: TaskConfig, hw: NPUConfig) -> str:
-        from kcgym.sims.npu.compiler import compile_task
-
-        return compile_task(task, cfg, hw, self.kernel_layout(task, cfg, hw))
-
-    def expert(self, task: Task, cfg: TaskConfig, hw: NPUConfig) -> str | None:
-        from kcgym.sims.npu.expert import expert_kernel
-
-        return expert_kernel(task, cfg, hw, self.kernel_layout(task, cfg, hw))
-
-    def docs(self, hw: NPUConfig) -> list[DocSection]:
-        return npu_docs(hw)
-
     def hardware_summary(self, hw: NPUConfig) -> str:
         return "\n".join([
             f"- Matrix unit: M_MM multiplies a {hw.BLEN}x{hw.MLEN} block of vector rows by a {hw.MLEN}x{hw.BLEN} "
@@ -157,11 +147,6 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
             "- Registers: gp0-gp15 (int32, gp0 = 0), f0-f7 (fp32, f0 = 0.0), a0-a7 (HBM base addresses), STRIDE.",
             f"- Instruction memory: {hw.imem_size} instructions. No branches: hardware loops only.",
         ])
-
-    def speed_of_light(self, task: Task, cfg: TaskConfig, hw: NPUConfig):
-        from kcgym.sims.npu.speed_of_light import speed_of_light
-
-        return speed_of_light(task, cfg, hw)
 
     def roofline_cycles(self, task: Task, cfg: TaskConfig, hw: NPUConfig) -> int:
         """max(MACs / peak, bytes / HBM bandwidth). Peak counts the matrix unit *and* the vector unit

@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from kcgym.isa.program import Program
-from kcgym.sims.base import DocSection, FaultInfo, FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator
+from kcgym.sims.base import FaultInfo, FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator
 from kcgym.sims.interpreter import round_up
 from kcgym.sims.layout import SCRATCH, LayoutRule
 from kcgym.sims.rvv import isa as I
@@ -94,6 +94,10 @@ class RVVAccelerator(SimulatedAccelerator[RVVConfig]):
                               "8 KB ITCM, 32 KB single-cycle DTCM, external memory over AXI; int8 kernels, exact.")
     hw_model = RVVConfig
     supports_profile: ClassVar[bool] = True
+    compiler: ClassVar[str] = "kcgym.sims.rvv.compiler:compile_task"
+    experts: ClassVar[str] = "kcgym.sims.rvv.expert:expert_kernel"
+    guide: ClassVar[str] = "kcgym.sims.rvv.docs:rvv_docs"
+    bound: ClassVar[str] = "kcgym.sims.rvv.speed_of_light:speed_of_light"
     numerics: ClassVar[str] = "int8"
     data_dependent_timing: ClassVar[bool] = True  # scalar code may branch on loaded data
     layout_rule: ClassVar[LayoutRule] = LAYOUT
@@ -181,21 +185,6 @@ class RVVAccelerator(SimulatedAccelerator[RVVConfig]):
         }.get(name, name)
 
     # ---- baselines, docs, bounds -----------------------------------------------------
-    def compile(self, task: Task, cfg: TaskConfig, hw: RVVConfig) -> str:
-        from kcgym.sims.rvv.compiler import compile_task
-
-        return compile_task(task, cfg, hw, self.layout(task, cfg, hw))
-
-    def expert(self, task: Task, cfg: TaskConfig, hw: RVVConfig) -> str | None:
-        from kcgym.sims.rvv.expert import expert_kernel
-
-        return expert_kernel(task, cfg, hw, self.layout(task, cfg, hw))
-
-    def docs(self, hw: RVVConfig) -> list[DocSection]:
-        from kcgym.sims.rvv.docs import rvv_docs
-
-        return rvv_docs(hw)
-
     def hardware_summary(self, hw: RVVConfig) -> str:
         return "\n".join([
             "- ISA: rv32im_zicsr_zve32x (RISC-V RV32IM + RVV 1.0 integer vectors), GNU as syntax. VLEN=128 bits, "
@@ -208,11 +197,6 @@ class RVVAccelerator(SimulatedAccelerator[RVVConfig]):
             f"- Vector unit behind a {hw.vector_queue_depth}-entry queue; one 128-bit chunk per cycle. The kernel "
             "ends with `ret` (or by running past its last instruction).",
         ])
-
-    def speed_of_light(self, task: Task, cfg: TaskConfig, hw: RVVConfig):
-        from kcgym.sims.rvv.speed_of_light import speed_of_light
-
-        return speed_of_light(task, cfg, hw)
 
     def roofline_cycles(self, task: Task, cfg: TaskConfig, hw: RVVConfig) -> int:
         """max(MACs / (VLEN/8 vector + 1 scalar MAC per cycle), bytes that must cross external memory / bandwidth).

@@ -14,7 +14,7 @@ import numpy as np
 
 from kcgym.isa.assembler import assemble
 from kcgym.isa.program import Program
-from kcgym.sims.base import DocSection, FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator
+from kcgym.sims.base import FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator
 from kcgym.sims.interpreter import bucket
 from kcgym.sims.layout import SCRATCH, Buffer, LayoutRule, carve
 from kcgym.sims.vliw import machine as M
@@ -50,6 +50,10 @@ class VLIWAccelerator(SimulatedAccelerator[VLIWConfig]):
                               "64 KB data memory in 8 banks, tensors in external memory moved by DMA.")
     hw_model = VLIWConfig
     supports_profile: ClassVar[bool] = True
+    compiler: ClassVar[str] = "kcgym.sims.vliw.compiler:compile_task"
+    experts: ClassVar[str] = "kcgym.sims.vliw.expert:expert_kernel"
+    guide: ClassVar[str] = "kcgym.sims.vliw.docs:vliw_docs"
+    bound: ClassVar[str] = "kcgym.sims.vliw.speed_of_light:speed_of_light"
     issue_unit: ClassVar[str] = "bundles"
     layout_rule: ClassVar[LayoutRule] = LAYOUT
     fault_names: ClassVar[tuple[str, ...]] = M.FAULT_NAMES
@@ -144,21 +148,6 @@ class VLIWAccelerator(SimulatedAccelerator[VLIWConfig]):
         }.get(name, name)
 
     # ---- baselines, docs, bounds -----------------------------------------------------
-    def compile(self, task: Task, cfg: TaskConfig, hw: VLIWConfig) -> str:
-        from kcgym.sims.vliw.compiler import compile_task
-
-        return compile_task(task, cfg, hw, self.kernel_layout(task, cfg, hw))
-
-    def expert(self, task: Task, cfg: TaskConfig, hw: VLIWConfig) -> str | None:
-        from kcgym.sims.vliw.expert import expert_kernel
-
-        return expert_kernel(task, cfg, hw, self.kernel_layout(task, cfg, hw))
-
-    def docs(self, hw: VLIWConfig) -> list[DocSection]:
-        from kcgym.sims.vliw.docs import vliw_docs
-
-        return vliw_docs(hw)
-
     def hardware_summary(self, hw: VLIWConfig) -> str:
         return "\n".join([
             "- VLIW bundles: per cycle up to 2 loads (LD), 1 store (ST), 1 vector op (VEC), 1 scalar op (SCL), "
@@ -177,11 +166,6 @@ class VLIWAccelerator(SimulatedAccelerator[VLIWConfig]):
             f"+{hw.branch_penalty}; zero-overhead loops (LOOP/LOOPI, {hw.loop_depth} deep).",
             f"- Program memory: {hw.imem_bundles} bundles.",
         ])
-
-    def speed_of_light(self, task: Task, cfg: TaskConfig, hw: VLIWConfig):
-        from kcgym.sims.vliw.speed_of_light import speed_of_light
-
-        return speed_of_light(task, cfg, hw)
 
     def roofline_cycles(self, task: Task, cfg: TaskConfig, hw: VLIWConfig) -> int:
         """max(MACs / vector-slot peak, input bytes / DMA-in bandwidth, output bytes / DMA-out bandwidth)."""
