@@ -163,7 +163,7 @@ class RVVAccelerator(SimulatedAccelerator[RVVConfig]):
         """Each backward branch or jal: from its target up to it."""
         w = program.words
         back = ((w[:, I.F_CLS] == I.CLASS_ID["BRANCH"]) | (w[:, I.F_CLS] == I.CLASS_ID["JUMP"]) & (w[:, I.F_SUB] == 0))
-        return [(int(w[pc, I.F_IMM]), pc) for pc in np.flatnonzero(back) if 0 <= w[pc, I.F_IMM] <= pc]
+        return [(int(w[pc, I.F_IMM]), int(pc)) for pc in np.flatnonzero(back) if 0 <= w[pc, I.F_IMM] <= pc]
 
     def fault_message(self, name: str, detail: int, hw: RVVConfig) -> str:
         addr = detail & 0xFFFFFFFF

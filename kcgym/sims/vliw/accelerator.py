@@ -96,7 +96,7 @@ class VLIWAccelerator(SimulatedAccelerator[VLIWConfig]):
                 if r.role == "input":
                     ext[b, r.offset : r.offset + r.size] = np.asarray(inp[r.name], np.float32).reshape(-1)
                 elif r.role == "constant":
-                    ext[b, r.offset : r.offset + r.size] = round_bf16(np.float32(constants[r.name]))
+                    ext[b, r.offset : r.offset + r.size] = round_bf16(np.asarray(constants[r.name], np.float32))
         return self.execute(program, ext, limit, hw, max_steps, profile)
 
     @staticmethod
