@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from kcgym.limits import MAX_SUGGESTIONS
+from kcgym.limits import MAX_SUGGESTED_WORD, MAX_SUGGESTIONS
 from kcgym.suggest import closest
 
 
@@ -83,7 +83,7 @@ class Suggester:
         self.left = MAX_SUGGESTIONS
 
     def __call__(self, word: str, options: Iterable[str], cutoff: float = 0.6) -> str | None:
-        if self.left <= 0 or not word:
+        if self.left <= 0 or not word or len(word) > MAX_SUGGESTED_WORD:  # a huge word costs no budget
             return None
         self.left -= 1
         return closest(word, options, cutoff)
