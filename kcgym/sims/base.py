@@ -12,6 +12,7 @@ interpreter and how to read its final state.
 
 from __future__ import annotations
 
+import typing
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -129,7 +130,7 @@ class Accelerator(ABC, Generic[HW]):
     name: ClassVar[str]  # "NPU"
     modelled_on: ClassVar[str]
     summary: ClassVar[str]
-    hw_model: type[HW]  # frozen pydantic model with defaults (set on the class)
+    hw_model: type[HW]  # frozen pydantic model with defaults: the class's type argument (``Accelerator[Config]``)
     numerics: ClassVar[str] = "bf16"  # which task family it runs (see kcgym.tasks.tasks_for)
     # True where cycles can depend on the data (branches or loop counts from loaded values): the
     # baseline is then timed on the very input set the kernel is timed on, so speedups stay fair.
@@ -137,6 +138,14 @@ class Accelerator(ABC, Generic[HW]):
     issue_unit: ClassVar[str] = "instructions"  # what one issue slot holds (a VLIW issues bundles)
     # True where ``run(..., profile=True)`` fills ``RunResult.profile`` (the per-line cycle attribution)
     supports_profile: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """``hw_model`` is the type argument the class was declared with: the config is named once."""
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            args = typing.get_args(base)
+            if args and isinstance(args[0], type) and issubclass(args[0], BaseModel) and "hw_model" not in vars(cls):
+                cls.hw_model = typing.cast(Any, args[0])  # the declared type argument: a config class
 
     def make_hw(self, overrides: dict[str, Any] | BaseModel | None = None) -> HW:
         """The default hardware config, updated by ``overrides`` (validated)."""
@@ -218,12 +227,18 @@ class Accelerator(ABC, Generic[HW]):
         return step_budget(baseline_instructions)
 
 
-def _part(path: str) -> Any:
-    """The function at ``"module:function"``."""
-    import importlib
+@dataclass(frozen=True)
+class StateFormat:
+    """How a machine's interpreter reports: its fault codes, opcode classes and profiler columns."""
 
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
+    fault_names: Sequence[str]  # fault code -> name
+    step_budget_code: int  # the fault code reported when the step budget runs out
+    category: Mapping[str, str]  # opcode class -> reported category
+    uncounted: frozenset[str] = frozenset()  # classes left out of the categories (NOP, HALT)
+    # (opcode class, unit) the implicit halt after the last instruction was charged to: not the kernel's
+    implicit_halt: tuple[str, str] | None = None
+    profile_stalls: tuple[str, ...] = ()  # the profiler's stall columns
+    profile_issue_col: int = 0  # the state's ``ctl`` column with the front end's final issue time
 
 
 @dataclass
@@ -248,24 +263,14 @@ class SimulatedAccelerator(Accelerator[HW]):
     """An accelerator simulated in JAX: the shared core of running, results, faults and layout.
 
     A machine supplies its layout rule, its memory images and interpreter (:meth:`simulate`), and how
-    to read one input set's final state (:meth:`final_state`, :meth:`read_region`,
-    :meth:`fault_message`); everything else about a run is the same on every machine.
+    to read one input set's final state (:attr:`state_format`, :meth:`final_state`, :meth:`read_region`,
+    :meth:`fault_message`); everything else about a run is the same on every machine. Its compiler,
+    experts, docs and speed-of-light bound are found by name in its package (:meth:`part`).
     """
 
     layout_rule: ClassVar[LayoutRule]
-    fault_names: ClassVar[Sequence[str]]  # fault code -> name
-    step_budget_code: ClassVar[int]  # the fault code reported when the step budget runs out
-    category: ClassVar[Mapping[str, str]]  # opcode class -> reported category
-    uncounted: ClassVar[frozenset[str]] = frozenset()  # classes left out of the categories (NOP, HALT)
-    # (opcode class, unit) the implicit halt after the last instruction was charged to: not the kernel's
-    implicit_halt: ClassVar[tuple[str, str] | None] = None
-    profile_stalls: ClassVar[tuple[str, ...]] = ()  # the profiler's stall columns
-    profile_issue_col: ClassVar[int] = 0  # the state's ``ctl`` column with the front end's final issue time
-    # "module:function" of the machine's parts, imported on first use (the compiler imports the machine):
-    compiler: ClassVar[str]  # (task, cfg, hw, kernel layout) -> source
-    experts: ClassVar[str]  # (task, cfg, hw, kernel layout) -> source | None
-    guide: ClassVar[str]  # (hw) -> list[DocSection]
-    bound: ClassVar[str]  # (task, cfg, hw) -> SolBound
+    state_format: ClassVar[StateFormat]
+    supports_profile: ClassVar[bool] = True
 
     def layout(self, task: Task, cfg: TaskConfig, hw: HW) -> MemoryLayout:
         """The task's layout by the one rule of :mod:`kcgym.sims.layout` (independent of any kernel)."""
@@ -277,18 +282,29 @@ class SimulatedAccelerator(Accelerator[HW]):
         """What the compiler and the experts see: the layout plus the named buffers they carve from ``scratch``."""
         return self.layout(task, cfg, hw)
 
+    def part(self, module: str, function: str) -> Any:
+        """``function`` of the machine package's ``module``, imported on first use (it imports the machine)."""
+        import importlib
+
+        package = type(self).__module__.rpartition(".")[0]
+        return getattr(importlib.import_module(f"{package}.{module}"), function)
+
     def compile(self, task: Task, cfg: TaskConfig, hw: HW) -> str:
-        return str(_part(self.compiler)(task, cfg, hw, self.kernel_layout(task, cfg, hw)))
+        """``compiler.compile_task`` of the machine package, on the kernel layout."""
+        return str(self.part("compiler", "compile_task")(task, cfg, hw, self.kernel_layout(task, cfg, hw)))
 
     def expert(self, task: Task, cfg: TaskConfig, hw: HW) -> str | None:
-        source = _part(self.experts)(task, cfg, hw, self.kernel_layout(task, cfg, hw))
+        """``expert.expert_kernel`` of the machine package, on the kernel layout."""
+        source = self.part("expert", "expert_kernel")(task, cfg, hw, self.kernel_layout(task, cfg, hw))
         return None if source is None else str(source)
 
     def docs(self, hw: HW) -> list[DocSection]:
-        return list(_part(self.guide)(hw))
+        """``docs.<name>_docs`` of the machine package (guide sections plus the instruction reference)."""
+        return list(self.part("docs", f"{self.name.lower()}_docs")(hw))
 
     def speed_of_light(self, task: Task, cfg: TaskConfig, hw: HW) -> SolBound:
-        bound: SolBound = _part(self.bound)(task, cfg, hw)
+        """``speed_of_light.speed_of_light`` of the machine package."""
+        bound: SolBound = self.part("speed_of_light", "speed_of_light")(task, cfg, hw)
         return bound
 
     @abstractmethod
@@ -320,21 +336,22 @@ class SimulatedAccelerator(Accelerator[HW]):
         if profile:
             from kcgym.sims.profiling import PcProfile
 
-            PcProfile.attach(results, st, program.length, self.profile_stalls, self.profile_issue_col)
+            fmt = self.state_format
+            PcProfile.attach(results, st, program.length, fmt.profile_stalls, fmt.profile_issue_col)
         return results
 
     def result(self, st: Any, b: int, program: Program, task: Task, layout: MemoryLayout, hw: HW,
                max_steps: int) -> RunResult:
         """One input set's :class:`RunResult`: counts, the fault (if any) and the outputs."""
-        fs = self.final_state(st, b, program)
+        fs, fmt = self.final_state(st, b, program), self.state_format
         steps, counts, busy = fs.steps, dict(fs.class_counts), dict(fs.unit_busy)
-        if self.implicit_halt and fs.halted and fs.fault == 0 and fs.ran_off_end:
-            cls, unit = self.implicit_halt
+        if fmt.implicit_halt and fs.halted and fs.fault == 0 and fs.ran_off_end:
+            cls, unit = fmt.implicit_halt
             steps, counts[cls], busy[unit] = steps - 1, counts[cls] - 1, busy[unit] - 1
         by_category: dict[str, int] = {}
         for cls, n in counts.items():
-            if cls not in self.uncounted:
-                by_category[self.category[cls]] = by_category.get(self.category[cls], 0) + int(n)
+            if cls not in fmt.uncounted:
+                by_category[fmt.category[cls]] = by_category.get(fmt.category[cls], 0) + int(n)
         outputs = {r.name: self.read_region(st, b, r, task, hw) for r in layout.regions if r.role == "output"}
         return RunResult(outputs=outputs, cycles=fs.cycles, instructions=steps,
                          fault=self.fault(fs, program, hw, max_steps), counts_by_category=by_category,
@@ -347,10 +364,10 @@ class SimulatedAccelerator(Accelerator[HW]):
             return None
         if fs.fault == 0:
             line, source = self.locate(program, fs.pc, -1)
-            return FaultInfo(code=self.step_budget_code, name="STEP_BUDGET", pc=fs.pc, line=line, source=source,
-                             message=f"the kernel ran {max_steps} {self.issue_unit} without finishing (an infinite "
-                             "or far too long loop?); it was executing this line when stopped")
-        name = self.fault_names[fs.fault]
+            return FaultInfo(code=self.state_format.step_budget_code, name="STEP_BUDGET", pc=fs.pc, line=line,
+                             source=source, message=f"the kernel ran {max_steps} {self.issue_unit} without finishing "
+                             "(an infinite or far too long loop?); it was executing this line when stopped")
+        name = self.state_format.fault_names[fs.fault]
         line, source = self.locate(program, fs.fault_pc, fs.fault_slot)
         return FaultInfo(code=fs.fault, name=name, pc=fs.fault_pc, line=line, source=source,
                          message=self.fault_message(name, fs.fault_detail, hw))

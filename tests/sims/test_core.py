@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kcgym.isa.program import Program
 from kcgym.registry import ACCELERATORS
-from kcgym.sims.base import FinalState, MemoryRegion, SimulatedAccelerator
+from kcgym.sims.base import FinalState, MemoryRegion, SimulatedAccelerator, StateFormat
 from kcgym.sims.layout import LayoutRule
 from kcgym.tasks.base import Task, TaskConfig, TensorSpec
 
@@ -48,14 +48,11 @@ class CopyTask(Task):
 
 class Tiny(SimulatedAccelerator[TinyHW]):
     name, modelled_on, summary = "TINY", "nothing", "a table of final states"
-    hw_model = TinyHW
     issue_unit: ClassVar[str] = "steps"
     layout_rule: ClassVar[LayoutRule] = LayoutRule(space="MEM", align=4, unit_bytes=2)
-    fault_names: ClassVar[tuple[str, ...]] = ("NONE", "OOB", "STEP_BUDGET")
-    step_budget_code: ClassVar[int] = 2
-    category: ClassVar[dict[str, str]] = {"ALU": "alu", "CTL": "control", "NOP": "nop"}
-    uncounted: ClassVar[frozenset[str]] = frozenset({"NOP"})
-    implicit_halt: ClassVar[tuple[str, str] | None] = ("CTL", "CORE")
+    state_format: ClassVar[StateFormat] = StateFormat(("NONE", "OOB", "STEP_BUDGET"), 2,
+                                                      {"ALU": "alu", "CTL": "control", "NOP": "nop"},
+                                                      uncounted=frozenset({"NOP"}), implicit_halt=("CTL", "CORE"))
 
     def __init__(self, states: list[FinalState]):
         self.states = states
@@ -134,6 +131,16 @@ def test_every_machine_is_typed_over_its_own_hardware_config():
         acc = ACCELERATORS[name]
         (base,) = [b for b in type(acc).__orig_bases__ if typing.get_origin(b) is SimulatedAccelerator]
         assert typing.get_args(base) == (acc.hw_model,), name
+    assert Tiny.hw_model is TinyHW and isinstance(Tiny([]).make_hw({"size": 4}), TinyHW)
+
+
+def test_parts_are_found_by_name_in_the_machine_package():
+    for name in ACCELERATORS:
+        acc = ACCELERATORS[name]
+        package = f"kcgym.sims.{name.lower()}"
+        assert acc.part("compiler", "compile_task").__module__.startswith(package)
+        assert acc.part("docs", f"{name.lower()}_docs").__module__ == f"{package}.docs"
+        assert acc.part("speed_of_light", "speed_of_light").__module__ == f"{package}.speed_of_light"
 
 
 def test_no_override_is_silenced():

@@ -14,7 +14,7 @@ import numpy as np
 
 from kcgym.isa.assembler import assemble
 from kcgym.isa.program import Program
-from kcgym.sims.base import FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator
+from kcgym.sims.base import FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator, StateFormat
 from kcgym.sims.interpreter import bucket
 from kcgym.sims.layout import SCRATCH, Buffer, LayoutRule, carve
 from kcgym.sims.npu import machine as M
@@ -44,19 +44,10 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
     modelled_on: ClassVar[str] = "PLENA (flattened systolic array, HBM + matrix/vector/FP/INT SRAMs, hardware loops)"
     summary: ClassVar[str] = ("PLENA-like LLM accelerator: MLEN x BLEN matrix unit, VLEN vector unit, HBM with "
                               "non-blocking prefetch into matrix and vector SRAM, bf16 storage, fp32 accumulation.")
-    hw_model = NPUConfig
-    supports_profile: ClassVar[bool] = True
-    compiler: ClassVar[str] = "kcgym.sims.npu.compiler:compile_task"
-    experts: ClassVar[str] = "kcgym.sims.npu.expert:expert_kernel"
-    guide: ClassVar[str] = "kcgym.sims.npu.docs:npu_docs"
-    bound: ClassVar[str] = "kcgym.sims.npu.speed_of_light:speed_of_light"
     layout_rule: ClassVar[LayoutRule] = LAYOUT
-    fault_names: ClassVar[tuple[str, ...]] = M.FAULT_NAMES
-    step_budget_code: ClassVar[int] = M.F_STEP_BUDGET
-    category: ClassVar[dict[str, str]] = CATEGORY
-    implicit_halt: ClassVar[tuple[str, str] | None] = ("CTRL", "SCALAR")
-    profile_stalls: ClassVar[tuple[str, ...]] = M.PROFILE_STALLS
-    profile_issue_col: ClassVar[int] = M.T_ISSUE
+    state_format: ClassVar[StateFormat] = StateFormat(
+        M.FAULT_NAMES, M.F_STEP_BUDGET, CATEGORY, implicit_halt=("CTRL", "SCALAR"),
+        profile_stalls=M.PROFILE_STALLS, profile_issue_col=M.T_ISSUE)
 
     def supports(self, task: Task) -> bool:
         return "NPU" in task.configs_by_accelerator

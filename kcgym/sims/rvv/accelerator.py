@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from kcgym.isa.program import Program
-from kcgym.sims.base import FaultInfo, FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator
+from kcgym.sims.base import FaultInfo, FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator, StateFormat
 from kcgym.sims.interpreter import round_up
 from kcgym.sims.layout import SCRATCH, LayoutRule
 from kcgym.sims.rvv import isa as I
@@ -92,21 +92,12 @@ class RVVAccelerator(SimulatedAccelerator[RVVConfig]):
     modelled_on: ClassVar[str] = "Coral NPU (RV32IM scalar core + RVV 1.0 Zve32x vector unit, VLEN=128, ITCM/DTCM)"
     summary: ClassVar[str] = ("Coral-NPU-like RISC-V core: RV32IM + RVV 1.0 integer vectors (Zve32x, VLEN=128), "
                               "8 KB ITCM, 32 KB single-cycle DTCM, external memory over AXI; int8 kernels, exact.")
-    hw_model = RVVConfig
-    supports_profile: ClassVar[bool] = True
-    compiler: ClassVar[str] = "kcgym.sims.rvv.compiler:compile_task"
-    experts: ClassVar[str] = "kcgym.sims.rvv.expert:expert_kernel"
-    guide: ClassVar[str] = "kcgym.sims.rvv.docs:rvv_docs"
-    bound: ClassVar[str] = "kcgym.sims.rvv.speed_of_light:speed_of_light"
     numerics: ClassVar[str] = "int8"
     data_dependent_timing: ClassVar[bool] = True  # scalar code may branch on loaded data
     layout_rule: ClassVar[LayoutRule] = LAYOUT
-    fault_names: ClassVar[tuple[str, ...]] = M.FAULT_NAMES
-    step_budget_code: ClassVar[int] = M.F_STEP_BUDGET
-    category: ClassVar[dict[str, str]] = I.CATEGORY
-    uncounted: ClassVar[frozenset[str]] = frozenset({"HALT"})
-    profile_stalls: ClassVar[tuple[str, ...]] = M.PROFILE_STALLS
-    profile_issue_col: ClassVar[int] = M.T_SCALAR
+    state_format: ClassVar[StateFormat] = StateFormat(
+        M.FAULT_NAMES, M.F_STEP_BUDGET, I.CATEGORY, uncounted=frozenset({"HALT"}),
+        profile_stalls=M.PROFILE_STALLS, profile_issue_col=M.T_SCALAR)
 
     def supports(self, task: Task) -> bool:
         return "RVV" in task.configs_by_accelerator

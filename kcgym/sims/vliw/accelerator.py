@@ -14,7 +14,7 @@ import numpy as np
 
 from kcgym.isa.assembler import assemble
 from kcgym.isa.program import Program
-from kcgym.sims.base import FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator
+from kcgym.sims.base import FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator, StateFormat
 from kcgym.sims.interpreter import bucket
 from kcgym.sims.layout import SCRATCH, Buffer, LayoutRule, carve
 from kcgym.sims.vliw import machine as M
@@ -48,21 +48,11 @@ class VLIWAccelerator(SimulatedAccelerator[VLIWConfig]):
     summary: ClassVar[str] = ("AIE-ML-like VLIW vector tile: every bundle holds up to 2 loads, 1 store, 1 vector, "
                               "1 scalar, 1 move and 1 control operation; 32-lane bf16 vectors, fp32 accumulators, "
                               "64 KB data memory in 8 banks, tensors in external memory moved by DMA.")
-    hw_model = VLIWConfig
-    supports_profile: ClassVar[bool] = True
-    compiler: ClassVar[str] = "kcgym.sims.vliw.compiler:compile_task"
-    experts: ClassVar[str] = "kcgym.sims.vliw.expert:expert_kernel"
-    guide: ClassVar[str] = "kcgym.sims.vliw.docs:vliw_docs"
-    bound: ClassVar[str] = "kcgym.sims.vliw.speed_of_light:speed_of_light"
     issue_unit: ClassVar[str] = "bundles"
     layout_rule: ClassVar[LayoutRule] = LAYOUT
-    fault_names: ClassVar[tuple[str, ...]] = M.FAULT_NAMES
-    step_budget_code: ClassVar[int] = M.F_STEP_BUDGET
-    category: ClassVar[dict[str, str]] = CATEGORY
-    uncounted: ClassVar[frozenset[str]] = frozenset({"NOP"})
-    implicit_halt: ClassVar[tuple[str, str] | None] = ("CTL", "CONTROL")
-    profile_stalls: ClassVar[tuple[str, ...]] = M.PROFILE_STALLS
-    profile_issue_col: ClassVar[int] = M.T_ISSUE
+    state_format: ClassVar[StateFormat] = StateFormat(
+        M.FAULT_NAMES, M.F_STEP_BUDGET, CATEGORY, uncounted=frozenset({"NOP"}), implicit_halt=("CTL", "CONTROL"),
+        profile_stalls=M.PROFILE_STALLS, profile_issue_col=M.T_ISSUE)
 
     def supports(self, task: Task) -> bool:
         """A task with VLIW configurations and a template-compiler baseline."""
