@@ -26,8 +26,9 @@ from kcgym.sims.base import MemoryLayout, MemoryRegion
 from kcgym.tasks.base import Task, TaskConfig
 
 SCRATCH = "scratch"  # the name of the workspace region on every machine
-# the workspace holds as many bytes as the task's own tensors, and at least this many: a stage
-# between two operators never holds more than the task's tensors, and small tasks still get room
+# the workspace holds as many bytes as the task's own tensors, and at least this many (small tasks
+# still get room): every template compiler's stage buffers fit it on every supported task and
+# config (the largest plan, VLIW rope at C1, needs 1.33x the tensors; tests/sims/test_layout.py)
 WORKSPACE_MIN_BYTES = 4096
 
 
