@@ -6,14 +6,12 @@ model) fixes them all in one round trip instead of one per turn.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from kcgym.limits import MAX_SUGGESTION_CANDIDATES, MAX_SUGGESTIONS
-
-_MAX_SUGGESTED_WORD = 64  # longer unknown words get no suggestion (no near miss is that long)
+from kcgym.limits import MAX_SUGGESTED_WORD, MAX_SUGGESTIONS
+from kcgym.suggest import closest
 
 
 @dataclass(frozen=True)
@@ -78,29 +76,14 @@ class AssemblyError(Exception):
 
 
 class Suggester:
-    """"Did you mean" hints in bounded time: one assembly computes at most ``MAX_SUGGESTIONS``, each
-    against at most ``MAX_SUGGESTION_CANDIDATES`` names of similar length (thousands of labels plus
-    jumps to near-miss names would otherwise make the search quadratic)."""
+    """"Did you mean" for one assembly: :func:`kcgym.suggest.closest` (bounded per word), and at most
+    ``MAX_SUGGESTIONS`` computed per assembly (thousands of jumps to near-miss labels stay cheap)."""
 
     def __init__(self) -> None:
         self.left = MAX_SUGGESTIONS
 
     def __call__(self, word: str, options: Iterable[str], cutoff: float = 0.6) -> str | None:
-        if self.left <= 0 or not word or len(word) > _MAX_SUGGESTED_WORD:
+        if self.left <= 0 or not word or len(word) > MAX_SUGGESTED_WORD:  # a huge word costs no budget
             return None
         self.left -= 1
-        n, first = len(word), word[0].lower()
-        slack = max(2, n // 3)
-        alike: list[str] = []  # same first letter and similar length: where near misses are
-        other: list[str] = []
-        for o in options:
-            if abs(len(o) - n) <= slack:
-                if o[:1].lower() == first:
-                    alike.append(o)
-                    if len(alike) >= MAX_SUGGESTION_CANDIDATES:
-                        break
-                elif len(other) < MAX_SUGGESTION_CANDIDATES:
-                    other.append(o)
-        near = (alike + other)[:MAX_SUGGESTION_CANDIDATES]
-        close = difflib.get_close_matches(word, near, n=1, cutoff=cutoff)
-        return close[0] if close else None
+        return closest(word, options, cutoff)

@@ -8,11 +8,30 @@ rendered text) into kcgym's one wording for unknown names: did you mean, and the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kcgym.registry import unknown_name_message
+
+
+class HWConfig(BaseModel):
+    """The base of every machine's hardware config: frozen, unknown fields rejected, shared range checks."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def require_positive(self, names: Iterable[str]) -> None:
+        for name in names:
+            value = getattr(self, name)
+            if value <= 0:
+                raise ValueError(f"{name} must be positive, got {value}")
+
+    def require_power_of_two(self, names: Iterable[str]) -> None:
+        for name in names:
+            value = getattr(self, name)
+            if value <= 0 or value & (value - 1):
+                raise ValueError(f"{name} must be a positive power of two, got {value}")
 
 
 def hw_field(default: int, meaning: str, constraints: str = "") -> Any:

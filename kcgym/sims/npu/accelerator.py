@@ -1,21 +1,25 @@
-"""The NPU as a kcgym accelerator: layout, batched simulation, results and faults."""
+"""The NPU as a kcgym accelerator: its layout rule, images, interpreter and fault messages.
+
+Running input sets, results, faults and output collection are the shared core's
+(:class:`kcgym.sims.base.SimulatedAccelerator`); this module says only what is the NPU's own.
+"""
 
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jax
 import numpy as np
 
 from kcgym.isa.assembler import assemble
 from kcgym.isa.program import Program
-from kcgym.sims.base import Accelerator, DocSection, FaultInfo, MemoryLayout, MemoryRegion, RunResult
+from kcgym.sims.base import FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator, StateFormat
+from kcgym.sims.interpreter import bucket
+from kcgym.sims.layout import SCRATCH, Buffer, LayoutRule, carve
 from kcgym.sims.npu import machine as M
 from kcgym.sims.npu.config import NPUConfig
-from kcgym.sims.npu.docs import npu_docs
 from kcgym.sims.npu.isa import CATEGORY, CLASSES, UNITS, make_isa
-from kcgym.sims.profiling import PcProfile
 from kcgym.tasks.base import Task, TaskConfig
 
 HBM_ALIGN = 64  # elements; every tensor starts on a VLEN boundary
@@ -23,40 +27,41 @@ PROGRAM_BUCKET = 1024
 HBM_BUCKET = 1 << 16
 
 
-class NPUAccelerator(Accelerator):
+def _describe_tensor(task: Task, name: str, desc: str, offset: int) -> str:
+    if name != SCRATCH and "row-major" not in desc:
+        desc = (desc + "; " if desc else "") + "bf16, row-major"
+    return desc
+
+
+LAYOUT = LayoutRule(space="HBM", align=HBM_ALIGN, unit_bytes=2, constant_space="FPSRAM",
+                    describe_tensor=_describe_tensor, describe_constant=lambda name, value, i: f"= {value!r} (fp32)",
+                    scratch_note="free workspace, NaN at start",
+                    constant_note="one fp32 word each, from index 0: S_LD_FP")
+
+
+class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
     name: ClassVar[str] = "NPU"
     modelled_on: ClassVar[str] = "PLENA (flattened systolic array, HBM + matrix/vector/FP/INT SRAMs, hardware loops)"
     summary: ClassVar[str] = ("PLENA-like LLM accelerator: MLEN x BLEN matrix unit, VLEN vector unit, HBM with "
                               "non-blocking prefetch into matrix and vector SRAM, bf16 storage, fp32 accumulation.")
-    hw_model: ClassVar[type[NPUConfig]] = NPUConfig
-    supports_profile: ClassVar[bool] = True
+    layout_rule: ClassVar[LayoutRule] = LAYOUT
+    state_format: ClassVar[StateFormat] = StateFormat(
+        M.FAULT_NAMES, M.F_STEP_BUDGET, CATEGORY, implicit_halt=("CTRL", "SCALAR"),
+        profile_stalls=M.PROFILE_STALLS, profile_issue_col=M.T_ISSUE)
 
     def supports(self, task: Task) -> bool:
         return "NPU" in task.configs_by_accelerator
 
-    def assemble(self, source: str, hw: NPUConfig) -> Program:  # type: ignore[override]
+    def assemble(self, source: str, hw: NPUConfig) -> Program:
         return assemble(make_isa(hw), source, hw)
 
     # ---- memory layout ---------------------------------------------------------------
-    def layout(self, task: Task, cfg: TaskConfig, hw: NPUConfig) -> MemoryLayout:  # type: ignore[override]
-        regions, offset = [], 0
-        for t in task.tensors(cfg):
-            desc = t.description or ""
-            if "row-major" not in desc:
-                desc = (desc + "; " if desc else "") + "bf16, row-major"
-            regions.append(MemoryRegion(t.name, "HBM", offset, t.shape, t.role, desc))
-            offset += math.ceil(t.size / HBM_ALIGN) * HBM_ALIGN
-        # composites get HBM workspace after the outputs (poisoned like them): the stages of the
-        # template compiler pass their intermediates through it, and an agent's kernel may use it
+    def kernel_layout(self, task: Task, cfg: TaskConfig, hw: NPUConfig) -> MemoryLayout:
+        """The layout plus the template compiler's named stage buffers, carved from ``scratch``."""
         from kcgym.sims.npu.compiler import scratch_regions
 
-        for sc in scratch_regions(task, cfg, hw):
-            desc = f"free workspace, NaN at start (the template compiler keeps here: {sc.description})"
-            regions.append(MemoryRegion(sc.name, "HBM", offset, sc.shape, "scratch", desc))
-            offset += math.ceil(math.prod(sc.shape) / HBM_ALIGN) * HBM_ALIGN
-        for i, (name, value) in enumerate(task.constants(cfg).items()):
-            regions.append(MemoryRegion(name, "FPSRAM", i, (1,), "constant", f"= {value!r} (fp32)"))
-        return MemoryLayout(tuple(regions))
+        plan = [Buffer(sc.name, sc.shape, sc.description) for sc in scratch_regions(task, cfg, hw)]
+        return carve(self.layout(task, cfg, hw), plan, HBM_ALIGN)
 
     @staticmethod
     def hbm_size(layout: MemoryLayout) -> int:
@@ -64,28 +69,34 @@ class NPUAccelerator(Accelerator):
                    default=HBM_ALIGN)
 
     # ---- simulation ------------------------------------------------------------------
-    def run(self, program: Program, task: Task, cfg: TaskConfig, hw: NPUConfig,  # type: ignore[override]
-            inputs: list[dict[str, np.ndarray]], max_steps: int, profile: bool = False) -> list[RunResult]:
-        layout = self.layout(task, cfg, hw)
+    def simulate(self, program: Program, task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout,
+                 inputs: list[dict[str, np.ndarray]], max_steps: int, profile: bool) -> Any:
         limit = self.hbm_size(layout)
-        H = M.bucket(limit, HBM_BUCKET)
-        hbm = np.full((len(inputs), H), np.nan, np.float32)  # poison: unwritten outputs fail
+        hbm = np.full((len(inputs), bucket(limit, HBM_BUCKET)), np.nan, np.float32)  # poison: unwritten outputs fail
         for b, inp in enumerate(inputs):
             for r in layout.regions:
                 if r.space == "HBM" and r.role == "input":
                     hbm[b, r.offset : r.offset + r.size] = np.asarray(inp[r.name], np.float32).reshape(-1)
         fpm = np.zeros(hw.fpsram_size, np.float32)
+        constants = task.constants(cfg)
         for r in layout.regions:
             if r.space == "FPSRAM":
-                fpm[r.offset] = task.constants(cfg)[r.name]
+                fpm[r.offset] = constants[r.name]
         machine, runner = M.batched_runner(hw.model_dump_json(), profile)
-        words = program.padded(M.bucket(program.length, PROGRAM_BUCKET), machine.halt_row)
-        st = runner(words, hbm, fpm, np.int32(limit), np.int32(max_steps))
-        st = jax.device_get(st)
-        results = [self._result(st, b, program, layout, hw, max_steps) for b in range(len(inputs))]
-        if profile:
-            PcProfile.attach(results, st, program.length, M.PROFILE_STALLS, M.T_ISSUE)
-        return results
+        words = program.padded(bucket(program.length, PROGRAM_BUCKET), machine.halt_row)
+        return jax.device_get(runner(words, hbm, fpm, np.int32(limit), np.int32(max_steps)))
+
+    def final_state(self, st: Any, b: int, program: Program) -> FinalState:
+        ctl = np.asarray(st.ctl[b])
+        return FinalState(
+            halted=bool(ctl[M.HALTED]), fault=int(ctl[M.FAULT]), fault_pc=int(ctl[M.FAULT_PC]),
+            fault_detail=int(ctl[M.FAULT_DETAIL]), pc=int(ctl[M.PC]), steps=int(ctl[M.STEPS]),
+            cycles=int(ctl[M.T_END]), class_counts=dict(zip(CLASSES, np.asarray(st.counts[b]).tolist(), strict=True)),
+            unit_busy=dict(zip(UNITS, np.asarray(st.busy[b]).tolist(), strict=True)), nan_pc=int(st.nan_pc[b]),
+            ran_off_end=bool(ctl[M.PC] - 1 >= program.length))
+
+    def read_region(self, st: Any, b: int, region: MemoryRegion, task: Task, hw: NPUConfig) -> np.ndarray:
+        return np.asarray(st.hbm[b])[region.offset : region.offset + region.size].reshape(region.shape).copy()
 
     def loop_ranges(self, program: Program) -> list[tuple[int, int]]:
         """Each hardware loop: from the instruction after C_LOOP_START to its C_LOOP_END (which jumps back)."""
@@ -94,49 +105,8 @@ class NPUAccelerator(Accelerator):
         return [(int(w[4]), pc) for pc, w in enumerate(program.words)
                 if w[1] == ctrl and w[2] == end and 0 <= int(w[4]) <= pc]
 
-    def _result(self, st: M.State, b: int, program: Program, layout: MemoryLayout, hw: NPUConfig,
-                max_steps: int) -> RunResult:
-        ctl = np.asarray(st.ctl[b])
-        steps = int(ctl[M.STEPS])
-        counts_raw = np.asarray(st.counts[b]).copy()
-        busy = np.asarray(st.busy[b]).copy()
-        if ctl[M.HALTED] and ctl[M.FAULT] == 0 and ctl[M.PC] - 1 >= program.length:
-            # the implicit halt after the last instruction is not an instruction of the kernel
-            steps -= 1
-            counts_raw[CLASSES.index("CTRL")] -= 1
-            busy[UNITS.index("SCALAR")] -= 1
-        fault = None
-        if ctl[M.FAULT] != 0:
-            fault = self._fault_info(int(ctl[M.FAULT]), int(ctl[M.FAULT_PC]), int(ctl[M.FAULT_DETAIL]), program, hw)
-        elif not ctl[M.HALTED]:
-            pc = int(ctl[M.PC])
-            fault = FaultInfo(code=M.F_STEP_BUDGET, name="STEP_BUDGET", pc=pc, line=program.line_of(pc),
-                              source=program.source_line(pc),
-                              message=f"the kernel ran {max_steps} instructions without finishing (an infinite or "
-                              "far too long loop?); it was executing this line when stopped")
-        outputs = {}
-        hbm = np.asarray(st.hbm[b])
-        for r in layout.regions:
-            if r.space == "HBM" and r.role == "output":
-                outputs[r.name] = hbm[r.offset : r.offset + r.size].reshape(r.shape).copy()
-        counts: dict[str, int] = {}
-        for cls, n in zip(CLASSES, counts_raw, strict=True):
-            counts[CATEGORY[cls]] = counts.get(CATEGORY[cls], 0) + int(n)
-        nan_pc = int(st.nan_pc[b])
-        return RunResult(
-            outputs=outputs,
-            cycles=int(ctl[M.T_END]),
-            instructions=steps,
-            fault=fault,
-            counts_by_category=counts,
-            unit_busy={u: int(v) for u, v in zip(UNITS, busy, strict=True)},
-            first_nonfinite_line=program.line_of(nan_pc) if nan_pc >= 0 else None,
-        )
-
-    @staticmethod
-    def _fault_info(code: int, pc: int, detail: int, program: Program, hw: NPUConfig) -> FaultInfo:
-        name = M.FAULT_NAMES[code]
-        msg = {
+    def fault_message(self, name: str, detail: int, hw: NPUConfig) -> str:
+        return {
             "OOB_VSRAM": f"VSRAM access at address {detail} is out of bounds (VSRAM holds {hw.vsram_size} "
                          f"elements, addresses 0..{hw.vsram_size - 1}, and the whole access must fit)",
             "OOB_MSRAM": f"MSRAM access at address {detail} is out of bounds (MSRAM holds {hw.msram_size} "
@@ -151,24 +121,9 @@ class NPUAccelerator(Accelerator):
                           f"MSRAM column offsets and M_MM_WO addresses: multiples of BLEN={hw.BLEN}; MSRAM row "
                           f"starts for H_PREFETCH_M, M_TMM, M_MV/M_TMV: multiples of MLEN={hw.MLEN})",
         }.get(name, name)
-        return FaultInfo(code=code, name=name, pc=pc, line=program.line_of(pc), source=program.source_line(pc),
-                         message=msg)
 
     # ---- baselines, docs, bounds -----------------------------------------------------
-    def compile(self, task: Task, cfg: TaskConfig, hw: NPUConfig) -> str:  # type: ignore[override]
-        from kcgym.sims.npu.compiler import compile_task
-
-        return compile_task(task, cfg, hw, self.layout(task, cfg, hw))
-
-    def expert(self, task: Task, cfg: TaskConfig, hw: NPUConfig) -> str | None:  # type: ignore[override]
-        from kcgym.sims.npu.expert import expert_kernel
-
-        return expert_kernel(task, cfg, hw, self.layout(task, cfg, hw))
-
-    def docs(self, hw: NPUConfig) -> list[DocSection]:  # type: ignore[override]
-        return npu_docs(hw)
-
-    def hardware_summary(self, hw: NPUConfig) -> str:  # type: ignore[override]
+    def hardware_summary(self, hw: NPUConfig) -> str:
         return "\n".join([
             f"- Matrix unit: M_MM multiplies a {hw.BLEN}x{hw.MLEN} block of vector rows by a {hw.MLEN}x{hw.BLEN} "
             f"slice of a matrix tile ({hw.BLEN * hw.MLEN * hw.BLEN} MACs every {hw.mm_occupancy} cycles, fp32 "
@@ -184,12 +139,7 @@ class NPUAccelerator(Accelerator):
             f"- Instruction memory: {hw.imem_size} instructions. No branches: hardware loops only.",
         ])
 
-    def speed_of_light(self, task: Task, cfg: TaskConfig, hw: NPUConfig):  # type: ignore[override]
-        from kcgym.sims.npu.speed_of_light import speed_of_light
-
-        return speed_of_light(task, cfg, hw)
-
-    def roofline_cycles(self, task: Task, cfg: TaskConfig, hw: NPUConfig) -> int:  # type: ignore[override]
+    def roofline_cycles(self, task: Task, cfg: TaskConfig, hw: NPUConfig) -> int:
         """max(MACs / peak, bytes / HBM bandwidth). Peak counts the matrix unit *and* the vector unit
         (VLEN/2 MAC/cycle via multiply + add), since a kernel may use both at once."""
         peak = hw.peak_macs_per_cycle + hw.VLEN / 2

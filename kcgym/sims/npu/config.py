@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import model_validator
 
-from kcgym.sims.hwconfig import hw_field
+from kcgym.sims.hwconfig import HWConfig, hw_field
 
 
-class NPUConfig(BaseModel):
+class NPUConfig(HWConfig):
     """Geometry, memory sizes and timing constants of the NPU. Frozen; override via ``gym.make(hw=...)``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     MLEN: int = hw_field(
         64, "matrix tile dimension (MSRAM row length, systolic depth)", "power of two; = VLEN; >= BLEN"
@@ -39,18 +37,13 @@ class NPUConfig(BaseModel):
     def _check(self) -> NPUConfig:
         if self.MLEN != self.VLEN:
             raise ValueError("MLEN must equal VLEN (matrix tiles are built from vector rows)")
-        for name in ("MLEN", "BLEN", "v_prefetch_rows"):
-            v = getattr(self, name)
-            if v <= 0 or v & (v - 1):
-                raise ValueError(f"{name} must be a positive power of two, got {v}")
+        self.require_power_of_two(("MLEN", "BLEN", "v_prefetch_rows"))
         if self.BLEN > self.MLEN or self.v_prefetch_rows > self.vsram_rows:
             raise ValueError("BLEN must not exceed MLEN; v_prefetch_rows must fit in VSRAM")
         if self.v_prefetch_rows < self.BLEN:
             raise ValueError("v_prefetch_rows must be >= BLEN (one DMA moves a whole BLEN-row block)")
-        for name in ("vsram_rows", "msram_tiles", "fpsram_size", "intsram_size", "hbm_latency",
-                     "hbm_bytes_per_cycle", "mm_occupancy", "imem_size"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive")
+        self.require_positive(("vsram_rows", "msram_tiles", "fpsram_size", "intsram_size", "hbm_latency",
+                               "hbm_bytes_per_cycle", "mm_occupancy", "imem_size"))
         return self
 
     # derived quantities -------------------------------------------------------------

@@ -1,10 +1,10 @@
-"""NPU documentation: the hand-written programming guide plus the generated ISA reference."""
+"""NPU documentation data: its assembler's error codes and the guide fields its config derives."""
 
 from __future__ import annotations
 
 from kcgym.isa.reference_docs import instruction_reference
 from kcgym.sims.base import DocSection
-from kcgym.sims.guide import guide_sections as guide_sections_of
+from kcgym.sims.docs import machine_docs
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.isa import make_isa
 
@@ -18,16 +18,11 @@ NPU_ERROR_CODES = {
 }
 
 
-
-def guide_sections(hw: NPUConfig) -> list[DocSection]:
-    """Split guide.md at '## ' headings; ``{MLEN}``-style fields are filled from the config."""
-    fields = {k: str(v) for k, v in hw.model_dump().items()}
-    fields.update(vsram_size=str(hw.vsram_size), msram_size=str(hw.msram_size), msram_rows=str(hw.msram_rows),
-                  peak=str(int(hw.peak_macs_per_cycle)), mv_occupancy=str(hw.mv_occupancy),
-                  vdma=str(hw.dma_cycles(hw.v_prefetch_rows * hw.VLEN)), mdma=str(hw.dma_cycles(hw.MLEN * hw.MLEN)))
-    return guide_sections_of("kcgym.sims.npu", fields)
-
-
 def npu_docs(hw: NPUConfig) -> list[DocSection]:
-    ref = instruction_reference(make_isa(hw), hw, NPU_ERROR_CODES)
-    return [*guide_sections(hw), DocSection(id="isa", title="Instruction reference (generated)", text=ref)]
+    from kcgym.sims.npu.accelerator import LAYOUT  # the accelerator imports these docs
+
+    derived = dict(vsram_size=hw.vsram_size, msram_size=hw.msram_size, msram_rows=hw.msram_rows,
+                   peak=int(hw.peak_macs_per_cycle), mv_occupancy=hw.mv_occupancy,
+                   vdma=hw.dma_cycles(hw.v_prefetch_rows * hw.VLEN), mdma=hw.dma_cycles(hw.MLEN * hw.MLEN),
+                   layout_rule=LAYOUT.describe())
+    return machine_docs("kcgym.sims.npu", hw, derived, instruction_reference(make_isa(hw), hw, NPU_ERROR_CODES))

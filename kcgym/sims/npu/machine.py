@@ -24,7 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from kcgym.sims.jax_cache import enable_persistent_cache
+from kcgym.sims import interpreter
+from kcgym.sims.interpreter import bf16, bucket  # noqa: F401  (bucket: tests and benchmarks use M.bucket)
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.isa import CLASSES, UNITS, make_isa
 
@@ -99,10 +100,6 @@ class Writes(NamedTuple):
     fpm_idx: jax.Array  # int32
     fpm_val: jax.Array  # f32
     fpm_on: jax.Array  # bool
-
-
-def bf16(x: jax.Array) -> jax.Array:
-    return x.astype(jnp.bfloat16).astype(jnp.float32)
 
 
 def _rows_max(arr: jax.Array, start: jax.Array, count: jax.Array | int, k: int) -> jax.Array:
@@ -559,15 +556,5 @@ def batched_runner(hw_json: str, profile: bool = False):
     """The jitted ``vmap``-over-input-sets runner for one hardware config (shapes bucket the cache).
 
     ``profile``: a separate interpreter that also fills ``State.prof`` (same cycles and outputs)."""
-    enable_persistent_cache()
     machine = Machine(NPUConfig.model_validate_json(hw_json), profile)
-    fn = jax.vmap(machine.run_one, in_axes=(None, 0, None, None, None))
-    return machine, jax.jit(fn)
-
-
-def bucket(n: int, minimum: int) -> int:
-    """Next power of two >= max(n, minimum): programs and HBM images compile per bucket."""
-    size = minimum
-    while size < n:
-        size *= 2
-    return size
+    return interpreter.batched_runner(machine, (None, 0, None, None, None))

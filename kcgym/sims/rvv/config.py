@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import model_validator
 
-from kcgym.sims.hwconfig import hw_field
+from kcgym.sims.hwconfig import HWConfig, hw_field
 
 ITCM_BASE = 0x0000_0000
 DTCM_BASE = 0x0001_0000
@@ -14,15 +14,13 @@ VLENB = VLEN_BITS // 8
 ELEN = 32
 
 
-class RVVConfig(BaseModel):
+class RVVConfig(HWConfig):
     """Memory sizes and timing constants of the RV32IM + Zve32x core. Frozen; override via ``gym.make(hw=...)``.
 
     Timing follows the issue's cost model: an in-order scalar pipeline, a vector unit behind a
     FIFO, single-cycle DTCM and an external memory with latency and limited bandwidth, so that
     staging data in DTCM (and keeping loads in flight) pays.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     itcm_bytes: int = hw_field(
         8192, "instruction memory (ITCM) at 0x0; a larger program is rejected", "multiple of 4; >= 64"

@@ -1,9 +1,9 @@
-"""RVV documentation: the hand-written programming guide plus the instruction reference generated from the table."""
+"""RVV documentation data: its error codes, its guide fields and the instruction reference generated from its table."""
 
 from __future__ import annotations
 
 from kcgym.sims.base import DocSection
-from kcgym.sims.guide import guide_sections as guide_sections_of
+from kcgym.sims.docs import machine_docs
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv.assembler import PSEUDO_SYNTAX, PSEUDOS
 from kcgym.sims.rvv.config import DTCM_BASE, RVVConfig
@@ -19,14 +19,6 @@ ERROR_CODES = {
     "W023": "as E023, but a label lies between the vsetvli and the instruction (the run-time vtype may differ)",
     "W002": "the program has no instructions",
 }
-
-
-
-def guide_sections(hw: RVVConfig) -> list[DocSection]:
-    """Split guide.md at '## ' headings; ``{{field}}`` placeholders are filled from the config."""
-    fields = {k: str(v) for k, v in hw.model_dump().items()}
-    fields.update(itcm_instructions=str(hw.itcm_instructions), stack_top=f"{DTCM_BASE + hw.dtcm_bytes:#x}")
-    return guide_sections_of("kcgym.sims.rvv", fields)
 
 
 def instruction_reference() -> str:
@@ -50,5 +42,8 @@ def instruction_reference() -> str:
 
 
 def rvv_docs(hw: RVVConfig) -> list[DocSection]:
-    return [*guide_sections(hw), DocSection(id="isa", title="Instruction reference (generated)",
-                                            text=instruction_reference())]
+    from kcgym.sims.rvv.accelerator import LAYOUT  # the accelerator imports these docs
+
+    derived = dict(itcm_instructions=hw.itcm_instructions, stack_top=f"{DTCM_BASE + hw.dtcm_bytes:#x}",
+                   layout_rule=LAYOUT.describe())
+    return machine_docs("kcgym.sims.rvv", hw, derived, instruction_reference())

@@ -615,6 +615,3 @@ def runner(hw_json: str, profile: bool = False):
 
     return machine, jax.jit(run, donate_argnums=(1,))
 
-
-def bucket(n: int, size: int) -> int:
-    return max(size, -(-n // size) * size)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import model_validator
 
-from kcgym.sims.hwconfig import hw_field
+from kcgym.sims.hwconfig import HWConfig, hw_field
 
 LANES = 32  # bf16 lanes of a 512-bit vector register (and fp32 lanes of a 1024-bit accumulator)
 VECTOR_BYTES = 2 * LANES  # one vector load or store moves 64 bytes
@@ -14,10 +14,8 @@ LINE_BYTES = VECTOR_BYTES  # data memory is tracked (DMA readiness) in lines of 
 MMUL_MACS = 4 * 8 * 4  # one VMMUL: a 4x8 bf16 block times an 8x4 block
 
 
-class VLIWConfig(BaseModel):
+class VLIWConfig(HWConfig):
     """Memory sizes, latencies and DMA timing of the VLIW tile. Frozen; override via ``gym.make(hw=...)``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     dm_bytes: int = hw_field(
         65536, "tile data memory (DM) in bytes", "> 0; multiple of dm_banks * 64; <= 1 MiB (1048576)"
@@ -38,9 +36,7 @@ class VLIWConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> VLIWConfig:
-        for name, value in self.model_dump().items():
-            if value <= 0:
-                raise ValueError(f"{name} must be positive, got {value}")
+        self.require_positive(type(self).model_fields)
         if self.dm_bytes % (self.dm_banks * LINE_BYTES) or self.dm_bytes > (1 << 20):
             raise ValueError(f"dm_bytes must be a multiple of dm_banks * {LINE_BYTES} and at most 1 MiB")
         if self.dma_max_bytes % 2 or self.dma_max_bytes > self.dm_bytes:

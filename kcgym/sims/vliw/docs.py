@@ -1,10 +1,10 @@
-"""VLIW documentation: the hand-written programming guide plus the generated ISA reference."""
+"""VLIW documentation data: its assembler's error codes and the guide fields its config derives."""
 
 from __future__ import annotations
 
 from kcgym.isa.reference_docs import instruction_reference
 from kcgym.sims.base import DocSection
-from kcgym.sims.guide import guide_sections as guide_sections_of
+from kcgym.sims.docs import machine_docs
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.sims.vliw.isa import make_isa
 
@@ -19,14 +19,9 @@ VLIW_ERROR_CODES = {
 }
 
 
-
-def guide_sections(hw: VLIWConfig) -> list[DocSection]:
-    """Split guide.md at '## ' headings; ``{{field}}`` placeholders are filled from the config."""
-    fields = {k: str(v) for k, v in hw.model_dump().items()}
-    fields.update(bank_bytes=str(hw.bank_bytes), peak_macs=str(hw.peak_macs_per_cycle), dma512=str(hw.dma_cycles(512)))
-    return guide_sections_of("kcgym.sims.vliw", fields)
-
-
 def vliw_docs(hw: VLIWConfig) -> list[DocSection]:
-    ref = instruction_reference(make_isa(hw), hw, VLIW_ERROR_CODES)
-    return [*guide_sections(hw), DocSection(id="isa", title="Instruction reference (generated)", text=ref)]
+    from kcgym.sims.vliw.accelerator import LAYOUT  # the accelerator imports these docs
+
+    derived = dict(bank_bytes=hw.bank_bytes, peak_macs=hw.peak_macs_per_cycle, dma512=hw.dma_cycles(512),
+                   layout_rule=LAYOUT.describe())
+    return machine_docs("kcgym.sims.vliw", hw, derived, instruction_reference(make_isa(hw), hw, VLIW_ERROR_CODES))

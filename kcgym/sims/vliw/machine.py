@@ -37,7 +37,8 @@ import numpy as np
 from jax import lax
 
 from kcgym.isa.spec import Reg
-from kcgym.sims.jax_cache import enable_persistent_cache
+from kcgym.sims import interpreter
+from kcgym.sims.interpreter import bf16, bucket  # noqa: F401  (bucket: tests and benchmarks use M.bucket)
 from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
 from kcgym.sims.vliw.isa import CLASSES, make_isa
 
@@ -80,10 +81,6 @@ class State(NamedTuple):
     dm: jax.Array  # f32[dm_elements] (batched; + LANES spare elements while running)
     ext: jax.Array  # f32[H]          (batched)
     prof: jax.Array  # int32[n_pc, N_PROF] when profiling (executions, issue, stalls), else int32[1, N_PROF]
-
-
-def bf16(v: jax.Array) -> jax.Array:
-    return v.astype(jnp.bfloat16).astype(jnp.float32)
 
 
 def _write_rows(arr: jax.Array, writes) -> jax.Array:
@@ -506,15 +503,5 @@ def batched_runner(hw_json: str, profile: bool = False):
     """The jitted ``vmap``-over-input-sets runner for one hardware config (shapes bucket the cache).
 
     ``profile``: a separate interpreter that also fills ``State.prof`` (same cycles and outputs)."""
-    enable_persistent_cache()
     machine = Machine(VLIWConfig.model_validate_json(hw_json), profile)
-    fn = jax.vmap(machine.run_one, in_axes=(None, 0, None, None))
-    return machine, jax.jit(fn)
-
-
-def bucket(n: int, minimum: int) -> int:
-    """Next power of two >= max(n, minimum): programs and EXT images compile per bucket."""
-    size = minimum
-    while size < n:
-        size *= 2
-    return size
+    return interpreter.batched_runner(machine, (None, 0, None, None))

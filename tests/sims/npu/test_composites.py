@@ -95,11 +95,14 @@ def test_scratch_follows_the_outputs_aligned_and_disjoint(name):
         assert ACCELERATOR.roofline_cycles(task, cfg, HW) == math.floor(max(task.macs(cfg) / peak, nbytes / 64))
 
 
-def test_level_one_layouts_have_no_scratch():
+def test_level_one_layouts_have_only_the_agents_workspace():
+    """Every layout has the one ``scratch`` region (kcgym/sims/layout.py); level-one templates carve nothing."""
     for name in ("matmul", "softmax", "gemv"):
         task = TASKS[name]
-        layout = ACCELERATOR.layout(task, task.config("NPU", 3), HW)
-        assert all(r.role != "scratch" for r in layout.regions)
+        cfg = task.config("NPU", 3)
+        layout = ACCELERATOR.layout(task, cfg, HW)
+        assert [r.name for r in layout.regions if r.role == "scratch"] == ["scratch"]
+        assert ACCELERATOR.kernel_layout(task, cfg, HW) == layout
 
 
 @pytest.mark.parametrize("name", COMPOSITES)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.npu.compiler.emit import Asm, base_address, load_constant
 from kcgym.sims.npu.config import NPUConfig
+from kcgym.sims.templates import primitive_templates
 from kcgym.tasks.base import Task, TaskConfig
 
 
@@ -260,15 +261,9 @@ def _gemv(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout) -> s
     return asm.text()
 
 
-TEMPLATES: dict[str, Callable[[Task, TaskConfig, NPUConfig, MemoryLayout], str]] = {
-    "relu": lambda t, c, h, lay: _elementwise(t, c, h, lay, _relu),
-    "silu": lambda t, c, h, lay: _elementwise(t, c, h, lay, _silu),
-    "gelu": lambda t, c, h, lay: _elementwise(t, c, h, lay, _gelu),
-    "softmax": lambda t, c, h, lay: _rowwise(t, c, h, lay, _softmax_row),
-    "rmsnorm": lambda t, c, h, lay: _rowwise(t, c, h, lay, _rmsnorm_row),
-    "layernorm": lambda t, c, h, lay: _rowwise(t, c, h, lay, _layernorm_row),
-    "matmul": _matmul,
-    "linear": _matmul,
-    "batch_matmul": _matmul,
-    "gemv": _gemv,
-}
+TEMPLATES = primitive_templates(
+    _elementwise, _rowwise,
+    {"relu": _relu, "silu": _silu, "gelu": _gelu, "softmax": _softmax_row, "rmsnorm": _rmsnorm_row,
+     "layernorm": _layernorm_row},
+    matmul=_matmul, gemv=_gemv,
+)

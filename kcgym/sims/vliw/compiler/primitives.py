@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
+from kcgym.sims.templates import primitive_templates
 from kcgym.sims.vliw.compiler.emit import Asm, ext_bytes
 from kcgym.sims.vliw.config import LANES, VECTOR_BYTES, VLIWConfig
 from kcgym.tasks.base import Task, TaskConfig
@@ -306,15 +307,9 @@ def matmul_stage(asm: Asm, hw: VLIWConfig, dims: tuple[int, int, int, int], x: i
         add_const(asm, "r3", "r3", 2 * M * N)
 
 
-TEMPLATES: dict[str, Callable[[Task, TaskConfig, VLIWConfig, MemoryLayout], str]] = {
-    "relu": lambda t, c, h, lay: _elementwise(t, c, h, lay, _relu),
-    "silu": lambda t, c, h, lay: _elementwise(t, c, h, lay, _silu),
-    "gelu": lambda t, c, h, lay: _elementwise(t, c, h, lay, _gelu),
-    "softmax": lambda t, c, h, lay: _rowwise(t, c, h, lay, _softmax_row),
-    "rmsnorm": lambda t, c, h, lay: _rowwise(t, c, h, lay, _rmsnorm_row),
-    "layernorm": lambda t, c, h, lay: _rowwise(t, c, h, lay, _layernorm_row),
-    "gemv": _gemv,
-    "matmul": _matmul,
-    "linear": _matmul,
-    "batch_matmul": _matmul,
-}
+TEMPLATES = primitive_templates(
+    _elementwise, _rowwise,
+    {"relu": _relu, "silu": _silu, "gelu": _gelu, "softmax": _softmax_row, "rmsnorm": _rmsnorm_row,
+     "layernorm": _layernorm_row},
+    matmul=_matmul, gemv=_gemv,
+)
