@@ -26,6 +26,7 @@ from kcgym.isa.diagnostics import AssemblyError
 from kcgym.isa.expr import ExprError, evaluate
 from kcgym.isa.preprocess import Preprocessor, SourceLine, split_operands
 from kcgym.isa.program import Program
+from kcgym.isa.spec import Imm, Reg
 from kcgym.limits import MAX_EXPR_DEPTH
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv.config import DTCM_BASE, ITCM_BASE, RVVConfig
@@ -460,142 +461,68 @@ class _Asm:
         return 1
 
     def encode_slot(self, idx: int, s: Slot) -> list[int]:
+        """Parse and check each operand as its form in the table says, into the field the table names."""
         spec, sl, ops = s.spec, s.src, s.ops
         pc = ITCM_BASE + 4 * idx
         f = [0] * I.N_FIELDS
         f[I.F_OP], f[I.F_CLS], f[I.F_SUB] = I.OPCODE[spec.mnemonic], I.CLASS_ID[spec.cls], spec.sub
         f[I.F_SRC], f[I.F_W], f[I.F_SGN], f[I.F_VM] = spec.src, spec.w, spec.sgn, 1
-        form = spec.form
-        syntax = f"{spec.mnemonic} {I.FORMS[form]}"
-        fixed = {"R": 3, "I": 3, "SH": 3, "U": 2, "LD": 2, "ST": 2, "B": 3, "JAL": 2, "JALR": 2, "CSR": 2,
-                 "VSETVL": 3, "VL": 2, "VLS": 3, "VLX": 3, "VS": 2, "VSS": 3, "VSX": 3, "VV": 3, "VX": 3, "VI": 3,
-                 "VIU": 3, "VVMA": 3, "VXMA": 3, "VVM": 4, "VXM": 4, "VIM": 4, "MVV": 2, "MVX": 2, "MVI": 2,
-                 "V2": 2, "V0": 1, "XV": 2, "VXS": 2, "XM": 2, "MM": 3}.get(form)
-        maskable = "[, v0.t]" in I.FORMS[form]
-        if form in ("VSETVLI", "VSETIVLI"):
-            if not 3 <= len(ops) <= 6:
-                self.err(sl, "E002", f"{spec.mnemonic} takes rd, {'rs1' if form == 'VSETVLI' else 'uimm5'}, "
-                         f"and a vtype (eSEW, mLMUL[, ta|tu][, ma|mu]); got {len(ops)} operand(s)", s.mcol,
-                         len(spec.mnemonic), hint=f"syntax: {syntax}, e.g. vsetvli t0, a0, e8, m1, ta, ma")
+        operands: tuple[I.RVOperand, ...] = spec.operands  # type: ignore[assignment]
+        syntax = f"{spec.mnemonic} {I.FORMS[spec.form]}"
+        kinds = [o.kind for o in operands]
+        fixed = sum(k not in (I.MASK, I.VTYPE) for k in kinds)
+        maskable = I.MASK in kinds
+        if I.VTYPE in kinds:
+            if not fixed + 1 <= len(ops) <= fixed + 4:
+                self.err(sl, "E002", f"{spec.mnemonic} takes rd, {operands[1].name}, and a vtype (eSEW, mLMUL[, ta|tu]"
+                         f"[, ma|mu]); got {len(ops)} operand(s)", s.mcol, len(spec.mnemonic),
+                         hint=f"syntax: {syntax}, e.g. vsetvli t0, a0, e8, m1, ta, ma")
                 return f
-        elif form == "JALR" and len(ops) == 1:
-            ops = [("ra", ops[0][1]), ops[0]]
-        elif fixed is not None and not (len(ops) == fixed or (maskable and len(ops) == fixed + 1)):
+        elif I.JMEM in kinds and len(ops) == 1:
+            ops = [("ra", ops[0][1]), ops[0]]  # jalr rs1 = jalr ra, 0(rs1)
+        elif not (len(ops) == fixed or (maskable and len(ops) == fixed + 1)):
             col = ops[min(len(ops), fixed) - 1][1] if ops else s.mcol
             self.err(sl, "E002", f"{spec.mnemonic} takes {fixed} operand(s){' (+ optional v0.t)' if maskable else ''}"
                      f", got {len(ops)}", col, hint=f"syntax: {syntax}")
             return f
-        X = lambda k, w: self.xreg(sl, ops[k], w)  # noqa: E731
-        V = lambda k, w: self.vreg(sl, ops[k], w)  # noqa: E731
-        if form == "R":
-            f[I.F_RD], f[I.F_RS1], f[I.F_RS2] = X(0, "rd"), X(1, "rs1"), X(2, "rs2")
-        elif form == "I":
-            f[I.F_RD], f[I.F_RS1] = X(0, "rd"), X(1, "rs1")
-            f[I.F_IMM] = self.imm(sl, ops[2], -2048, 2047, "the immediate", pc,
-                                  "12-bit signed immediates: build larger constants with li (lui + addi)")
-        elif form == "SH":
-            f[I.F_RD], f[I.F_RS1] = X(0, "rd"), X(1, "rs1")
-            f[I.F_IMM] = self.imm(sl, ops[2], 0, 31, "the shift amount", pc)
-        elif form == "U":
-            f[I.F_RD] = X(0, "rd")
-            f[I.F_IMM] = self.imm(sl, ops[1], 0, 0xFFFFF, "the upper immediate", pc,
-                                  "lui/auipc take the upper 20 bits (0..0xFFFFF); use li for a full constant")
-        elif form == "LD":
-            f[I.F_RD] = X(0, "rd")
-            f[I.F_IMM], f[I.F_RS1] = self.mem(sl, ops[1], pc, True)
-        elif form == "ST":
-            f[I.F_RS2] = X(0, "rs2")
-            f[I.F_IMM], f[I.F_RS1] = self.mem(sl, ops[1], pc, True)
-        elif form == "B":
-            f[I.F_RS1], f[I.F_RS2] = X(0, "rs1"), X(1, "rs2")
-            f[I.F_IMM] = self.target(sl, ops[2], idx)
-        elif form == "JAL":
-            if len(ops) == 1:
-                ops = [("ra", ops[0][1]), ops[0]]
-            f[I.F_RD] = X(0, "rd")
-            f[I.F_IMM] = self.target(sl, ops[1], idx)
-        elif form == "JALR":
-            f[I.F_RD] = X(0, "rd")
-            if _MEM.match(ops[1][0]):
-                f[I.F_IMM], f[I.F_RS1] = self.mem(sl, ops[1], pc, True)
-            else:
-                f[I.F_RS1] = X(1, "rs1")
-        elif form == "CSR":
-            f[I.F_RD] = X(0, "rd")
-            name = ops[1][0].strip().lower()
-            if name not in I.CSR_NAMES:
-                self.err(sl, "E018", f"unsupported CSR '{ops[1][0]}'", ops[1][1], len(ops[1][0]),
-                         hint="readable CSRs: " + ", ".join(I.CSR_NAMES))
-            else:
-                f[I.F_IMM] = list(I.CSR_NAMES).index(name)
-        elif form in ("VSETVLI", "VSETIVLI"):
-            f[I.F_RD] = X(0, "rd")
-            if form == "VSETVLI":
-                f[I.F_RS1] = X(1, "rs1")
-            else:
-                f[I.F_RS1] = self.imm(sl, ops[1], 0, 31, "the AVL", pc, "vsetivli takes 0..31; use vsetvli for more")
-            f[I.F_IMM] = self.vtypei(sl, ops[2:], s.mcol)
-        elif form == "VSETVL":
-            f[I.F_RD], f[I.F_RS1], f[I.F_RS2] = X(0, "rd"), X(1, "rs1"), X(2, "rs2")
-        elif form in ("VL", "VLS", "VLX", "VS", "VSS", "VSX"):
-            f[I.F_RD] = V(0, "vd" if form.startswith("VL") else "vs3")
-            _, f[I.F_RS1] = self.mem(sl, ops[1], pc, False)
-            if form in ("VLS", "VSS"):
-                f[I.F_RS2] = X(2, "the stride")
-            elif form in ("VLX", "VSX"):
-                f[I.F_RS2] = V(2, "the index vector")
-            f[I.F_VM] = self.vm(sl, ops, fixed, spec)
-        elif form in ("VV", "VX", "VI", "VIU", "VVM", "VXM", "VIM"):
-            f[I.F_RD], f[I.F_RS2] = V(0, "vd"), V(1, "vs2")
-            if form in ("VV", "VVM"):
-                f[I.F_RS1] = V(2, "vs1")
-            elif form in ("VX", "VXM"):
-                f[I.F_RS1] = X(2, "rs1")
-            elif form in ("VI", "VIM"):
-                f[I.F_IMM] = self.imm(sl, ops[2], -16, 15, "the .vi immediate", pc,
-                                      ".vi immediates are 5-bit signed (-16..15): put the constant in a scalar "
-                                      "register and use the .vx form")
-            else:
-                f[I.F_IMM] = self.imm(sl, ops[2], 0, 31, "the unsigned immediate", pc,
-                                      "this immediate is 5-bit unsigned (0..31); use the .vx form for more")
-            if form in ("VVM", "VXM", "VIM"):
-                if ops[3][0].strip().lower() != "v0":
-                    self.err(sl, "E017", f"the mask operand of {spec.mnemonic} must be v0, got '{ops[3][0]}'",
-                             ops[3][1], len(ops[3][0]))
+        for k, o in enumerate(operands):
+            kind = o.kind
+            if isinstance(kind, Reg):
+                f[o.field] = (self.xreg if kind.file == "x" else self.vreg)(sl, ops[k], o.what)
+            elif isinstance(kind, Imm):
+                f[o.field] = self.imm(sl, ops[k], int(kind.lo), int(kind.hi), o.what, pc, o.hint)
+            elif kind in (I.MEM, I.VMEM):
+                off, f[I.F_RS1] = self.mem(sl, ops[k], pc, kind == I.MEM)
+                if kind == I.MEM:
+                    f[I.F_IMM] = off
+            elif kind == I.JMEM:
+                if _MEM.match(ops[k][0]):
+                    f[I.F_IMM], f[I.F_RS1] = self.mem(sl, ops[k], pc, True)
+                else:
+                    f[I.F_RS1] = self.xreg(sl, ops[k], "rs1")
+            elif kind == I.LABEL:
+                f[I.F_IMM] = self.target(sl, ops[k], idx)
+            elif kind == I.CSR:
+                f[I.F_IMM] = self.csr(sl, ops[k])
+            elif kind == I.VTYPE:
+                f[I.F_IMM] = self.vtypei(sl, ops[k:], s.mcol)
+            elif kind == I.MASK:
+                f[I.F_VM] = self.vm(sl, ops, k, spec)
+            elif kind == I.V0:
+                if ops[k][0].strip().lower() != "v0":
+                    self.err(sl, "E017", f"the mask operand of {spec.mnemonic} must be v0, got '{ops[k][0]}'",
+                             ops[k][1], len(ops[k][0]))
                 f[I.F_VM] = 0
-            else:
-                f[I.F_VM] = self.vm(sl, ops, 3, spec)
-        elif form in ("VVMA", "VXMA"):
-            f[I.F_RD] = V(0, "vd")
-            f[I.F_RS1] = V(1, "vs1") if form == "VVMA" else X(1, "rs1")
-            f[I.F_RS2] = V(2, "vs2")
-            f[I.F_VM] = self.vm(sl, ops, 3, spec)
-        elif form in ("MVV", "MVX", "MVI"):
-            f[I.F_RD] = V(0, "vd")
-            if form == "MVV":
-                f[I.F_RS1] = V(1, "vs1")
-            elif form == "MVX":
-                f[I.F_RS1] = X(1, "rs1")
-            else:
-                f[I.F_IMM] = self.imm(sl, ops[1], -16, 15, "the immediate", pc,
-                                      "vmv.v.i takes -16..15; use vmv.v.x with a scalar register for more")
-        elif form == "V2":
-            f[I.F_RD], f[I.F_RS2] = V(0, "vd"), V(1, "vs2")
-            f[I.F_VM] = self.vm(sl, ops, 2, spec)
-        elif form == "V0":
-            f[I.F_RD] = V(0, "vd")
-            f[I.F_VM] = self.vm(sl, ops, 1, spec)
-        elif form == "XV":
-            f[I.F_RD], f[I.F_RS2] = X(0, "rd"), V(1, "vs2")
-        elif form == "VXS":
-            f[I.F_RD], f[I.F_RS1] = V(0, "vd"), X(1, "rs1")
-        elif form == "XM":
-            f[I.F_RD], f[I.F_RS2] = X(0, "rd"), V(1, "vs2")
-            f[I.F_VM] = self.vm(sl, ops, 2, spec)
-        elif form == "MM":
-            f[I.F_RD], f[I.F_RS2], f[I.F_RS1] = V(0, "vd"), V(1, "vs2"), V(2, "vs1")
         self.static_checks(s, f)
         return f
+
+    def csr(self, sl: SourceLine, op: tuple[str, int]) -> int:
+        name = op[0].strip().lower()
+        if name not in I.CSR_NAMES:
+            self.err(sl, "E018", f"unsupported CSR '{op[0]}'", op[1], len(op[0]),
+                     hint="readable CSRs: " + ", ".join(I.CSR_NAMES))
+            return 0
+        return list(I.CSR_NAMES).index(name)
 
     def vtypei(self, sl: SourceLine, ops: list[tuple[str, int]], col: int) -> int:
         sew, lmul_code, ta, ma, seen = None, 0, 0, 0, set()
@@ -615,7 +542,7 @@ class _Asm:
                 elif t not in ("m1", "m2", "m4", "m8"):
                     self.err(sl, "E019", f"LMUL '{t}' is invalid", c, len(t), hint="LMUL is m1, m2, m4 or m8")
                 else:
-                    lmul_code = {"m1": 0, "m2": 1, "m4": 2, "m8": 3}[t]
+                    lmul_code = I.LMUL_CODE[int(t[1:])]
             elif t in ("ta", "tu"):
                 ta = int(t == "ta")
             elif t in ("ma", "mu"):
@@ -629,7 +556,7 @@ class _Asm:
                      hint="e.g. vsetvli t0, a0, e8, m1, ta, ma")
         if sew is None:
             return 0
-        return (ma << 7) | (ta << 6) | ({8: 0, 16: 1, 32: 2}[sew] << 3) | lmul_code
+        return (ma << 7) | (ta << 6) | (I.SEW_CODE[sew] << 3) | lmul_code
 
     def static_checks(self, s: Slot, f: list[int]) -> None:
         """Register-group alignment under the vtype set by the textually preceding vsetvli, and v0 overlap."""
