@@ -34,10 +34,45 @@ from kcgym.sims.rvv.config import DTCM_BASE, ITCM_BASE, RVVConfig
 DIRECTIVES = (".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".align", ".p2align",
               ".balign", ".word", ".half", ".short", ".byte", ".zero", ".space", ".type", ".size", ".option",
               ".file", ".ident", ".local", ".weak")
-PSEUDOS = ("li", "la", "mv", "not", "neg", "seqz", "snez", "sltz", "sgtz", "beqz", "bnez", "blez", "bgez",
-           "bltz", "bgtz", "bgt", "ble", "bgtu", "bleu", "j", "jr", "ret", "call", "tail", "nop", "vneg.v",
-           "vnot.v", "vmnot.m", "vmmv.m", "vmclr.m", "vmset.m", "vncvt.x.x.w", "vwcvt.x.x.v", "vwcvtu.x.x.v",
-           "vmsgt.vv", "vmsgtu.vv", "vmsge.vv", "vmsgeu.vv", "csrr")
+# Pseudo-instructions: syntax (for hints and the reference) and expansion. An expansion operand is a
+# template over the written operands ({0}, {1}, ...; its column is the first one it names) and "*"
+# passes the optional trailing operands (v0.t) through. ``li`` picks its expansion by the value.
+PSEUDO_TABLE: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
+    "li": ("rd, imm", ()), "la": ("rd, symbol", (("auipc", "{0}", "%pcrel_hi({1})"),
+                                                 ("addi", "{0}", "{0}", "%pclo_prev({1})"))),
+    "mv": ("rd, rs", (("addi", "{0}", "{1}", "0"),)), "not": ("rd, rs", (("xori", "{0}", "{1}", "-1"),)),
+    "neg": ("rd, rs", (("sub", "{0}", "x0", "{1}"),)), "seqz": ("rd, rs", (("sltiu", "{0}", "{1}", "1"),)),
+    "snez": ("rd, rs", (("sltu", "{0}", "x0", "{1}"),)), "sltz": ("rd, rs", (("slt", "{0}", "{1}", "x0"),)),
+    "sgtz": ("rd, rs", (("slt", "{0}", "x0", "{1}"),)),
+    "beqz": ("rs, label", (("beq", "{0}", "x0", "{1}"),)), "bnez": ("rs, label", (("bne", "{0}", "x0", "{1}"),)),
+    "blez": ("rs, label", (("bge", "x0", "{0}", "{1}"),)), "bgez": ("rs, label", (("bge", "{0}", "x0", "{1}"),)),
+    "bltz": ("rs, label", (("blt", "{0}", "x0", "{1}"),)), "bgtz": ("rs, label", (("blt", "x0", "{0}", "{1}"),)),
+    "bgt": ("rs, rt, label", (("blt", "{1}", "{0}", "{2}"),)),
+    "ble": ("rs, rt, label", (("bge", "{1}", "{0}", "{2}"),)),
+    "bgtu": ("rs, rt, label", (("bltu", "{1}", "{0}", "{2}"),)),
+    "bleu": ("rs, rt, label", (("bgeu", "{1}", "{0}", "{2}"),)),
+    "j": ("label", (("jal", "x0", "{0}"),)), "jr": ("rs", (("jalr", "x0", "0({0})"),)),
+    "ret": ("", (("jalr", "x0", "0(ra)"),)),
+    "call": ("label", (("auipc", "ra", "%pcrel_hi({0})"), ("jalr", "ra", "%pclo_prev({0})(ra)"))),
+    "tail": ("label", (("auipc", "t1", "%pcrel_hi({0})"), ("jalr", "x0", "%pclo_prev({0})(t1)"))),
+    "nop": ("", (("addi", "x0", "x0", "0"),)),
+    "vneg.v": ("vd, vs[, v0.t]", (("vrsub.vx", "{0}", "{1}", "x0", "*"),)),
+    "vnot.v": ("vd, vs[, v0.t]", (("vxor.vi", "{0}", "{1}", "-1", "*"),)),
+    "vmnot.m": ("vd, vs", (("vmnand.mm", "{0}", "{1}", "{1}"),)),
+    "vmmv.m": ("vd, vs", (("vmand.mm", "{0}", "{1}", "{1}"),)),
+    "vmclr.m": ("vd", (("vmxor.mm", "{0}", "{0}", "{0}"),)), "vmset.m": ("vd", (("vmxnor.mm", "{0}", "{0}", "{0}"),)),
+    "vncvt.x.x.w": ("vd, vs[, v0.t]", (("vnsrl.wx", "{0}", "{1}", "x0", "*"),)),
+    "vwcvt.x.x.v": ("vd, vs[, v0.t]", (("vwadd.vx", "{0}", "{1}", "x0", "*"),)),
+    "vwcvtu.x.x.v": ("vd, vs[, v0.t]", (("vwaddu.vx", "{0}", "{1}", "x0", "*"),)),
+    "vmsgt.vv": ("vd, vs2, vs1[, v0.t]", (("vmslt.vv", "{0}", "{2}", "{1}", "*"),)),
+    "vmsgtu.vv": ("vd, vs2, vs1[, v0.t]", (("vmsltu.vv", "{0}", "{2}", "{1}", "*"),)),
+    "vmsge.vv": ("vd, vs2, vs1[, v0.t]", (("vmsle.vv", "{0}", "{2}", "{1}", "*"),)),
+    "vmsgeu.vv": ("vd, vs2, vs1[, v0.t]", (("vmsleu.vv", "{0}", "{2}", "{1}", "*"),)),
+    "csrr": ("rd, vl|vtype|vlenb", (("csrr", "{0}", "{1}"),)),
+}
+PSEUDO_SYNTAX: dict[str, str] = {p: syntax for p, (syntax, _) in PSEUDO_TABLE.items()}
+PSEUDOS = tuple(PSEUDO_TABLE)
+_REF = re.compile(r"\{(\d)\}")
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][A-Za-z0-9_.$]*|\d+)\s*:")
 _LOCAL_REF = re.compile(r"(?<![A-Za-z0-9_.])(\d+)([bf])(?![A-Za-z0-9_.])")
 _MEM = re.compile(r"^(.*?)\(\s*([A-Za-z0-9]+)\s*\)\s*$")
@@ -254,95 +289,37 @@ class _Asm:
         self.err(sl, "E001", f"unknown instruction '{word}'", col, len(word), hint)
 
     def pseudo(self, sl: SourceLine, p: str, ops: list[tuple[str, int]], col: int) -> None:
-        want = {"li": 2, "la": 2, "mv": 2, "not": 2, "neg": 2, "seqz": 2, "snez": 2, "sltz": 2, "sgtz": 2,
-                "beqz": 2, "bnez": 2, "blez": 2, "bgez": 2, "bltz": 2, "bgtz": 2, "bgt": 3, "ble": 3, "bgtu": 3,
-                "bleu": 3, "j": 1, "jr": 1, "ret": 0, "call": 1, "tail": 1, "nop": 0, "vmnot.m": 2, "vmmv.m": 2,
-                "vmclr.m": 1, "vmset.m": 1, "csrr": 2}.get(p)
-        if want is not None and len(ops) != want:
-            self.err(sl, "E002", f"{p} takes {want} operand(s), got {len(ops)}", col, len(p),
-                     hint=f"syntax: {p} " + PSEUDO_SYNTAX.get(p, ""))
+        syntax, expansion = PSEUDO_TABLE[p]
+        fixed = len(syntax.split("[")[0].split(",")) if syntax.split("[")[0] else 0
+        if "[" in syntax and len(ops) not in (fixed, fixed + 1):
+            self.err(sl, "E002", f"{p} takes {fixed} operands (and an optional v0.t), got {len(ops)}", col, len(p))
             return
-        o = [t for t, _ in ops]
-        c = [cc for _, cc in ops] or [col]
-        z = ("x0", c[0])
-
-        def e(m: str, *args: tuple[str, int]) -> None:
-            self.emit(sl, m, list(args), col)
-
+        if "[" not in syntax and len(ops) != fixed:
+            self.err(sl, "E002", f"{p} takes {fixed} operand(s), got {len(ops)}", col, len(p),
+                     hint=f"syntax: {p} {syntax}")
+            return
         if p == "li":
-            try:
-                v = evaluate(o[1], sl.symbols)
-            except ExprError:
-                v = None  # a label or a later symbol: always two instructions
-            if v is not None and -2048 <= v <= 2047:
-                e("addi", ops[0], z, ops[1])
-            else:
-                e("lui", ops[0], (f"%hi({o[1]})", c[1]))
-                e("addi", ops[0], ops[0], (f"%lo({o[1]})", c[1]))
-        elif p == "la":
-            e("auipc", ops[0], (f"%pcrel_hi({o[1]})", c[1]))
-            e("addi", ops[0], ops[0], (f"%pclo_prev({o[1]})", c[1]))
-        elif p == "mv":
-            e("addi", ops[0], ops[1], ("0", c[1]))
-        elif p == "not":
-            e("xori", ops[0], ops[1], ("-1", c[1]))
-        elif p == "neg":
-            e("sub", ops[0], z, ops[1])
-        elif p == "seqz":
-            e("sltiu", ops[0], ops[1], ("1", c[1]))
-        elif p == "snez":
-            e("sltu", ops[0], z, ops[1])
-        elif p == "sltz":
-            e("slt", ops[0], ops[1], z)
-        elif p == "sgtz":
-            e("slt", ops[0], z, ops[1])
-        elif p in ("beqz", "bnez", "bltz", "bgez"):
-            e({"beqz": "beq", "bnez": "bne", "bltz": "blt", "bgez": "bge"}[p], ops[0], z, ops[1])
-        elif p == "blez":
-            e("bge", z, ops[0], ops[1])
-        elif p == "bgtz":
-            e("blt", z, ops[0], ops[1])
-        elif p in ("bgt", "ble", "bgtu", "bleu"):
-            e({"bgt": "blt", "ble": "bge", "bgtu": "bltu", "bleu": "bgeu"}[p], ops[1], ops[0], ops[2])
-        elif p == "j":
-            e("jal", z, ops[0])
-        elif p == "jr":
-            e("jalr", z, (f"0({o[0]})", c[0]))
-        elif p == "ret":
-            e("jalr", z, ("0(ra)", col))
-        elif p == "call":
-            e("auipc", ("ra", c[0]), (f"%pcrel_hi({o[0]})", c[0]))
-            e("jalr", ("ra", c[0]), (f"%pclo_prev({o[0]})(ra)", c[0]))
-        elif p == "tail":
-            e("auipc", ("t1", c[0]), (f"%pcrel_hi({o[0]})", c[0]))
-            e("jalr", z, (f"%pclo_prev({o[0]})(t1)", c[0]))
-        elif p == "nop":
-            e("addi", ("x0", col), ("x0", col), ("0", col))
-        elif p == "csrr":
-            e("csrr", *ops)
-        elif p in ("vneg.v", "vnot.v", "vncvt.x.x.w", "vwcvt.x.x.v", "vwcvtu.x.x.v"):
-            if len(ops) not in (2, 3):
-                self.err(sl, "E002", f"{p} takes 2 operands (and an optional v0.t), got {len(ops)}", col, len(p))
-                return
-            m, extra = {"vneg.v": ("vrsub.vx", z), "vnot.v": ("vxor.vi", ("-1", c[1])),
-                        "vncvt.x.x.w": ("vnsrl.wx", z), "vwcvt.x.x.v": ("vwadd.vx", z),
-                        "vwcvtu.x.x.v": ("vwaddu.vx", z)}[p]
-            e(m, ops[0], ops[1], extra, *ops[2:])
-        elif p in ("vmsgt.vv", "vmsgtu.vv", "vmsge.vv", "vmsgeu.vv"):
-            if len(ops) not in (3, 4):
-                self.err(sl, "E002", f"{p} takes 3 operands (and an optional v0.t), got {len(ops)}", col, len(p))
-                return
-            m = {"vmsgt.vv": "vmslt.vv", "vmsgtu.vv": "vmsltu.vv", "vmsge.vv": "vmsle.vv",
-                 "vmsgeu.vv": "vmsleu.vv"}[p]
-            e(m, ops[0], ops[2], ops[1], *ops[3:])
-        elif p == "vmnot.m":
-            e("vmnand.mm", ops[0], ops[1], ops[1])
-        elif p == "vmmv.m":
-            e("vmand.mm", ops[0], ops[1], ops[1])
-        elif p == "vmclr.m":
-            e("vmxor.mm", ops[0], ops[0], ops[0])
-        elif p == "vmset.m":
-            e("vmxnor.mm", ops[0], ops[0], ops[0])
+            expansion = self.li_expansion(sl, ops[1][0])
+        for mnemonic, *templates in expansion:
+            args: list[tuple[str, int]] = []
+            for t in templates:
+                if t == "*":
+                    args += ops[fixed:]
+                    continue
+                refs = [int(k) for k in _REF.findall(t)]
+                args.append((_REF.sub(lambda m: ops[int(m.group(1))][0], t), ops[refs[0]][1] if refs else col))
+            self.emit(sl, mnemonic, args, col)
+
+    @staticmethod
+    def li_expansion(sl: SourceLine, value: str) -> tuple[tuple[str, ...], ...]:
+        """addi for a 12-bit constant; else lui %hi + addi %lo (also for labels and later symbols)."""
+        try:
+            v = evaluate(value, sl.symbols)
+        except ExprError:
+            v = None
+        if v is not None and -2048 <= v <= 2047:
+            return (("addi", "{0}", "x0", "{1}"),)
+        return ("lui", "{0}", "%hi({1})"), ("addi", "{0}", "{0}", "%lo({1})")
 
     # ---- pass 2 ----------------------------------------------------------------------------
     def xreg(self, sl: SourceLine, op: tuple[str, int], what: str) -> int:
@@ -645,18 +622,6 @@ def _static_vtype(ops: list[tuple[str, int]]) -> tuple[int, int] | None:
     if sew is None:
         return None
     return sew, lmul or 1
-
-
-PSEUDO_SYNTAX = {"li": "rd, imm", "la": "rd, symbol", "mv": "rd, rs", "not": "rd, rs", "neg": "rd, rs",
-                 "seqz": "rd, rs", "snez": "rd, rs", "sltz": "rd, rs", "sgtz": "rd, rs", "beqz": "rs, label",
-                 "bnez": "rs, label", "blez": "rs, label", "bgez": "rs, label", "bltz": "rs, label",
-                 "bgtz": "rs, label", "bgt": "rs, rt, label", "ble": "rs, rt, label", "bgtu": "rs, rt, label",
-                 "bleu": "rs, rt, label", "j": "label", "jr": "rs", "ret": "", "call": "label", "tail": "label",
-                 "nop": "", "vmnot.m": "vd, vs", "vmmv.m": "vd, vs", "vmclr.m": "vd", "vmset.m": "vd",
-                 "csrr": "rd, vl|vtype|vlenb", "vneg.v": "vd, vs[, v0.t]", "vnot.v": "vd, vs[, v0.t]",
-                 "vncvt.x.x.w": "vd, vs[, v0.t]", "vwcvt.x.x.v": "vd, vs[, v0.t]", "vwcvtu.x.x.v": "vd, vs[, v0.t]",
-                 "vmsgt.vv": "vd, vs2, vs1[, v0.t]", "vmsgtu.vv": "vd, vs2, vs1[, v0.t]",
-                 "vmsge.vv": "vd, vs2, vs1[, v0.t]", "vmsgeu.vv": "vd, vs2, vs1[, v0.t]"}
 
 
 def assemble(source: str, hw: RVVConfig | None = None) -> RVVProgram:
