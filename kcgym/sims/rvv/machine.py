@@ -229,6 +229,23 @@ class Ins(NamedTuple):
 class Is:
     """One boolean per class of :data:`isa.CLASSES` (``is_.VARITH``), and ``any_of(*names)``."""
 
+    ALU: jax.Array
+    MULDIV: jax.Array
+    LOAD: jax.Array
+    STORE: jax.Array
+    BRANCH: jax.Array
+    JUMP: jax.Array
+    CSR: jax.Array
+    VSET: jax.Array
+    VLOAD: jax.Array
+    VSTORE: jax.Array
+    VARITH: jax.Array
+    VRED: jax.Array
+    VPERM: jax.Array
+    VMASK: jax.Array
+    VMOVE: jax.Array
+    HALT: jax.Array
+
     def __init__(self, cls: jax.Array):
         for name, i in I.CLASS_ID.items():
             setattr(self, name, cls == i)
@@ -630,7 +647,7 @@ class Machine:
         vr = st.v_ready
         regs = jnp.arange(32)
 
-        def group_ready(base: jax.Array, n: jax.Array, on_: jax.Array) -> jax.Array:
+        def group_ready(base: jax.Array, n: jax.Array | int, on_: jax.Array) -> jax.Array:
             m = (regs >= base) & (regs < base + n) & on_
             return jnp.max(jnp.where(m, vr, 0))
 
