@@ -18,6 +18,7 @@ import bisect
 import re
 from collections import ChainMap
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -252,10 +253,14 @@ class _Asm:
             self.err(sl, "E014", message, col, hint="shrink the tables or alignment, or move data to external "
                      "memory" if section == "data" else "use loops instead of unrolling, or shorten the kernel")
 
+    def symbols(self, sl: SourceLine) -> ChainMap[str, int | float]:
+        """Labels (byte addresses), then the line's ``.equ`` symbols: what an expression may name."""
+        return ChainMap(cast(dict[str, int | float], self.labels), sl.symbols)
+
     def const(self, sl: SourceLine, op: tuple[str, int], lo: int, hi: int) -> int | None:
         text, col = op
         try:
-            v = evaluate(text, ChainMap(self.labels, sl.symbols))
+            v = evaluate(text, self.symbols(sl))
         except ExprError as e:
             self.err(sl, "E007", e.message, col + e.offset, e.length, e.hint)
             return None
@@ -363,7 +368,7 @@ class _Asm:
             h = e.hint
             if e.message.startswith("unknown symbol"):
                 name = e.message.split("'")[1]
-                sug = self.rep.suggest(name, ChainMap(self.labels, sl.symbols))
+                sug = self.rep.suggest(name, self.symbols(sl))
                 h = f"did you mean '{sug}'?" if sug else "define it with '.equ NAME, value' or as a label"
             self.err(sl, "E007", e.message, col + e.offset, e.length, h)
             return 0
@@ -395,8 +400,7 @@ class _Asm:
             else:  # pclo_prev: low part relative to the auipc just before; pcrel_lo takes the address itself
                 v = _sext(inner - (pc - 4), 12)
             text = text[: m.start()] + f"({v})" + text[j:]
-        v = evaluate(text, ChainMap(self.labels, sl.symbols))
-        return int(v)
+        return int(evaluate(text, self.symbols(sl)))
 
     def target(self, sl: SourceLine, op: tuple[str, int], index: int) -> int:
         text, col = op
@@ -442,7 +446,8 @@ class _Asm:
         spec, sl, ops = s.spec, s.src, s.ops
         pc = ITCM_BASE + 4 * idx
         f = [0] * I.N_FIELDS
-        f[I.F_OP], f[I.F_CLS], f[I.F_SUB] = I.OPCODE[spec.mnemonic], I.CLASS_ID[spec.cls], spec.sub
+        f[I.F_OP], f[I.F_CLS] = I.OPCODE[spec.mnemonic], I.CLASS_ID[spec.cls]
+        f[I.F_SUB] = I.RVV_ISA.sub_ids[spec.mnemonic]
         f[I.F_SRC], f[I.F_W], f[I.F_SGN], f[I.F_VM] = spec.src, spec.w, spec.sgn, 1
         operands: tuple[I.RVOperand, ...] = spec.operands  # type: ignore[assignment]
         syntax = f"{spec.mnemonic} {I.FORMS[spec.form]}"
