@@ -237,22 +237,15 @@ def _table() -> list[RVInstr]:
 
     g = "RVV loads and stores"
     for eew in (8, 16, 32):
-        add(f"vle{eew}.v", "VL", "VLOAD", 0, f"unit-stride load of vl {eew}-bit elements", src=MODE_UNIT, w=eew,
-            group=g)
-        add(f"vlse{eew}.v", "VLS", "VLOAD", 0, f"strided load: element i from rs1 + i*rs2 (bytes), {eew}-bit",
-            src=MODE_STRIDED, w=eew, group=g)
-        for order in ("u", "o"):
-            add(f"vl{order}xei{eew}.v", "VLX", "VLOAD", 0,
-                f"indexed load: element i from rs1 + vs2[i] ({eew}-bit unsigned byte offsets); data width SEW",
-                src=MODE_INDEXED, w=eew, group=g)
-        add(f"vse{eew}.v", "VS", "VSTORE", 0, f"unit-stride store of vl {eew}-bit elements", src=MODE_UNIT, w=eew,
-            group=g)
-        add(f"vsse{eew}.v", "VSS", "VSTORE", 0, f"strided store: element i to rs1 + i*rs2, {eew}-bit",
-            src=MODE_STRIDED, w=eew, group=g)
-        for order in ("u", "o"):
-            add(f"vs{order}xei{eew}.v", "VSX", "VSTORE", 0,
-                f"indexed store: element i to rs1 + vs2[i] ({eew}-bit unsigned offsets); data width SEW",
-                src=MODE_INDEXED, w=eew, group=g)
+        for cls, m, what, to, byte in (("VLOAD", "l", "load", "from", " byte"), ("VSTORE", "s", "store", "to", "")):
+            form = "V" + m.upper()  # VL, VS (+ S strided, X indexed)
+            add(f"v{m}e{eew}.v", form, cls, 0, f"unit-stride {what} of vl {eew}-bit elements", src=MODE_UNIT, w=eew,
+                group=g)
+            add(f"v{m}se{eew}.v", form + "S", cls, 0, f"strided {what}: element i {to} rs1 + i*rs2"
+                f"{' (bytes)' if byte else ''}, {eew}-bit", src=MODE_STRIDED, w=eew, group=g)
+            for order in ("u", "o"):
+                add(f"v{m}{order}xei{eew}.v", form + "X", cls, 0, f"indexed {what}: element i {to} rs1 + vs2[i] "
+                    f"({eew}-bit unsigned{byte} offsets); data width SEW", src=MODE_INDEXED, w=eew, group=g)
 
     g = "RVV integer arithmetic"
     forms = {"vv": ("VV", SRC_V), "vx": ("VX", SRC_X), "vi": ("VI", SRC_I)}
