@@ -78,7 +78,7 @@ _LABEL = re.compile(r"^\s*([A-Za-z_.$][A-Za-z0-9_.$]*|\d+)\s*:")
 _LOCAL_REF = re.compile(r"(?<![A-Za-z0-9_.])(\d+)([bf])(?![A-Za-z0-9_.])")
 _MEM = re.compile(r"^(.*?)\(\s*([A-Za-z0-9]+)\s*\)\s*$")
 _FUNC = re.compile(r"%(hi|lo|pcrel_hi|pcrel_lo|pclo_prev)\s*\(")
-HALT_WORD = np.array([len(I.INSTRUCTIONS), I.CLASS_ID["HALT"]] + [0] * (I.N_FIELDS - 2), np.int32)
+HALT_WORD = np.array([I.HALT_OPCODE, I.CLASS_ID["HALT"]] + [0] * (I.N_FIELDS - 2), np.int32)
 
 
 @dataclass
