@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from kcgym.sims.rvv import ACCELERATOR
+from kcgym.sims.rvv import machine as M
 from kcgym.sims.rvv.accelerator import arch_state, fault_info, simulate_images
 from kcgym.tasks import tasks_for
 from tests.sims.rvv import isa_programs as P
@@ -75,7 +76,7 @@ def isa_programs() -> dict:
         prog = ACCELERATOR.assemble(source, HW)
         st = simulate_images(prog, ext[None], HW, MAX_STEPS)
         a = arch_state(st, 0, HW, ext.size)
-        out[f"isa/{k}"] = {"words": _h(prog.words), "cycles": int(st.ctl[0, 13]), "steps": int(st.ctl[0, 1]),
+        out[f"isa/{k}"] = {"words": _h(prog.words), "cycles": int(st.ctl[0, M.T_END]), "steps": int(st.ctl[0, M.STEPS]),
                            "state": _h(np.concatenate([a.x.view(np.uint8), a.vregs, a.dtcm, a.ext])),
                            "vl": a.vl, "vtype": a.vtype, "counts": np.asarray(st.counts[0]).tolist(),
                            "busy": np.asarray(st.busy[0]).tolist()}
