@@ -375,6 +375,8 @@ XREGS: dict[str, int] = {f"x{i}": i for i in range(32)} | {n: i for i, n in enum
 VREGS: dict[str, int] = {f"v{i}": i for i in range(32)}
 
 INSTRUCTIONS: tuple[RVInstr, ...] = tuple(_table())
+# The table in the shared schema. Its words are laid out by the forms' operand fields (``word_fields``), so
+# programs go through :mod:`kcgym.sims.rvv.assembler` and :mod:`kcgym.sims.rvv.disasm`, not kcgym.isa's generic pair.
 RVV_ISA = ISA(
     name="RVV",
     register_files=(RegisterFile("x", "x", 32, "integer register", zero=0), RegisterFile("v", "v", 32,
