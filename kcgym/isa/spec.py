@@ -66,6 +66,7 @@ class InstrSpec:
     summary: str  # one line
     semantics: str = ""  # pseudo-code / details for the reference
     hidden: tuple[str, ...] = ()  # extra encoded fields the assembler computes (e.g. loop target)
+    sub: int | None = None  # explicit sub-op id within its class (None: its index within the class, in table order)
 
     @property
     def syntax(self) -> str:
@@ -99,6 +100,8 @@ class ISA:
     # The units' slots, in this order, are the columns of an encoded bundle.
     bundle_slots: dict[str, int] | None = None
     nop_mnemonic: str = "NOP"  # fills the empty slots of a bundle
+    # int32 fields of an encoded word when the ISA lays out its own fields (None: [opcode, class, sub, operands...])
+    word_fields: int | None = None
 
     def __post_init__(self) -> None:
         self.by_mnemonic = {s.mnemonic: s for s in self.instructions}
@@ -119,10 +122,10 @@ class ISA:
         counters: dict[str, int] = {}
         self.sub_ids: dict[str, int] = {}
         for s in self.instructions:
-            self.sub_ids[s.mnemonic] = counters.get(s.cls, 0)
+            self.sub_ids[s.mnemonic] = counters.get(s.cls, 0) if s.sub is None else s.sub
             counters[s.cls] = counters.get(s.cls, 0) + 1
         # encoded word: [opcode, class, sub, fields...]
-        self.n_fields = 3 + max(len(s.operands) + len(s.hidden) for s in self.instructions)
+        self.n_fields = self.word_fields or 3 + max(len(s.operands) + len(s.hidden) for s in self.instructions)
         if self.bundle_slots is not None:
             unknown = set(self.bundle_slots) - set(self.units)
             if unknown or self.nop_mnemonic not in self.by_mnemonic:

@@ -18,6 +18,7 @@ import bisect
 import re
 from collections import ChainMap
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from kcgym.isa.diagnostics import AssemblyError
 from kcgym.isa.expr import ExprError, evaluate
 from kcgym.isa.preprocess import Preprocessor, SourceLine, split_operands
 from kcgym.isa.program import Program
+from kcgym.isa.spec import Imm, Reg
 from kcgym.limits import MAX_EXPR_DEPTH
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv.config import DTCM_BASE, ITCM_BASE, RVVConfig
@@ -33,15 +35,50 @@ from kcgym.sims.rvv.config import DTCM_BASE, ITCM_BASE, RVVConfig
 DIRECTIVES = (".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".align", ".p2align",
               ".balign", ".word", ".half", ".short", ".byte", ".zero", ".space", ".type", ".size", ".option",
               ".file", ".ident", ".local", ".weak")
-PSEUDOS = ("li", "la", "mv", "not", "neg", "seqz", "snez", "sltz", "sgtz", "beqz", "bnez", "blez", "bgez",
-           "bltz", "bgtz", "bgt", "ble", "bgtu", "bleu", "j", "jr", "ret", "call", "tail", "nop", "vneg.v",
-           "vnot.v", "vmnot.m", "vmmv.m", "vmclr.m", "vmset.m", "vncvt.x.x.w", "vwcvt.x.x.v", "vwcvtu.x.x.v",
-           "vmsgt.vv", "vmsgtu.vv", "vmsge.vv", "vmsgeu.vv", "csrr")
+# Pseudo-instructions: syntax (for hints and the reference) and expansion. An expansion operand is a
+# template over the written operands ({0}, {1}, ...; its column is the first one it names) and "*"
+# passes the optional trailing operands (v0.t) through. ``li`` picks its expansion by the value.
+PSEUDO_TABLE: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
+    "li": ("rd, imm", ()), "la": ("rd, symbol", (("auipc", "{0}", "%pcrel_hi({1})"),
+                                                 ("addi", "{0}", "{0}", "%pclo_prev({1})"))),
+    "mv": ("rd, rs", (("addi", "{0}", "{1}", "0"),)), "not": ("rd, rs", (("xori", "{0}", "{1}", "-1"),)),
+    "neg": ("rd, rs", (("sub", "{0}", "x0", "{1}"),)), "seqz": ("rd, rs", (("sltiu", "{0}", "{1}", "1"),)),
+    "snez": ("rd, rs", (("sltu", "{0}", "x0", "{1}"),)), "sltz": ("rd, rs", (("slt", "{0}", "{1}", "x0"),)),
+    "sgtz": ("rd, rs", (("slt", "{0}", "x0", "{1}"),)),
+    "beqz": ("rs, label", (("beq", "{0}", "x0", "{1}"),)), "bnez": ("rs, label", (("bne", "{0}", "x0", "{1}"),)),
+    "blez": ("rs, label", (("bge", "x0", "{0}", "{1}"),)), "bgez": ("rs, label", (("bge", "{0}", "x0", "{1}"),)),
+    "bltz": ("rs, label", (("blt", "{0}", "x0", "{1}"),)), "bgtz": ("rs, label", (("blt", "x0", "{0}", "{1}"),)),
+    "bgt": ("rs, rt, label", (("blt", "{1}", "{0}", "{2}"),)),
+    "ble": ("rs, rt, label", (("bge", "{1}", "{0}", "{2}"),)),
+    "bgtu": ("rs, rt, label", (("bltu", "{1}", "{0}", "{2}"),)),
+    "bleu": ("rs, rt, label", (("bgeu", "{1}", "{0}", "{2}"),)),
+    "j": ("label", (("jal", "x0", "{0}"),)), "jr": ("rs", (("jalr", "x0", "0({0})"),)),
+    "ret": ("", (("jalr", "x0", "0(ra)"),)),
+    "call": ("label", (("auipc", "ra", "%pcrel_hi({0})"), ("jalr", "ra", "%pclo_prev({0})(ra)"))),
+    "tail": ("label", (("auipc", "t1", "%pcrel_hi({0})"), ("jalr", "x0", "%pclo_prev({0})(t1)"))),
+    "nop": ("", (("addi", "x0", "x0", "0"),)),
+    "vneg.v": ("vd, vs[, v0.t]", (("vrsub.vx", "{0}", "{1}", "x0", "*"),)),
+    "vnot.v": ("vd, vs[, v0.t]", (("vxor.vi", "{0}", "{1}", "-1", "*"),)),
+    "vmnot.m": ("vd, vs", (("vmnand.mm", "{0}", "{1}", "{1}"),)),
+    "vmmv.m": ("vd, vs", (("vmand.mm", "{0}", "{1}", "{1}"),)),
+    "vmclr.m": ("vd", (("vmxor.mm", "{0}", "{0}", "{0}"),)), "vmset.m": ("vd", (("vmxnor.mm", "{0}", "{0}", "{0}"),)),
+    "vncvt.x.x.w": ("vd, vs[, v0.t]", (("vnsrl.wx", "{0}", "{1}", "x0", "*"),)),
+    "vwcvt.x.x.v": ("vd, vs[, v0.t]", (("vwadd.vx", "{0}", "{1}", "x0", "*"),)),
+    "vwcvtu.x.x.v": ("vd, vs[, v0.t]", (("vwaddu.vx", "{0}", "{1}", "x0", "*"),)),
+    "vmsgt.vv": ("vd, vs2, vs1[, v0.t]", (("vmslt.vv", "{0}", "{2}", "{1}", "*"),)),
+    "vmsgtu.vv": ("vd, vs2, vs1[, v0.t]", (("vmsltu.vv", "{0}", "{2}", "{1}", "*"),)),
+    "vmsge.vv": ("vd, vs2, vs1[, v0.t]", (("vmsle.vv", "{0}", "{2}", "{1}", "*"),)),
+    "vmsgeu.vv": ("vd, vs2, vs1[, v0.t]", (("vmsleu.vv", "{0}", "{2}", "{1}", "*"),)),
+    "csrr": ("rd, vl|vtype|vlenb", (("csrr", "{0}", "{1}"),)),
+}
+PSEUDO_SYNTAX: dict[str, str] = {p: syntax for p, (syntax, _) in PSEUDO_TABLE.items()}
+PSEUDOS = tuple(PSEUDO_TABLE)
+_REF = re.compile(r"\{(\d)\}")
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][A-Za-z0-9_.$]*|\d+)\s*:")
 _LOCAL_REF = re.compile(r"(?<![A-Za-z0-9_.])(\d+)([bf])(?![A-Za-z0-9_.])")
 _MEM = re.compile(r"^(.*?)\(\s*([A-Za-z0-9]+)\s*\)\s*$")
 _FUNC = re.compile(r"%(hi|lo|pcrel_hi|pcrel_lo|pclo_prev)\s*\(")
-HALT_WORD = np.array([len(I.INSTRUCTIONS), I.CLASS_ID["HALT"]] + [0] * (I.N_FIELDS - 2), np.int32)
+HALT_WORD = np.array([I.HALT_OPCODE, I.CLASS_ID["HALT"]] + [0] * (I.N_FIELDS - 2), np.int32)
 
 
 @dataclass
@@ -216,10 +253,14 @@ class _Asm:
             self.err(sl, "E014", message, col, hint="shrink the tables or alignment, or move data to external "
                      "memory" if section == "data" else "use loops instead of unrolling, or shorten the kernel")
 
+    def symbols(self, sl: SourceLine) -> ChainMap[str, int | float]:
+        """Labels (byte addresses), then the line's ``.equ`` symbols: what an expression may name."""
+        return ChainMap(cast(dict[str, int | float], self.labels), sl.symbols)
+
     def const(self, sl: SourceLine, op: tuple[str, int], lo: int, hi: int) -> int | None:
         text, col = op
         try:
-            v = evaluate(text, ChainMap(self.labels, sl.symbols))
+            v = evaluate(text, self.symbols(sl))
         except ExprError as e:
             self.err(sl, "E007", e.message, col + e.offset, e.length, e.hint)
             return None
@@ -253,95 +294,37 @@ class _Asm:
         self.err(sl, "E001", f"unknown instruction '{word}'", col, len(word), hint)
 
     def pseudo(self, sl: SourceLine, p: str, ops: list[tuple[str, int]], col: int) -> None:
-        want = {"li": 2, "la": 2, "mv": 2, "not": 2, "neg": 2, "seqz": 2, "snez": 2, "sltz": 2, "sgtz": 2,
-                "beqz": 2, "bnez": 2, "blez": 2, "bgez": 2, "bltz": 2, "bgtz": 2, "bgt": 3, "ble": 3, "bgtu": 3,
-                "bleu": 3, "j": 1, "jr": 1, "ret": 0, "call": 1, "tail": 1, "nop": 0, "vmnot.m": 2, "vmmv.m": 2,
-                "vmclr.m": 1, "vmset.m": 1, "csrr": 2}.get(p)
-        if want is not None and len(ops) != want:
-            self.err(sl, "E002", f"{p} takes {want} operand(s), got {len(ops)}", col, len(p),
-                     hint=f"syntax: {p} " + PSEUDO_SYNTAX.get(p, ""))
+        syntax, expansion = PSEUDO_TABLE[p]
+        fixed = len(syntax.split("[")[0].split(",")) if syntax.split("[")[0] else 0
+        if "[" in syntax and len(ops) not in (fixed, fixed + 1):
+            self.err(sl, "E002", f"{p} takes {fixed} operands (and an optional v0.t), got {len(ops)}", col, len(p))
             return
-        o = [t for t, _ in ops]
-        c = [cc for _, cc in ops] or [col]
-        z = ("x0", c[0])
-
-        def e(m: str, *args: tuple[str, int]) -> None:
-            self.emit(sl, m, list(args), col)
-
+        if "[" not in syntax and len(ops) != fixed:
+            self.err(sl, "E002", f"{p} takes {fixed} operand(s), got {len(ops)}", col, len(p),
+                     hint=f"syntax: {p} {syntax}")
+            return
         if p == "li":
-            try:
-                v = evaluate(o[1], sl.symbols)
-            except ExprError:
-                v = None  # a label or a later symbol: always two instructions
-            if v is not None and -2048 <= v <= 2047:
-                e("addi", ops[0], z, ops[1])
-            else:
-                e("lui", ops[0], (f"%hi({o[1]})", c[1]))
-                e("addi", ops[0], ops[0], (f"%lo({o[1]})", c[1]))
-        elif p == "la":
-            e("auipc", ops[0], (f"%pcrel_hi({o[1]})", c[1]))
-            e("addi", ops[0], ops[0], (f"%pclo_prev({o[1]})", c[1]))
-        elif p == "mv":
-            e("addi", ops[0], ops[1], ("0", c[1]))
-        elif p == "not":
-            e("xori", ops[0], ops[1], ("-1", c[1]))
-        elif p == "neg":
-            e("sub", ops[0], z, ops[1])
-        elif p == "seqz":
-            e("sltiu", ops[0], ops[1], ("1", c[1]))
-        elif p == "snez":
-            e("sltu", ops[0], z, ops[1])
-        elif p == "sltz":
-            e("slt", ops[0], ops[1], z)
-        elif p == "sgtz":
-            e("slt", ops[0], z, ops[1])
-        elif p in ("beqz", "bnez", "bltz", "bgez"):
-            e({"beqz": "beq", "bnez": "bne", "bltz": "blt", "bgez": "bge"}[p], ops[0], z, ops[1])
-        elif p == "blez":
-            e("bge", z, ops[0], ops[1])
-        elif p == "bgtz":
-            e("blt", z, ops[0], ops[1])
-        elif p in ("bgt", "ble", "bgtu", "bleu"):
-            e({"bgt": "blt", "ble": "bge", "bgtu": "bltu", "bleu": "bgeu"}[p], ops[1], ops[0], ops[2])
-        elif p == "j":
-            e("jal", z, ops[0])
-        elif p == "jr":
-            e("jalr", z, (f"0({o[0]})", c[0]))
-        elif p == "ret":
-            e("jalr", z, ("0(ra)", col))
-        elif p == "call":
-            e("auipc", ("ra", c[0]), (f"%pcrel_hi({o[0]})", c[0]))
-            e("jalr", ("ra", c[0]), (f"%pclo_prev({o[0]})(ra)", c[0]))
-        elif p == "tail":
-            e("auipc", ("t1", c[0]), (f"%pcrel_hi({o[0]})", c[0]))
-            e("jalr", z, (f"%pclo_prev({o[0]})(t1)", c[0]))
-        elif p == "nop":
-            e("addi", ("x0", col), ("x0", col), ("0", col))
-        elif p == "csrr":
-            e("csrr", *ops)
-        elif p in ("vneg.v", "vnot.v", "vncvt.x.x.w", "vwcvt.x.x.v", "vwcvtu.x.x.v"):
-            if len(ops) not in (2, 3):
-                self.err(sl, "E002", f"{p} takes 2 operands (and an optional v0.t), got {len(ops)}", col, len(p))
-                return
-            m, extra = {"vneg.v": ("vrsub.vx", z), "vnot.v": ("vxor.vi", ("-1", c[1])),
-                        "vncvt.x.x.w": ("vnsrl.wx", z), "vwcvt.x.x.v": ("vwadd.vx", z),
-                        "vwcvtu.x.x.v": ("vwaddu.vx", z)}[p]
-            e(m, ops[0], ops[1], extra, *ops[2:])
-        elif p in ("vmsgt.vv", "vmsgtu.vv", "vmsge.vv", "vmsgeu.vv"):
-            if len(ops) not in (3, 4):
-                self.err(sl, "E002", f"{p} takes 3 operands (and an optional v0.t), got {len(ops)}", col, len(p))
-                return
-            m = {"vmsgt.vv": "vmslt.vv", "vmsgtu.vv": "vmsltu.vv", "vmsge.vv": "vmsle.vv",
-                 "vmsgeu.vv": "vmsleu.vv"}[p]
-            e(m, ops[0], ops[2], ops[1], *ops[3:])
-        elif p == "vmnot.m":
-            e("vmnand.mm", ops[0], ops[1], ops[1])
-        elif p == "vmmv.m":
-            e("vmand.mm", ops[0], ops[1], ops[1])
-        elif p == "vmclr.m":
-            e("vmxor.mm", ops[0], ops[0], ops[0])
-        elif p == "vmset.m":
-            e("vmxnor.mm", ops[0], ops[0], ops[0])
+            expansion = self.li_expansion(sl, ops[1][0])
+        for mnemonic, *templates in expansion:
+            args: list[tuple[str, int]] = []
+            for t in templates:
+                if t == "*":
+                    args += ops[fixed:]
+                    continue
+                refs = [int(k) for k in _REF.findall(t)]
+                args.append((_REF.sub(lambda m: ops[int(m.group(1))][0], t), ops[refs[0]][1] if refs else col))
+            self.emit(sl, mnemonic, args, col)
+
+    @staticmethod
+    def li_expansion(sl: SourceLine, value: str) -> tuple[tuple[str, ...], ...]:
+        """addi for a 12-bit constant; else lui %hi + addi %lo (also for labels and later symbols)."""
+        try:
+            v = evaluate(value, sl.symbols)
+        except ExprError:
+            v = None
+        if v is not None and -2048 <= v <= 2047:
+            return (("addi", "{0}", "x0", "{1}"),)
+        return ("lui", "{0}", "%hi({1})"), ("addi", "{0}", "{0}", "%lo({1})")
 
     # ---- pass 2 ----------------------------------------------------------------------------
     def xreg(self, sl: SourceLine, op: tuple[str, int], what: str) -> int:
@@ -385,7 +368,7 @@ class _Asm:
             h = e.hint
             if e.message.startswith("unknown symbol"):
                 name = e.message.split("'")[1]
-                sug = self.rep.suggest(name, ChainMap(self.labels, sl.symbols))
+                sug = self.rep.suggest(name, self.symbols(sl))
                 h = f"did you mean '{sug}'?" if sug else "define it with '.equ NAME, value' or as a label"
             self.err(sl, "E007", e.message, col + e.offset, e.length, h)
             return 0
@@ -417,8 +400,7 @@ class _Asm:
             else:  # pclo_prev: low part relative to the auipc just before; pcrel_lo takes the address itself
                 v = _sext(inner - (pc - 4), 12)
             text = text[: m.start()] + f"({v})" + text[j:]
-        v = evaluate(text, ChainMap(self.labels, sl.symbols))
-        return int(v)
+        return int(evaluate(text, self.symbols(sl)))
 
     def target(self, sl: SourceLine, op: tuple[str, int], index: int) -> int:
         text, col = op
@@ -460,142 +442,69 @@ class _Asm:
         return 1
 
     def encode_slot(self, idx: int, s: Slot) -> list[int]:
+        """Parse and check each operand as its form in the table says, into the field the table names."""
         spec, sl, ops = s.spec, s.src, s.ops
         pc = ITCM_BASE + 4 * idx
         f = [0] * I.N_FIELDS
-        f[I.F_OP], f[I.F_CLS], f[I.F_SUB] = I.OPCODE[spec.mnemonic], I.CLASS_ID[spec.cls], spec.sub
+        f[I.F_OP], f[I.F_CLS] = I.OPCODE[spec.mnemonic], I.CLASS_ID[spec.cls]
+        f[I.F_SUB] = I.RVV_ISA.sub_ids[spec.mnemonic]
         f[I.F_SRC], f[I.F_W], f[I.F_SGN], f[I.F_VM] = spec.src, spec.w, spec.sgn, 1
-        form = spec.form
-        syntax = f"{spec.mnemonic} {I.FORMS[form]}"
-        fixed = {"R": 3, "I": 3, "SH": 3, "U": 2, "LD": 2, "ST": 2, "B": 3, "JAL": 2, "JALR": 2, "CSR": 2,
-                 "VSETVL": 3, "VL": 2, "VLS": 3, "VLX": 3, "VS": 2, "VSS": 3, "VSX": 3, "VV": 3, "VX": 3, "VI": 3,
-                 "VIU": 3, "VVMA": 3, "VXMA": 3, "VVM": 4, "VXM": 4, "VIM": 4, "MVV": 2, "MVX": 2, "MVI": 2,
-                 "V2": 2, "V0": 1, "XV": 2, "VXS": 2, "XM": 2, "MM": 3}.get(form)
-        maskable = "[, v0.t]" in I.FORMS[form]
-        if form in ("VSETVLI", "VSETIVLI"):
-            if not 3 <= len(ops) <= 6:
-                self.err(sl, "E002", f"{spec.mnemonic} takes rd, {'rs1' if form == 'VSETVLI' else 'uimm5'}, "
-                         f"and a vtype (eSEW, mLMUL[, ta|tu][, ma|mu]); got {len(ops)} operand(s)", s.mcol,
-                         len(spec.mnemonic), hint=f"syntax: {syntax}, e.g. vsetvli t0, a0, e8, m1, ta, ma")
+        operands: tuple[I.RVOperand, ...] = spec.operands  # type: ignore[assignment]
+        syntax = f"{spec.mnemonic} {I.FORMS[spec.form]}"
+        kinds = [o.kind for o in operands]
+        fixed = sum(k not in (I.MASK, I.VTYPE) for k in kinds)
+        maskable = I.MASK in kinds
+        if I.VTYPE in kinds:
+            if not fixed + 1 <= len(ops) <= fixed + 4:
+                self.err(sl, "E002", f"{spec.mnemonic} takes rd, {operands[1].name}, and a vtype (eSEW, mLMUL[, ta|tu]"
+                         f"[, ma|mu]); got {len(ops)} operand(s)", s.mcol, len(spec.mnemonic),
+                         hint=f"syntax: {syntax}, e.g. vsetvli t0, a0, e8, m1, ta, ma")
                 return f
-        elif form == "JALR" and len(ops) == 1:
-            ops = [("ra", ops[0][1]), ops[0]]
-        elif fixed is not None and not (len(ops) == fixed or (maskable and len(ops) == fixed + 1)):
+        elif I.JMEM in kinds and len(ops) == 1:
+            ops = [("ra", ops[0][1]), ops[0]]  # jalr rs1 = jalr ra, 0(rs1)
+        elif not (len(ops) == fixed or (maskable and len(ops) == fixed + 1)):
             col = ops[min(len(ops), fixed) - 1][1] if ops else s.mcol
             self.err(sl, "E002", f"{spec.mnemonic} takes {fixed} operand(s){' (+ optional v0.t)' if maskable else ''}"
                      f", got {len(ops)}", col, hint=f"syntax: {syntax}")
             return f
-        X = lambda k, w: self.xreg(sl, ops[k], w)  # noqa: E731
-        V = lambda k, w: self.vreg(sl, ops[k], w)  # noqa: E731
-        if form == "R":
-            f[I.F_RD], f[I.F_RS1], f[I.F_RS2] = X(0, "rd"), X(1, "rs1"), X(2, "rs2")
-        elif form == "I":
-            f[I.F_RD], f[I.F_RS1] = X(0, "rd"), X(1, "rs1")
-            f[I.F_IMM] = self.imm(sl, ops[2], -2048, 2047, "the immediate", pc,
-                                  "12-bit signed immediates: build larger constants with li (lui + addi)")
-        elif form == "SH":
-            f[I.F_RD], f[I.F_RS1] = X(0, "rd"), X(1, "rs1")
-            f[I.F_IMM] = self.imm(sl, ops[2], 0, 31, "the shift amount", pc)
-        elif form == "U":
-            f[I.F_RD] = X(0, "rd")
-            f[I.F_IMM] = self.imm(sl, ops[1], 0, 0xFFFFF, "the upper immediate", pc,
-                                  "lui/auipc take the upper 20 bits (0..0xFFFFF); use li for a full constant")
-        elif form == "LD":
-            f[I.F_RD] = X(0, "rd")
-            f[I.F_IMM], f[I.F_RS1] = self.mem(sl, ops[1], pc, True)
-        elif form == "ST":
-            f[I.F_RS2] = X(0, "rs2")
-            f[I.F_IMM], f[I.F_RS1] = self.mem(sl, ops[1], pc, True)
-        elif form == "B":
-            f[I.F_RS1], f[I.F_RS2] = X(0, "rs1"), X(1, "rs2")
-            f[I.F_IMM] = self.target(sl, ops[2], idx)
-        elif form == "JAL":
-            if len(ops) == 1:
-                ops = [("ra", ops[0][1]), ops[0]]
-            f[I.F_RD] = X(0, "rd")
-            f[I.F_IMM] = self.target(sl, ops[1], idx)
-        elif form == "JALR":
-            f[I.F_RD] = X(0, "rd")
-            if _MEM.match(ops[1][0]):
-                f[I.F_IMM], f[I.F_RS1] = self.mem(sl, ops[1], pc, True)
-            else:
-                f[I.F_RS1] = X(1, "rs1")
-        elif form == "CSR":
-            f[I.F_RD] = X(0, "rd")
-            name = ops[1][0].strip().lower()
-            if name not in I.CSR_NAMES:
-                self.err(sl, "E018", f"unsupported CSR '{ops[1][0]}'", ops[1][1], len(ops[1][0]),
-                         hint="readable CSRs: " + ", ".join(I.CSR_NAMES))
-            else:
-                f[I.F_IMM] = list(I.CSR_NAMES).index(name)
-        elif form in ("VSETVLI", "VSETIVLI"):
-            f[I.F_RD] = X(0, "rd")
-            if form == "VSETVLI":
-                f[I.F_RS1] = X(1, "rs1")
-            else:
-                f[I.F_RS1] = self.imm(sl, ops[1], 0, 31, "the AVL", pc, "vsetivli takes 0..31; use vsetvli for more")
-            f[I.F_IMM] = self.vtypei(sl, ops[2:], s.mcol)
-        elif form == "VSETVL":
-            f[I.F_RD], f[I.F_RS1], f[I.F_RS2] = X(0, "rd"), X(1, "rs1"), X(2, "rs2")
-        elif form in ("VL", "VLS", "VLX", "VS", "VSS", "VSX"):
-            f[I.F_RD] = V(0, "vd" if form.startswith("VL") else "vs3")
-            _, f[I.F_RS1] = self.mem(sl, ops[1], pc, False)
-            if form in ("VLS", "VSS"):
-                f[I.F_RS2] = X(2, "the stride")
-            elif form in ("VLX", "VSX"):
-                f[I.F_RS2] = V(2, "the index vector")
-            f[I.F_VM] = self.vm(sl, ops, fixed, spec)
-        elif form in ("VV", "VX", "VI", "VIU", "VVM", "VXM", "VIM"):
-            f[I.F_RD], f[I.F_RS2] = V(0, "vd"), V(1, "vs2")
-            if form in ("VV", "VVM"):
-                f[I.F_RS1] = V(2, "vs1")
-            elif form in ("VX", "VXM"):
-                f[I.F_RS1] = X(2, "rs1")
-            elif form in ("VI", "VIM"):
-                f[I.F_IMM] = self.imm(sl, ops[2], -16, 15, "the .vi immediate", pc,
-                                      ".vi immediates are 5-bit signed (-16..15): put the constant in a scalar "
-                                      "register and use the .vx form")
-            else:
-                f[I.F_IMM] = self.imm(sl, ops[2], 0, 31, "the unsigned immediate", pc,
-                                      "this immediate is 5-bit unsigned (0..31); use the .vx form for more")
-            if form in ("VVM", "VXM", "VIM"):
-                if ops[3][0].strip().lower() != "v0":
-                    self.err(sl, "E017", f"the mask operand of {spec.mnemonic} must be v0, got '{ops[3][0]}'",
-                             ops[3][1], len(ops[3][0]))
+        for k, o in enumerate(operands):
+            kind = o.kind
+            if isinstance(kind, Reg):
+                f[o.field] = (self.xreg if kind.file == "x" else self.vreg)(sl, ops[k], o.what)
+            elif isinstance(kind, Imm):
+                f[o.field] = self.imm(sl, ops[k], int(kind.lo), int(kind.hi), o.what, pc, o.hint)
+            elif kind in (I.MEM, I.VMEM):
+                off, f[I.F_RS1] = self.mem(sl, ops[k], pc, kind == I.MEM)
+                if kind == I.MEM:
+                    f[I.F_IMM] = off
+            elif kind == I.JMEM:
+                if _MEM.match(ops[k][0]):
+                    f[I.F_IMM], f[I.F_RS1] = self.mem(sl, ops[k], pc, True)
+                else:
+                    f[I.F_RS1] = self.xreg(sl, ops[k], "rs1")
+            elif kind == I.LABEL:
+                f[I.F_IMM] = self.target(sl, ops[k], idx)
+            elif kind == I.CSR:
+                f[I.F_IMM] = self.csr(sl, ops[k])
+            elif kind == I.VTYPE:
+                f[I.F_IMM] = self.vtypei(sl, ops[k:], s.mcol)
+            elif kind == I.MASK:
+                f[I.F_VM] = self.vm(sl, ops, k, spec)
+            elif kind == I.V0:
+                if ops[k][0].strip().lower() != "v0":
+                    self.err(sl, "E017", f"the mask operand of {spec.mnemonic} must be v0, got '{ops[k][0]}'",
+                             ops[k][1], len(ops[k][0]))
                 f[I.F_VM] = 0
-            else:
-                f[I.F_VM] = self.vm(sl, ops, 3, spec)
-        elif form in ("VVMA", "VXMA"):
-            f[I.F_RD] = V(0, "vd")
-            f[I.F_RS1] = V(1, "vs1") if form == "VVMA" else X(1, "rs1")
-            f[I.F_RS2] = V(2, "vs2")
-            f[I.F_VM] = self.vm(sl, ops, 3, spec)
-        elif form in ("MVV", "MVX", "MVI"):
-            f[I.F_RD] = V(0, "vd")
-            if form == "MVV":
-                f[I.F_RS1] = V(1, "vs1")
-            elif form == "MVX":
-                f[I.F_RS1] = X(1, "rs1")
-            else:
-                f[I.F_IMM] = self.imm(sl, ops[1], -16, 15, "the immediate", pc,
-                                      "vmv.v.i takes -16..15; use vmv.v.x with a scalar register for more")
-        elif form == "V2":
-            f[I.F_RD], f[I.F_RS2] = V(0, "vd"), V(1, "vs2")
-            f[I.F_VM] = self.vm(sl, ops, 2, spec)
-        elif form == "V0":
-            f[I.F_RD] = V(0, "vd")
-            f[I.F_VM] = self.vm(sl, ops, 1, spec)
-        elif form == "XV":
-            f[I.F_RD], f[I.F_RS2] = X(0, "rd"), V(1, "vs2")
-        elif form == "VXS":
-            f[I.F_RD], f[I.F_RS1] = V(0, "vd"), X(1, "rs1")
-        elif form == "XM":
-            f[I.F_RD], f[I.F_RS2] = X(0, "rd"), V(1, "vs2")
-            f[I.F_VM] = self.vm(sl, ops, 2, spec)
-        elif form == "MM":
-            f[I.F_RD], f[I.F_RS2], f[I.F_RS1] = V(0, "vd"), V(1, "vs2"), V(2, "vs1")
         self.static_checks(s, f)
         return f
+
+    def csr(self, sl: SourceLine, op: tuple[str, int]) -> int:
+        name = op[0].strip().lower()
+        if name not in I.CSR_NAMES:
+            self.err(sl, "E018", f"unsupported CSR '{op[0]}'", op[1], len(op[0]),
+                     hint="readable CSRs: " + ", ".join(I.CSR_NAMES))
+            return 0
+        return list(I.CSR_NAMES).index(name)
 
     def vtypei(self, sl: SourceLine, ops: list[tuple[str, int]], col: int) -> int:
         sew, lmul_code, ta, ma, seen = None, 0, 0, 0, set()
@@ -615,7 +524,7 @@ class _Asm:
                 elif t not in ("m1", "m2", "m4", "m8"):
                     self.err(sl, "E019", f"LMUL '{t}' is invalid", c, len(t), hint="LMUL is m1, m2, m4 or m8")
                 else:
-                    lmul_code = {"m1": 0, "m2": 1, "m4": 2, "m8": 3}[t]
+                    lmul_code = I.LMUL_CODE[int(t[1:])]
             elif t in ("ta", "tu"):
                 ta = int(t == "ta")
             elif t in ("ma", "mu"):
@@ -629,7 +538,7 @@ class _Asm:
                      hint="e.g. vsetvli t0, a0, e8, m1, ta, ma")
         if sew is None:
             return 0
-        return (ma << 7) | (ta << 6) | ({8: 0, 16: 1, 32: 2}[sew] << 3) | lmul_code
+        return (ma << 7) | (ta << 6) | (I.SEW_CODE[sew] << 3) | lmul_code
 
     def static_checks(self, s: Slot, f: list[int]) -> None:
         """Register-group alignment under the vtype set by the textually preceding vsetvli, and v0 overlap."""
@@ -718,18 +627,6 @@ def _static_vtype(ops: list[tuple[str, int]]) -> tuple[int, int] | None:
     if sew is None:
         return None
     return sew, lmul or 1
-
-
-PSEUDO_SYNTAX = {"li": "rd, imm", "la": "rd, symbol", "mv": "rd, rs", "not": "rd, rs", "neg": "rd, rs",
-                 "seqz": "rd, rs", "snez": "rd, rs", "sltz": "rd, rs", "sgtz": "rd, rs", "beqz": "rs, label",
-                 "bnez": "rs, label", "blez": "rs, label", "bgez": "rs, label", "bltz": "rs, label",
-                 "bgtz": "rs, label", "bgt": "rs, rt, label", "ble": "rs, rt, label", "bgtu": "rs, rt, label",
-                 "bleu": "rs, rt, label", "j": "label", "jr": "rs", "ret": "", "call": "label", "tail": "label",
-                 "nop": "", "vmnot.m": "vd, vs", "vmmv.m": "vd, vs", "vmclr.m": "vd", "vmset.m": "vd",
-                 "csrr": "rd, vl|vtype|vlenb", "vneg.v": "vd, vs[, v0.t]", "vnot.v": "vd, vs[, v0.t]",
-                 "vncvt.x.x.w": "vd, vs[, v0.t]", "vwcvt.x.x.v": "vd, vs[, v0.t]", "vwcvtu.x.x.v": "vd, vs[, v0.t]",
-                 "vmsgt.vv": "vd, vs2, vs1[, v0.t]", "vmsgtu.vv": "vd, vs2, vs1[, v0.t]",
-                 "vmsge.vv": "vd, vs2, vs1[, v0.t]", "vmsgeu.vv": "vd, vs2, vs1[, v0.t]"}
 
 
 def assemble(source: str, hw: RVVConfig | None = None) -> RVVProgram:

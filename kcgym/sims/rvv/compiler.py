@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
+
+import numpy as np
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.rvv.accelerator import tensor_dtype
 from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, RVVConfig
 from kcgym.tasks.base import Task, TaskConfig
 
@@ -212,52 +214,100 @@ def gate(e: Emitter, count: int, g: int, u: int, table: int, h: int) -> None:
       "add a3, a3, t1", "sub t0, t0, t1", f"bnez t0, {lp}")
 
 
-def compile_task(task: Task, cfg: TaskConfig, hw: RVVConfig, layout: MemoryLayout) -> str:
-    """The baseline kernel for ``task`` at ``cfg``: GNU as source."""
+Params = dict[str, int]
+Addrs = dict[str, int]
+# a template emits the kernel body from the config's params, the tensors' byte addresses and the task's constants
+Template = Callable[[Emitter, Params, Addrs, Params], None]
+
+
+def _batch_matmul(e: Emitter, p: Params, a: Addrs, c: Params) -> None:
+    m, k, n = p["M"], p["K"], p["N"]
+    for i in range(p["B"]):
+        matmul(e, m, k, n, a["X"] + i * m * k, a["W"] + i * k * n, a["Y"] + i * m * n, c["mult"], c["zero_point"])
+
+
+def _conv_block(e: Emitter, p: Params, a: Addrs, c: Params) -> None:
+    h1, zp = DTCM_BASE, c["zero_point"]
+    conv(e, p["H"], p["cin"], p["cout"], p["k"], a["X"], a["W1"], a["b1"], h1, c["mult1"], zp, relu=True)
+    conv(e, p["H"], p["cout"], p["cout"], p["k"], h1, a["W2"], a["b2"], a["Y"], c["mult2"], zp, relu=True)
+
+
+def _ffn(e: Emitter, p: Params, a: Addrs, c: Params) -> None:
+    t, d, f, h, zp = p["T"], p["d"], p["f"], DTCM_BASE, c["zero_point"]
+    matmul(e, t, d, f, a["X"], a["W1"], h, c["mult1"], zp, bias=a["b1"], relu=True)
+    matmul(e, t, f, d, h, a["W2"], a["Y"], c["mult2"], zp, bias=a["b2"])
+
+
+def _swiglu(e: Emitter, p: Params, a: Addrs, c: Params) -> None:
+    t, d, f, zp = p["T"], p["d"], p["f"], c["zero_point"]
+    g, u, h = DTCM_BASE, DTCM_BASE + t * f, DTCM_BASE + 2 * t * f
+    matmul(e, t, d, f, a["X"], a["Wg"], g, c["mult_g"], zp)
+    matmul(e, t, d, f, a["X"], a["Wu"], u, c["mult_u"], zp)
+    gate(e, t * f, g, u, a["S"], h)
+    matmul(e, t, f, d, h, a["Wd"], a["Y"], c["mult_d"], zp)
+
+
+def _elementwise(e: Emitter, p: Params, a: Addrs, c: Params) -> None:
+    elementwise(e, p["n"], a["X"], a["Y"], a.get("T"))
+
+
+def _rowwise(task: str) -> Template:
+    def emit(e: Emitter, p: Params, a: Addrs, c: Params) -> None:
+        rowwise(e, task, p["n"] // p["hidden"], p["hidden"], a["X"], a["Y"], a.get("E"))
+
+    return emit
+
+
+# task name -> template: a new task adds its template and one row here
+TEMPLATES: dict[str, Template] = {
+    "relu": _elementwise,
+    "silu": _elementwise,
+    "gelu": _elementwise,
+    "softmax": _rowwise("softmax"),
+    "layernorm": _rowwise("layernorm"),
+    "rmsnorm": _rowwise("rmsnorm"),
+    "gemv": lambda e, p, a, c: gemv(e, p["M"], p["N"], a["A"], a["x"], a["y"], c["mult"], c["zero_point"]),
+    "matmul": lambda e, p, a, c: matmul(e, p["M"], p["K"], p["N"], a["X"], a["W"], a["Y"], c["mult"],
+                                        c["zero_point"]),
+    "batch_matmul": _batch_matmul,
+    "linear": lambda e, p, a, c: matmul(e, p["batch"], p["hin"], p["hout"], a["X"], a["W"], a["Y"], c["mult"],
+                                        c["zero_point"], bias=a["bias"]),
+    "conv2d": lambda e, p, a, c: conv(e, p["H"], p["cin"], p["cout"], p["k"], a["X"], a["W"], a["bias"], a["Y"],
+                                      c["mult"], c["zero_point"]),
+    "depthwise_conv": lambda e, p, a, c: depthwise(e, p["H"], p["c"], p["k"], a["X"], a["W"], a["bias"], a["Y"],
+                                                   c["mult"], c["zero_point"]),
+    "conv_block": _conv_block,
+    "ffn": _ffn,
+    "swiglu": _swiglu,
+}
+
+
+def kernel_operands(task: Task, cfg: TaskConfig, layout: MemoryLayout) -> tuple[Params, Addrs, Params]:
+    """(params, external byte address of each tensor, integer constants with ``zero_point`` defaulting to 0)."""
     addr = {r.name: EXT_BASE + r.offset for r in layout.regions if r.space == "EXT"}
-    c = {k: int(v) for k, v in task.constants(cfg).items()}
-    zp = c.get("zero_point", 0)
-    p = cfg.params
+    consts = {"zero_point": 0} | {k: int(v) for k, v in task.constants(cfg).items()}
+    return dict(cfg.params), addr, consts
+
+
+def _check_element_widths(task: Task, layout: MemoryLayout) -> None:
+    """The templates move int8 tensors and int32 biases only: any other width would be misread."""
+    dtype_of = getattr(task, "dtype_of", None)
+    if dtype_of is None:
+        raise TypeError(f"the RVV compiler handles the int8 tasks only; {task.name!r} declares no dtype_of")
+    bad = [r.name for r in layout.regions
+           if r.space == "EXT" and r.role != "constant" and np.dtype(dtype_of(r.name)).itemsize not in (1, 4)]
+    if bad:
+        raise TypeError(f"the RVV compiler reads int8 and int32 tensors only; {task.name!r} has {bad}")
+
+
+def compile_task(task: Task, cfg: TaskConfig, hw: RVVConfig, layout: MemoryLayout) -> str:
+    """The baseline kernel for ``task`` at ``cfg``: GNU as source; raises KeyError for a task without a template."""
+    template = TEMPLATES.get(task.name)
+    if template is None:
+        raise KeyError(f"the RVV compiler has no template for task {task.name!r}")
+    _check_element_widths(task, layout)
     e = Emitter()
     e(f"# kcgym RVV template compiler: {task.name} {cfg.label}", ".text", ".globl kernel", "kernel:")
-    name = task.name
-    if name in ("relu", "silu", "gelu"):
-        elementwise(e, p["n"], addr["X"], addr["Y"], addr.get("T"))
-    elif name in ("softmax", "layernorm", "rmsnorm"):
-        rowwise(e, name, p["n"] // p["hidden"], p["hidden"], addr["X"], addr["Y"], addr.get("E"))
-    elif name == "gemv":
-        gemv(e, p["M"], p["N"], addr["A"], addr["x"], addr["y"], c["mult"], zp)
-    elif name == "matmul":
-        matmul(e, p["M"], p["K"], p["N"], addr["X"], addr["W"], addr["Y"], c["mult"], zp)
-    elif name == "batch_matmul":
-        b, m, k, n = p["B"], p["M"], p["K"], p["N"]
-        for i in range(b):
-            matmul(e, m, k, n, addr["X"] + i * m * k, addr["W"] + i * k * n, addr["Y"] + i * m * n, c["mult"], zp)
-    elif name == "linear":
-        matmul(e, p["batch"], p["hin"], p["hout"], addr["X"], addr["W"], addr["Y"], c["mult"], zp, bias=addr["bias"])
-    elif name == "conv2d":
-        conv(e, p["H"], p["cin"], p["cout"], p["k"], addr["X"], addr["W"], addr["bias"], addr["Y"], c["mult"], zp)
-    elif name == "depthwise_conv":
-        depthwise(e, p["H"], p["c"], p["k"], addr["X"], addr["W"], addr["bias"], addr["Y"], c["mult"], zp)
-    elif name == "conv_block":
-        h1 = DTCM_BASE
-        conv(e, p["H"], p["cin"], p["cout"], p["k"], addr["X"], addr["W1"], addr["b1"], h1, c["mult1"], zp, relu=True)
-        conv(e, p["H"], p["cout"], p["cout"], p["k"], h1, addr["W2"], addr["b2"], addr["Y"], c["mult2"], zp,
-             relu=True)
-    elif name == "ffn":
-        t, d, f = p["T"], p["d"], p["f"]
-        h = DTCM_BASE
-        matmul(e, t, d, f, addr["X"], addr["W1"], h, c["mult1"], zp, bias=addr["b1"], relu=True)
-        matmul(e, t, f, d, h, addr["W2"], addr["Y"], c["mult2"], zp, bias=addr["b2"])
-    elif name == "swiglu":
-        t, d, f = p["T"], p["d"], p["f"]
-        g, u, h = DTCM_BASE, DTCM_BASE + t * f, DTCM_BASE + 2 * t * f
-        matmul(e, t, d, f, addr["X"], addr["Wg"], g, c["mult_g"], zp)
-        matmul(e, t, d, f, addr["X"], addr["Wu"], u, c["mult_u"], zp)
-        gate(e, t * f, g, u, addr["S"], h)
-        matmul(e, t, f, d, h, addr["Wd"], addr["Y"], c["mult_d"], zp)
-    else:
-        raise KeyError(f"the RVV compiler has no template for task {name!r}")
+    template(e, *kernel_operands(task, cfg, layout))
     e("ret")
-    assert all(tensor_dtype(task, r.name).itemsize in (1, 4) for r in layout.regions if r.space == "EXT")
     return e.text()

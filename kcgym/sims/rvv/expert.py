@@ -8,9 +8,12 @@ whole vectors instead of scalars.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.rvv.compiler import Emitter, requant_to_v1
-from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, RVVConfig
+from kcgym.sims.rvv.compiler import Emitter, Params, Template, kernel_operands, requant_to_v1
+from kcgym.sims.rvv.config import DTCM_BASE, RVVConfig
 from kcgym.tasks.base import Task, TaskConfig
 
 
@@ -154,23 +157,37 @@ def depthwise(e: Emitter, h: int, c: int, k: int, x: int, w: int, bias: int, y: 
       f"blt s0, t2, {ly}")
 
 
+class Expert(NamedTuple):
+    """One registered expert: the configs it covers, and its template (the compiler's signature)."""
+
+    applies: Callable[[Params], bool]
+    emit: Template
+
+
+# task name -> expert; configs its ``applies`` rejects fall back to the compiler (no expert)
+EXPERTS: dict[str, Expert] = {
+    "matmul": Expert(lambda p: p["M"] % 4 == 0,
+                     lambda e, p, a, c: matmul(e, p["M"], p["K"], p["N"], a["X"], a["W"], a["Y"], c["mult"],
+                                               c["zero_point"])),
+    "gemv": Expert(lambda p: p["N"] % min(p["N"], 64) == 0 and p["N"] <= 256,
+                   lambda e, p, a, c: gemv(e, p["M"], p["N"], a["A"], a["x"], a["y"], c["mult"], c["zero_point"])),
+    "conv2d": Expert(lambda p: p["cout"] <= 32 and (p["k"] ** 2 * p["cin"]) % 2 == 0,
+                     lambda e, p, a, c: conv2d(e, p["H"], p["cin"], p["cout"], p["k"], a["X"], a["W"], a["bias"],
+                                               a["Y"], c["mult"], c["zero_point"])),
+    "depthwise_conv": Expert(lambda p: p["c"] <= 32,
+                             lambda e, p, a, c: depthwise(e, p["H"], p["c"], p["k"], a["X"], a["W"], a["bias"],
+                                                          a["Y"], c["mult"], c["zero_point"])),
+}
+
+
 def expert_kernel(task: Task, cfg: TaskConfig, hw: RVVConfig, layout: MemoryLayout) -> str | None:
-    addr = {r.name: EXT_BASE + r.offset for r in layout.regions if r.space == "EXT"}
-    c = {k: int(v) for k, v in task.constants(cfg).items()}
-    p = cfg.params
+    """The expert kernel for ``task`` at ``cfg``, or None where no expert covers it."""
+    expert = EXPERTS.get(task.name)
+    params, addr, consts = kernel_operands(task, cfg, layout)
+    if expert is None or not expert.applies(params):
+        return None
     e = Emitter()
     e(f"# kcgym RVV expert kernel: {task.name} {cfg.label}", ".text", "kernel:")
-    if task.name == "matmul" and p["M"] % 4 == 0:
-        matmul(e, p["M"], p["K"], p["N"], addr["X"], addr["W"], addr["Y"], c["mult"], c["zero_point"])
-    elif task.name == "gemv" and p["N"] % min(p["N"], 64) == 0 and p["N"] <= 256:
-        gemv(e, p["M"], p["N"], addr["A"], addr["x"], addr["y"], c["mult"], c["zero_point"])
-    elif task.name == "conv2d" and p["cout"] <= 32 and (p["k"] ** 2 * p["cin"]) % 2 == 0:
-        conv2d(e, p["H"], p["cin"], p["cout"], p["k"], addr["X"], addr["W"], addr["bias"], addr["Y"], c["mult"],
-               c["zero_point"])
-    elif task.name == "depthwise_conv" and p["c"] <= 32:
-        depthwise(e, p["H"], p["c"], p["k"], addr["X"], addr["W"], addr["bias"], addr["Y"], c["mult"],
-                  c["zero_point"])
-    else:
-        return None
+    expert.emit(e, params, addr, consts)
     e("ret")
     return e.text()

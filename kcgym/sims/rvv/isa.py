@@ -1,15 +1,21 @@
 """The RV32IM + RVV (Zve32x) instruction table: the single source of truth for this machine.
 
-Every mnemonic the assembler accepts is one :class:`RVInstr` row: its operand *form* (how it
-is written in GNU ``as`` syntax), the datapath class the simulator dispatches on, the
-operation id inside that class, its width form and signedness, and a one-line summary. The
-assembler, the encoder, the disassembler, the simulator's dispatch ids and the generated
-instruction reference are all derived from :data:`INSTRUCTIONS`.
+Every mnemonic the assembler accepts is one :class:`RVInstr` row of the shared schema
+(:class:`kcgym.isa.InstrSpec`): its operands (from its *form*, how it is written in GNU ``as``
+syntax, each operand naming the encoded field it fills), the datapath class the simulator
+dispatches on, the operation id inside that class, its width form and signedness, its base
+costs and a one-line summary. The assembler's operand parsing, the disassembler, the
+simulator's dispatch ids and costs and the generated instruction reference are all derived
+from :data:`INSTRUCTIONS` (gathered in :data:`RVV_ISA`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from kcgym.isa.spec import ISA, Imm, InstrSpec, Operand, Reg, RegisterFile
+from kcgym.sims.rvv.config import RVVConfig
 
 # Datapath classes (the simulator's dispatch groups), in id order, with their counting category.
 CLASSES = ("ALU", "MULDIV", "LOAD", "STORE", "BRANCH", "JUMP", "CSR", "VSET", "VLOAD", "VSTORE",
@@ -19,6 +25,7 @@ CATEGORY = {"ALU": "scalar", "MULDIV": "scalar", "LOAD": "scalar_memory", "STORE
             "VLOAD": "vector_memory", "VSTORE": "vector_memory", "VARITH": "vector", "VRED": "vector",
             "VPERM": "vector", "VMASK": "vector", "VMOVE": "vector", "HALT": "control"}
 UNITS = ("SCALAR", "VECTOR", "EXT_MEMORY")
+VECTOR_CLASSES = ("VLOAD", "VSTORE", "VARITH", "VRED", "VPERM", "VMASK", "VMOVE")
 
 # Operation ids shared by the scalar ALU and the vector elementwise datapath.
 OPS = ("add", "sub", "rsub", "and", "or", "xor", "sll", "srl", "sra", "slt", "sltu", "min", "minu", "max",
@@ -46,43 +53,147 @@ MODE_UNIT, MODE_STRIDED, MODE_INDEXED = range(3)
 F_OP, F_CLS, F_SUB, F_RD, F_RS1, F_RS2, F_IMM, F_VM, F_SRC, F_W, F_SGN = range(11)
 N_FIELDS = 11
 
+# vtype immediate (vsetvli/vsetivli): bits 7 ma, 6 ta, 5..3 SEW code, 1..0 LMUL code
+SEW_CODE = {8: 0, 16: 1, 32: 2}
+LMUL_CODE = {1: 0, 2: 1, 4: 2, 8: 3}
+
 
 @dataclass(frozen=True)
-class RVInstr:
-    """One mnemonic. ``form`` names its operand syntax (see :data:`FORMS`)."""
+class Syntax:
+    """Operand kinds RISC-V syntax needs beyond a register or an immediate (see :data:`FORM_OPERANDS`).
 
-    mnemonic: str
-    form: str
-    cls: str
-    sub: int
-    summary: str
+    ``mem`` ``offset(rs1)``; ``vmem`` ``(rs1)``; ``jmem`` ``offset(rs1)`` or a bare ``rs1``; ``label`` a code
+    label (its instruction index); ``csr`` a CSR name; ``vtype`` the comma-separated vtype words; ``mask``
+    the optional trailing ``v0.t``; ``v0`` the mandatory mask operand of vmerge.
+    """
+
+    what: str
+
+
+MEM, VMEM, JMEM, LABEL, CSR, VTYPE, MASK, V0 = (Syntax(w) for w in ("mem", "vmem", "jmem", "label", "csr", "vtype",
+                                                                    "mask", "v0"))
+
+
+@dataclass(frozen=True)
+class RVOperand(Operand):
+    """An operand of a form: the encoded field it fills, how diagnostics name it, and its range hint."""
+
+    field: int = F_IMM
+    what: str = ""
+    hint: str | None = None
+
+
+def _x(name: str, field: int, what: str = "") -> RVOperand:
+    return RVOperand(name, Reg("x", write=name == "rd"), field=field, what=what or name)
+
+
+def _v(name: str, field: int, what: str = "") -> RVOperand:
+    return RVOperand(name, Reg("v", write=name == "vd"), field=field, what=what or name)
+
+
+def _imm(name: str, lo: int, hi: int, what: str, hint: str | None = None, field: int = F_IMM) -> RVOperand:
+    return RVOperand(name, Imm(lo, hi), field=field, what=what, hint=hint)
+
+
+def _syn(name: str, kind: Syntax) -> RVOperand:
+    return RVOperand(name, kind)  # type: ignore[arg-type]  # Operand.kind: Reg | Imm in the generic framework
+
+
+RD, RS1, RS2 = _x("rd", F_RD), _x("rs1", F_RS1), _x("rs2", F_RS2)
+VD, VS2, VS1, VS3 = _v("vd", F_RD), _v("vs2", F_RS2), _v("vs1", F_RS1), _v("vs3", F_RD)
+_M, _VM = _syn("v0.t", MASK), _syn("(rs1)", VMEM)
+_VTYPE = _syn("eSEW, mLMUL[, ta|tu][, ma|mu]", VTYPE)
+_SIMM5 = _imm("simm5", -16, 15, "the .vi immediate", ".vi immediates are 5-bit signed (-16..15): put the constant "
+              "in a scalar register and use the .vx form")
+_UIMM5 = _imm("uimm5", 0, 31, "the unsigned immediate", "this immediate is 5-bit unsigned (0..31); use the .vx form "
+              "for more")
+
+# The operands of each form, in written order: the assembler parses and the disassembler prints these.
+FORM_OPERANDS: dict[str, tuple[RVOperand, ...]] = {
+    "R": (RD, RS1, RS2),
+    "I": (RD, RS1, _imm("imm12", -2048, 2047, "the immediate",
+                        "12-bit signed immediates: build larger constants with li (lui + addi)")),
+    "SH": (RD, RS1, _imm("shamt", 0, 31, "the shift amount")),
+    "U": (RD, _imm("imm20", 0, 0xFFFFF, "the upper immediate",
+                   "lui/auipc take the upper 20 bits (0..0xFFFFF); use li for a full constant")),
+    "LD": (RD, _syn("offset(rs1)", MEM)), "ST": (RS2, _syn("offset(rs1)", MEM)),
+    "B": (RS1, RS2, _syn("label", LABEL)), "JAL": (RD, _syn("label", LABEL)), "JALR": (RD, _syn("offset(rs1)", JMEM)),
+    "CSR": (RD, _syn("csr", CSR)),
+    "VSETVLI": (RD, RS1, _VTYPE),
+    "VSETIVLI": (RD, _imm("uimm5", 0, 31, "the AVL", "vsetivli takes 0..31; use vsetvli for more", F_RS1), _VTYPE),
+    "VSETVL": (RD, RS1, RS2),
+    "VL": (VD, _VM, _M), "VLS": (VD, _VM, _x("rs2", F_RS2, "the stride"), _M),
+    "VLX": (VD, _VM, _v("vs2", F_RS2, "the index vector"), _M),
+    "VS": (VS3, _VM, _M), "VSS": (VS3, _VM, _x("rs2", F_RS2, "the stride"), _M),
+    "VSX": (VS3, _VM, _v("vs2", F_RS2, "the index vector"), _M),
+    "VV": (VD, VS2, VS1, _M), "VX": (VD, VS2, RS1, _M), "VI": (VD, VS2, _SIMM5, _M), "VIU": (VD, VS2, _UIMM5, _M),
+    "VVMA": (VD, VS1, VS2, _M), "VXMA": (VD, RS1, VS2, _M),
+    "VVM": (VD, VS2, VS1, _syn("v0", V0)), "VXM": (VD, VS2, RS1, _syn("v0", V0)),
+    "VIM": (VD, VS2, _SIMM5, _syn("v0", V0)),
+    "MVV": (VD, VS1), "MVX": (VD, RS1),
+    "MVI": (VD, _imm("simm5", -16, 15, "the immediate",
+                     "vmv.v.i takes -16..15; use vmv.v.x with a scalar register for more")),
+    "V2": (VD, VS2, _M), "V0": (VD, _M), "XV": (RD, VS2), "VXS": (VD, RS1), "XM": (RD, VS2, _M),
+    "MM": (VD, VS2, VS1), "NONE": (),
+}
+
+
+def _syntax(ops: tuple[RVOperand, ...]) -> str:
+    fixed = ", ".join(o.name for o in ops if o.kind != MASK)
+    return fixed + ("[, v0.t]" if any(o.kind == MASK for o in ops) else "")
+
+
+# Operand syntax of each form, as written in the reference (``[, v0.t]`` = optional mask).
+FORMS: dict[str, str] = {form: _syntax(ops) for form, ops in FORM_OPERANDS.items()}
+
+
+def _costs(cls: str, sub: int) -> tuple[Any, Any]:
+    """(occupancy, latency) as functions of the hardware config: the base costs the timing model uses.
+
+    Scalar classes: cycles the in-order issue slot is busy, and cycles until a dependent instruction
+    may issue (a load from the DTCM; external memory adds its transfer and latency). Vector classes:
+    cycles per 128-bit chunk on the vector unit, and the latency after the last chunk (an external
+    load adds the memory latency). Branch mispredictions, memory transfers and reductions' tree
+    depth are added by the timing model (the guide's rules RVV-T*).
+    """
+    mul = OP["mul"] <= sub <= OP["mulhsu"] or OP["macc"] <= sub <= OP["nmsub"]
+    div = OP["div"] <= sub <= OP["remu"]
+    if cls == "MULDIV":
+        return ((lambda hw: hw.div_cycles), (lambda hw: hw.div_cycles)) if div else (1, lambda hw: hw.mul_latency)
+    if cls == "LOAD":
+        return 1, lambda hw: hw.load_use_latency
+    if cls == "JUMP":  # jal: 1 + penalty; jalr reads its target one cycle later
+        return (lambda hw: 1 + hw.jump_penalty + sub), 1
+    if cls == "VARITH":
+        return ((lambda hw: hw.vdiv_cycles_per_chunk) if div else 1), ((lambda hw: hw.vmul_latency + 1) if mul else 1)
+    if cls in ("VRED", "VMOVE", "VMASK"):
+        return 1, 2
+    return 1, 1
+
+
+@dataclass(frozen=True)
+class RVInstr(InstrSpec):
+    """One mnemonic: the shared row plus RISC-V's encoding fields. ``form`` names its operand syntax."""
+
+    form: str = "NONE"
     src: int = 0  # SRC field: SRC_V/X/I for arithmetic, MODE_* for memory
     w: int = 0  # W field: width form for arithmetic, EEW for memory
     sgn: int = 3  # bit 0: vs2 operand signed, bit 1: vs1/rs1 operand signed (widening/extension)
     group: str = ""  # reference-doc section
 
 
-# Operand syntax of each form, as written in the reference (``[, v0.t]`` = optional mask).
-FORMS = {
-    "R": "rd, rs1, rs2", "I": "rd, rs1, imm12", "SH": "rd, rs1, shamt", "U": "rd, imm20",
-    "LD": "rd, offset(rs1)", "ST": "rs2, offset(rs1)", "B": "rs1, rs2, label", "JAL": "rd, label",
-    "JALR": "rd, offset(rs1)", "CSR": "rd, csr", "VSETVLI": "rd, rs1, eSEW, mLMUL[, ta|tu][, ma|mu]",
-    "VSETIVLI": "rd, uimm5, eSEW, mLMUL[, ta|tu][, ma|mu]", "VSETVL": "rd, rs1, rs2",
-    "VL": "vd, (rs1)[, v0.t]", "VLS": "vd, (rs1), rs2[, v0.t]", "VLX": "vd, (rs1), vs2[, v0.t]",
-    "VS": "vs3, (rs1)[, v0.t]", "VSS": "vs3, (rs1), rs2[, v0.t]", "VSX": "vs3, (rs1), vs2[, v0.t]",
-    "VV": "vd, vs2, vs1[, v0.t]", "VX": "vd, vs2, rs1[, v0.t]", "VI": "vd, vs2, simm5[, v0.t]",
-    "VIU": "vd, vs2, uimm5[, v0.t]", "VVMA": "vd, vs1, vs2[, v0.t]", "VXMA": "vd, rs1, vs2[, v0.t]",
-    "VVM": "vd, vs2, vs1, v0", "VXM": "vd, vs2, rs1, v0", "VIM": "vd, vs2, simm5, v0",
-    "MVV": "vd, vs1", "MVX": "vd, rs1", "MVI": "vd, simm5", "V2": "vd, vs2[, v0.t]", "V0": "vd[, v0.t]",
-    "XV": "rd, vs2", "VXS": "vd, rs1", "XM": "rd, vs2[, v0.t]", "MM": "vd, vs2, vs1", "NONE": "",
-}
+def _row(mnemonic: str, form: str, cls: str, sub: int, summary: str, **fields: Any) -> RVInstr:
+    occupancy, latency = _costs(cls, sub)
+    return RVInstr(mnemonic=mnemonic, operands=FORM_OPERANDS[form], cls=cls,
+                   unit="VECTOR" if cls in VECTOR_CLASSES else "SCALAR", occupancy=occupancy, latency=latency,
+                   summary=summary, sub=sub, form=form, **fields)
 
 
 def _table() -> list[RVInstr]:
     t: list[RVInstr] = []
 
-    def add(*a, **k) -> None:
-        t.append(RVInstr(*a, **k))
+    def add(*a: Any, **k: Any) -> None:
+        t.append(_row(*a, **k))
 
     g = "RV32I/M scalar"
     for m, op, s in (("add", "add", "rd = rs1 + rs2"), ("sub", "sub", "rd = rs1 - rs2"),
@@ -126,22 +237,15 @@ def _table() -> list[RVInstr]:
 
     g = "RVV loads and stores"
     for eew in (8, 16, 32):
-        add(f"vle{eew}.v", "VL", "VLOAD", 0, f"unit-stride load of vl {eew}-bit elements", src=MODE_UNIT, w=eew,
-            group=g)
-        add(f"vlse{eew}.v", "VLS", "VLOAD", 0, f"strided load: element i from rs1 + i*rs2 (bytes), {eew}-bit",
-            src=MODE_STRIDED, w=eew, group=g)
-        for order in ("u", "o"):
-            add(f"vl{order}xei{eew}.v", "VLX", "VLOAD", 0,
-                f"indexed load: element i from rs1 + vs2[i] ({eew}-bit unsigned byte offsets); data width SEW",
-                src=MODE_INDEXED, w=eew, group=g)
-        add(f"vse{eew}.v", "VS", "VSTORE", 0, f"unit-stride store of vl {eew}-bit elements", src=MODE_UNIT, w=eew,
-            group=g)
-        add(f"vsse{eew}.v", "VSS", "VSTORE", 0, f"strided store: element i to rs1 + i*rs2, {eew}-bit",
-            src=MODE_STRIDED, w=eew, group=g)
-        for order in ("u", "o"):
-            add(f"vs{order}xei{eew}.v", "VSX", "VSTORE", 0,
-                f"indexed store: element i to rs1 + vs2[i] ({eew}-bit unsigned offsets); data width SEW",
-                src=MODE_INDEXED, w=eew, group=g)
+        for cls, m, what, to, byte in (("VLOAD", "l", "load", "from", " byte"), ("VSTORE", "s", "store", "to", "")):
+            form = "V" + m.upper()  # VL, VS (+ S strided, X indexed)
+            add(f"v{m}e{eew}.v", form, cls, 0, f"unit-stride {what} of vl {eew}-bit elements", src=MODE_UNIT, w=eew,
+                group=g)
+            add(f"v{m}se{eew}.v", form + "S", cls, 0, f"strided {what}: element i {to} rs1 + i*rs2"
+                f"{' (bytes)' if byte else ''}, {eew}-bit", src=MODE_STRIDED, w=eew, group=g)
+            for order in ("u", "o"):
+                add(f"v{m}{order}xei{eew}.v", form + "X", cls, 0, f"indexed {what}: element i {to} rs1 + vs2[i] "
+                    f"({eew}-bit unsigned{byte} offsets); data width SEW", src=MODE_INDEXED, w=eew, group=g)
 
     g = "RVV integer arithmetic"
     forms = {"vv": ("VV", SRC_V), "vx": ("VX", SRC_X), "vi": ("VI", SRC_I)}
@@ -264,14 +368,28 @@ def _table() -> list[RVInstr]:
     return t
 
 
-INSTRUCTIONS: tuple[RVInstr, ...] = tuple(_table())
-BY_MNEMONIC: dict[str, RVInstr] = {i.mnemonic: i for i in INSTRUCTIONS}
-OPCODE: dict[str, int] = {i.mnemonic: n for n, i in enumerate(INSTRUCTIONS)}
-CLASS_ID: dict[str, int] = {c: i for i, c in enumerate(CLASSES)}
-assert len(BY_MNEMONIC) == len(INSTRUCTIONS), "duplicate mnemonic in the RVV table"
-
 # ABI names of the integer registers
 ABI_NAMES = ("zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4", "a5",
              "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6")
 XREGS: dict[str, int] = {f"x{i}": i for i in range(32)} | {n: i for i, n in enumerate(ABI_NAMES)} | {"fp": 8}
 VREGS: dict[str, int] = {f"v{i}": i for i in range(32)}
+
+INSTRUCTIONS: tuple[RVInstr, ...] = tuple(_table())
+# The table in the shared schema. Its words are laid out by the forms' operand fields (``word_fields``), so
+# programs go through :mod:`kcgym.sims.rvv.assembler` and :mod:`kcgym.sims.rvv.disasm`, not kcgym.isa's generic pair.
+RVV_ISA = ISA(
+    name="RVV",
+    register_files=(RegisterFile("x", "x", 32, "integer register", zero=0), RegisterFile("v", "v", 32,
+                                                                                         "vector register")),
+    instructions=INSTRUCTIONS, classes=CLASSES, units=UNITS, comment_prefixes=("#",), has_labels=True,
+    max_program=RVVConfig().itcm_instructions, word_fields=N_FIELDS,  # the assembler checks the configured ITCM
+)
+BY_MNEMONIC: dict[str, RVInstr] = RVV_ISA.by_mnemonic  # type: ignore[assignment]  # every row is an RVInstr
+OPCODE: dict[str, int] = RVV_ISA.opcodes
+CLASS_ID: dict[str, int] = RVV_ISA.class_ids
+HALT_OPCODE = len(INSTRUCTIONS)  # the word the runner pads a program with (class HALT; no mnemonic)
+
+
+def cost_table(which: str, hw: Any) -> list[int]:
+    """Per-opcode 'occupancy' or 'latency' under ``hw``, plus the padding halt's (1): what the machine indexes."""
+    return [*RVV_ISA.table(which, hw), 1]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kcgym.sims.rvv import ACCELERATOR
+from kcgym.sims.rvv.expert import EXPERTS
 from kcgym.tasks import tasks_for
 from kcgym.tasks.compare import compare_outputs
 from tests.sims.rvv.adversarial import copy_input_kernel, zeros_kernel
@@ -16,7 +17,7 @@ HW = ACCELERATOR.make_hw()
 TASKS = tasks_for("int8")
 HIDDEN_SEED = 20261130
 CASES = [(name, i) for name in TASKS for i in range(1, 6)]
-EXPERT_TASKS = ("gemv", "matmul", "conv2d", "depthwise_conv")
+EXPERT_TASKS = tuple(EXPERTS)
 
 
 def _setup(name: str, index: int, seed: int = HIDDEN_SEED):

@@ -34,7 +34,9 @@ def _kernel_cases() -> list[tuple[str, str]]:
     from kcgym.tasks import tasks_for
 
     cases = [(name, "compiler") for name in tasks_for("int8")]
-    return cases + [(name, "expert") for name in ("gemv", "matmul", "conv2d", "depthwise_conv")]
+    from kcgym.sims.rvv.expert import EXPERTS
+
+    return cases + [(name, "expert") for name in EXPERTS]
 
 
 @pytest.mark.parametrize(("name", "kind"), _kernel_cases())
