@@ -30,7 +30,7 @@ from kcgym.evaluation import Evaluator, KernelReport
 from kcgym.limits import MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE
 from kcgym.registry import ACCELERATORS, env_id, parse_config, unknown_name_message
 from kcgym.sims.base import Accelerator, DocSection
-from kcgym.tasks.base import Task
+from kcgym.tasks.base import Task, Tolerance
 
 OBS_MAX_CHARS = 500_000
 # A JSON tool call carrying the largest accepted source (newlines escaped as two chars each).
@@ -220,11 +220,15 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             self._prompt = to_observation(text, OBS_MAX_CHARS)
         return self._prompt
 
+    # -- the tool handlers' view of the episode (kcgym.envs.tools.EpisodeContext) ------------
     @property
     def max_source_chars(self) -> int:
         return MAX_SOURCE_CHARS
 
-    # -- state used by the tool handlers -------------------------------------------------
+    @property
+    def tolerance(self) -> Tolerance:
+        return self.task.tolerance
+
     def set_kernel(self, source: str) -> None:
         self._episode().kernel = source
 
