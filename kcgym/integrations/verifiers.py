@@ -32,7 +32,7 @@ from verifiers.types import Messages, State, Tool, ToolMessage
 
 import kcgym  # noqa: F401  (registers the env ids)
 from kcgym.envs.tools import openai_tools
-from kcgym.integrations.trajectories import KICKOFF
+from kcgym.integrations.trajectories import opening_messages
 
 _ENV = "kcgym_env"  # state keys
 _DONE = "kcgym_done"
@@ -173,7 +173,7 @@ def episode_dataset(
             for seed in seeds:
                 rows.append(
                     {
-                        "prompt": [{"role": "system", "content": prompt}, {"role": "user", "content": KICKOFF}],
+                        "prompt": opening_messages(prompt),
                         "answer": "",
                         "info": {_INFO: {"env_id": eid, "config": int(cfg), "seed": int(seed)}},
                     }
