@@ -316,8 +316,8 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         if ep.done:
             message = "the episode has ended; call reset() to start a new one"
             obs = to_observation(f"Error: {message}.", OBS_MAX_CHARS)
-            info = {"tool": None, "tool_call_id": None, "turn": ep.turn, "turns_left": 0, "error": message}
-            return obs, 0.0, True, False, stable_info(info)
+            ended = {"tool": None, "tool_call_id": None, "turn": ep.turn, "turns_left": 0, "error": message}
+            return obs, 0.0, True, False, stable_info(ended)
         ep.turn += 1
         phi_before = ep.phi
         result, name, call_id, valid = self._dispatch(action)

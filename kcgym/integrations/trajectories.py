@@ -111,7 +111,8 @@ class TrajectoryRecorder(gymnasium.Wrapper):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
         self.seed = int(info.get("seed", seed if seed is not None else 0))
-        self.tools = list(info.get("tools") or self.env.unwrapped.tools)
+        u: Any = self.env.unwrapped  # a KernelCraftEnv (Gymnasium types it as a plain Env)
+        self.tools = list(info.get("tools") or u.tools)
         self.messages = opening_messages(obs)
         self.reward, self.success, self.done, self._calls = 0.0, False, False, 0
         return obs, info
@@ -146,7 +147,7 @@ class TrajectoryRecorder(gymnasium.Wrapper):
 
     def transcript(self) -> dict[str, Any]:
         """The episode so far as a transcript object (JSON-ready)."""
-        u = self.env.unwrapped
+        u: Any = self.env.unwrapped
         record = Transcript(
             env_id=u.env_id,
             config=u.cfg.index,

@@ -169,7 +169,8 @@ def episode_dataset(
     seeds, configs = list(seeds), list(configs)
     for eid in env_ids:
         for cfg in configs:
-            prompt = gymnasium.make(eid, config=cfg, **(env_kwargs or {})).unwrapped.prompt
+            env: Any = gymnasium.make(eid, config=cfg, **(env_kwargs or {})).unwrapped
+            prompt = env.prompt
             for seed in seeds:
                 rows.append(
                     {
