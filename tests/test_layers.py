@@ -38,6 +38,18 @@ ALLOWED_LAZY: dict[tuple[str, str], str] = {
 # That is why tasks/__init__ -> registry (lazy) closes no cycle here although the registry, once it
 # resolves a machine, imports simulators that import kcgym.tasks.base.
 
+# The layers, bottom first (the README's architecture section): an import may point down or sideways, never
+# up. A module belongs to the longest prefix listed; ``kcgym`` itself is the package's front door only.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("kcgym.limits", "kcgym.suggest", "kcgym.seeding", "kcgym.extras"),  # constants and helpers
+    ("kcgym.isa",),  # the assembler framework
+    ("kcgym", "kcgym.tasks", "kcgym.sims", "kcgym.registry"),  # tasks, machines, the env-id table
+    ("kcgym.evaluation",),  # the one scoring path
+    ("kcgym.envs",),  # the env and its tools
+    ("kcgym.scoring", "kcgym.integrations", "kcgym.eval", "kcgym.agents"),  # users of the env
+    ("kcgym.cli",),
+)
+
 # The one module that may name ``baselines`` (under TYPE_CHECKING only: it resolves agents by string).
 AGENT_REGISTRY = "kcgym.agents"
 
@@ -187,6 +199,36 @@ def test_allow_list_entries_are_live_lazy_edges(edge: tuple[str, str]):
     assert b in edges.get(a, {}), f"{a} no longer imports {b}: remove {edge} from ALLOWED_LAZY"
     assert edges[a][b][0], f"{a} imports {b} at module level: that cycle cannot be allow-listed"
     assert any(a in c and b in c for c in cycles(edges)), f"{a} -> {b} closes no cycle now: remove {edge}"
+
+
+def layer_of(module: str) -> int | None:
+    best: tuple[int, int] | None = None
+    for i, prefixes in enumerate(LAYERS):
+        for p in prefixes:
+            matches = module == p if p == "kcgym" else (module == p or module.startswith(p + "."))
+            if matches and (best is None or len(p) > best[1]):
+                best = (i, len(p))
+    return None if best is None else best[0]
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in MODULES if layer_of(m) is None] == []
+
+
+def test_layers_point_one_way():
+    edges = graph()
+    upward = [
+        f"{a} (layer {layer_of(a)}) -> {b} (layer {layer_of(b)}), {'lazy' if lazy else 'module-level'} line {line}"
+        for a, targets in edges.items()
+        for b, (lazy, line) in targets.items()
+        if (layer_of(b) or 0) > (layer_of(a) or 0) and not (lazy and _allowed(a, b))
+    ]
+    assert not upward, "imports pointing up a layer:\n" + "\n".join(upward)
+
+
+def _allowed(a: str, b: str) -> bool:
+    """An allow-listed lazy edge (``kcgym.envs`` stands for the package and its modules)."""
+    return any(a == x and (b == y or b.startswith(y + ".")) for x, y in ALLOWED_LAZY)
 
 
 def test_kcgym_never_imports_baselines():
