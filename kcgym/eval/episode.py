@@ -35,7 +35,7 @@ def run_episode(
     start = time.perf_counter()
     agent = make_agent(agent_name, agent_options(**options))
     env = gymnasium.make(spec.env_id, config=spec.config, **agent.env_kwargs())
-    u = env.unwrapped
+    u: Any = env.unwrapped  # the KernelCraftEnv (Gymnasium types it as a plain Env)
     base = dict(
         agent=agent.name, model=agent.model, env_id=spec.env_id, accelerator=spec.accelerator, task=spec.task,
         level=spec.level, config=spec.config, run=spec.run, seed=spec.seed, suite_version=_suite_version(),
