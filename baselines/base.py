@@ -27,9 +27,7 @@ class AgentOptions(BaseModel):
     reasoning_effort: str | None = None
     max_tokens: int | None = Field(default=None, ge=1)
     timeout_s: float = Field(default=600.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    retry_base_s: float = Field(default=2.0, ge=0)  # first backoff; doubles per retry, with jitter
-    retry_cap_s: float = Field(default=60.0, ge=0)  # longest single wait (also caps Retry-After)
+    max_retries: int = Field(default=6, ge=0)  # the openai SDK's retries of a transient failure, per call
     max_nudges: int = Field(default=1, ge=0)  # replies without a tool call tolerated before giving up
     search_budget: int = Field(default=30, ge=1)
 

@@ -8,16 +8,17 @@ model makes is one env step. There is no scaffold beyond that loop, as in the pa
 
 Failures are recorded, not raised: a reply without a tool call is nudged once and then ends
 the episode as a tool-use failure (the paper's "T"); rate limits, 5xx, timeouts and dropped
-connections are retried with exponential backoff and jitter, then end it as an API failure;
-a context overflow ends it at once with a clear message.
+connections are retried by the ``openai`` SDK itself (``max_retries`` on the client: exponential
+backoff from 0.5 s up to 8 s with jitter, a server's ``Retry-After`` honoured), and what is left
+after its retries ends the episode as an API failure. kcgym keeps only the classification: which
+failure is transient (the SDK retried it), a context overflow (ends the episode at once, with a clear
+message), a parameter an older server rejects (dropped for the rest of the episode), or an
+unreadable reply.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import random
-import time
 from typing import Any, ClassVar
 
 from baselines import replies
@@ -75,12 +76,12 @@ class LLMAgent(Agent):
             from openai import OpenAI
 
             o = self.options
-            # Retries are ours (bounded, with jitter, recorded); the SDK's are switched off.
+            # The SDK retries transient failures (429, 408, 409, 5xx, timeouts, dropped connections).
             self._client = OpenAI(
                 api_key=os.environ.get(o.api_key_env) or "not-needed",
                 base_url=o.base_url,
                 timeout=o.timeout_s,
-                max_retries=0,
+                max_retries=o.max_retries,
             )
         return self._client
 
@@ -146,12 +147,10 @@ class LLMAgent(Agent):
         return kwargs
 
     def _complete(self, session: Session) -> tuple[Any, str | None]:
-        """``(message, finish_reason)`` of one chat completion, retried on transient errors; raises
-        APIFailure when it gives up."""
+        """``(message, finish_reason)`` of one chat completion (the SDK has retried transient errors);
+        raises APIFailure when there is no usable reply."""
         import openai
 
-        o = self.options
-        attempt = 0
         while True:
             request = self._request(session)
             try:
@@ -165,24 +164,9 @@ class LLMAgent(Agent):
                     self._rejected.update(rejected)
                     continue
                 raise APIFailure(f"bad request (400): {e}") from None
-            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
-                    openai.APIConnectionError) as e:
-                if is_context_overflow(e):
-                    raise APIFailure(f"context overflow: {e}") from None
-                if attempt >= o.max_retries:
-                    raise APIFailure(f"gave up after {attempt + 1} attempts: {_describe(e)}") from None
-                time.sleep(self._backoff(attempt, e))
-                attempt += 1
-                continue
-            except openai.APIStatusError as e:
-                if is_context_overflow(e):
-                    raise APIFailure(f"context overflow: {e}") from None
-                if e.status_code >= 500 and attempt < o.max_retries:
-                    time.sleep(self._backoff(attempt, e))
-                    attempt += 1
-                    continue
-                raise APIFailure(_describe(e)) from None
-            except (openai.APIError, ValueError) as e:  # an unreadable reply (bad JSON, wrong shape)
+            except openai.APIError as e:
+                raise APIFailure(self._classify(e)) from None
+            except ValueError as e:  # an unreadable reply (bad JSON, wrong shape)
                 raise APIFailure(f"unreadable reply: {_describe(e)}") from None
             session.tokens.add(getattr(response, "usage", None))
             choices = getattr(response, "choices", None) or []
@@ -190,16 +174,27 @@ class LLMAgent(Agent):
                 raise APIFailure("the endpoint returned no choices")
             return choices[0].message, getattr(choices[0], "finish_reason", None)
 
-    def _backoff(self, attempt: int, error: Exception) -> float:
-        """Exponential backoff with full jitter; a server's Retry-After is honoured up to the cap."""
-        o = self.options
-        wait = min(o.retry_cap_s, o.retry_base_s * 2**attempt) * random.uniform(0.5, 1.0)
-        response = getattr(error, "response", None)
-        retry_after = response.headers.get("retry-after") if response is not None else None
-        if retry_after:
-            with contextlib.suppress(ValueError):  # an HTTP date instead of seconds: keep our own wait
-                wait = max(wait, min(o.retry_cap_s, float(retry_after)))
-        return wait
+    def _classify(self, e: Exception) -> str:
+        """What an error the SDK raised (after its own retries, where it retries) means for the record."""
+        if is_context_overflow(e):
+            return f"context overflow: {e}"
+        if is_transient(e):
+            return f"gave up after {self.options.max_retries + 1} attempts: {_describe(e)}"
+        if getattr(e, "status_code", None) is not None:  # a 4xx the SDK does not retry (401, 403, 404, ...)
+            return _describe(e)
+        return f"unreadable reply: {_describe(e)}"
+
+
+def is_transient(error: Exception) -> bool:
+    """Whether the SDK retries this failure: rate limits, request/lock timeouts, 5xx, timeouts, dropped
+    connections (its ``_should_retry``; a server's ``x-should-retry`` header aside)."""
+    import openai
+
+    if isinstance(error, openai.APITimeoutError | openai.APIConnectionError):
+        return True
+    status = getattr(error, "status_code", None)
+    return isinstance(error, openai.APIStatusError) and status is not None and (status in (408, 409, 429)
+                                                                               or status >= 500)
 
 
 def _wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

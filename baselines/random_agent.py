@@ -13,6 +13,7 @@ import numpy as np
 
 from baselines.base import Agent
 from baselines.session import Session
+from kcgym import seeding
 
 _GARBAGE_ARGS = ('{"source": ', "not json", '{"rows": "many"}', "[]", '{"unknown": 1}')
 
@@ -24,7 +25,7 @@ class RandomAgent(Agent):
 
     def play(self, session: Session) -> None:
         session.start()
-        rng = np.random.default_rng(session.seed)
+        rng = seeding.generator(session.seed)
         env = session.unwrapped
         names = [t["function"]["name"] for t in session.tools]
         compiler = env.accelerator.compile(env.task, env.cfg, env.hw)

@@ -19,6 +19,7 @@ import numpy as np
 
 from baselines.base import Agent
 from baselines.session import Session
+from kcgym import seeding
 
 _COMMENT_PREFIXES = (";", "#", "//")
 
@@ -63,7 +64,7 @@ class SearchAgent(Agent):
     def play(self, session: Session) -> None:
         session.start()
         env = session.unwrapped
-        rng = np.random.default_rng(session.seed)
+        rng = seeding.generator(session.seed)
         best = env.accelerator.compile(env.task, env.cfg, env.hw)
         best_cycles = self._try(session, best)
         seen = {best}

@@ -11,10 +11,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-KICKOFF = (
-    "Write, test and submit the kernel for this task now. Work only through tool calls, one per turn; "
-    "the episode ends when you call submit or run out of turns."
-)
+from kcgym.integrations.trajectories import KICKOFF, opening_messages
+
+__all__ = ["KICKOFF", "Session", "Tokens"]
 
 
 @dataclass
@@ -66,10 +65,7 @@ class Session:
         self.prompt = obs
         self.reset_info = info
         self.tools = list(info.get("tools") or self.env.unwrapped.tools)
-        self.messages = [
-            {"role": "system", "content": obs if system_prompt is None else system_prompt},
-            {"role": "user", "content": KICKOFF},
-        ]
+        self.messages = opening_messages(obs if system_prompt is None else system_prompt)
         return obs
 
     @property

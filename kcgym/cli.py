@@ -306,10 +306,10 @@ def _check_agent_options(options: dict[str, Any]) -> None:
     """Reject bad agent flags up front (one line naming the flag), not in a worker mid-run."""
     from pydantic import ValidationError
 
-    from baselines import AgentOptions
+    from kcgym.agents import agent_options
 
     try:
-        AgentOptions(**options)
+        agent_options(**options)
     except ValidationError as e:
         err = e.errors()[0]
         flag = "--" + str(err["loc"][0]).replace("_s", "").replace("_", "-")
@@ -317,12 +317,11 @@ def _check_agent_options(options: dict[str, Any]) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from baselines import AGENTS
+    from kcgym.agents import agent_names, unknown_agent_message
     from kcgym.eval.episode import import_plugins
     from kcgym.eval.progress import plural
     from kcgym.eval.runner import RunDirError, run_eval
     from kcgym.eval.suite import parse_configs, plan
-    from kcgym.registry import unknown_name_message
 
     try:
         import_plugins(args.imports)
@@ -330,8 +329,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UsageError(f"--import: {e}") from None
     agents = _csv(args.agent) or []
     for name in agents:
-        if name not in AGENTS:
-            raise UsageError(unknown_name_message("agent", name, list(AGENTS)))
+        if name not in agent_names():
+            raise UsageError(unknown_agent_message(name))
     if "llm" in agents and not args.model:
         raise UsageError("--agent llm needs --model (e.g. --model gpt-5.2, with --base-url for other servers)")
     if "llm" in agents:
@@ -410,7 +409,7 @@ def _silence(stream) -> None:
 
 def _check_credentials(base_url: str | None, key_env: str) -> None:
     """Fail before the first episode, not after a minute of retries per episode, when no key can work."""
-    from baselines.llm import missing_credentials
+    from kcgym.agents import missing_credentials
 
     missing = missing_credentials(base_url, key_env)
     if missing:

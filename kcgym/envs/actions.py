@@ -13,7 +13,6 @@ its call; the env turns it into an ordinary (wasted) turn, never an exception.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,12 +20,16 @@ from typing import Any
 
 from kcgym.envs.text import excerpt, safe_repr, sanitize, valid_text
 from kcgym.envs.tools import PAPER_NAMES, TOOLS, Param, Tool
+from kcgym.suggest import did_you_mean
 
 _FLAT_KEYS = ("name", "arguments", "id", "call_id", "type", "status")
 _CHAT_KEYS = ("id", "type", "function", "index")
 _FUNCTION_KEYS = ("name", "arguments")
 EXAMPLE = '{"name": "simulate", "arguments": {}}'
-_MAX_SUGGESTED_WORD = 64
+# Envelope keys other tool-call formats use, too far from ours for a spelling hint ("args" is not a
+# near miss of "arguments"): the known mistakes, named like the paper's tool names in PAPER_NAMES.
+KEY_ALIASES: dict[str, str] = {"args": "arguments", "params": "arguments", "parameters": "arguments",
+                               "input": "arguments", "tool": "name", "tool_name": "name", "function_name": "name"}
 
 
 @dataclass(frozen=True)
@@ -51,19 +54,14 @@ def _show(value: Any, limit: int = 40) -> str:
     return sanitize(safe_repr(value, limit))
 
 
-def _did_you_mean(word: str, options: list[str]) -> str:
-    if len(word) > _MAX_SUGGESTED_WORD:  # no near miss is that long, and difflib is quadratic
-        return ""
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def _check_keys(obj: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
     extra = [k for k in obj if k not in allowed]
     if extra:
         k = extra[0] if isinstance(extra[0], str) else safe_repr(extra[0], 60)
+        alias = KEY_ALIASES.get(k)
+        hint = f" (did you mean {alias!r}?)" if alias in allowed else did_you_mean(k, list(allowed))
         raise InvalidAction(
-            f"unexpected key {_show(k, 60)} in {where}{_did_you_mean(k, list(allowed))}; "
+            f"unexpected key {_show(k, 60)} in {where}{hint}; "
             f"allowed keys: {', '.join(allowed)}"
         )
 
@@ -179,7 +177,7 @@ def validate_arguments(tool: Tool, raw: Any) -> dict[str, Any]:
         if key not in names:
             takes = f"it takes: {', '.join(names)}" if names else "it takes no arguments"
             word = key if isinstance(key, str) else safe_repr(key, 60)
-            problems.append(f"unexpected argument {_show(word, 60)}{_did_you_mean(word, names)} ({takes})")
+            problems.append(f"unexpected argument {_show(word, 60)}{did_you_mean(word, names)} ({takes})")
     args: dict[str, Any] = {}
     for p in tool.params:
         value = raw.get(p.name)
@@ -204,7 +202,7 @@ def parse_action(action: Any, tools: Mapping[str, Tool] = TOOLS) -> ToolCall:
         hint = (
             f" (did you mean {PAPER_NAMES[name]!r}?)"
             if name in PAPER_NAMES
-            else _did_you_mean(name, list(tools))
+            else did_you_mean(name, list(tools))
         )
         listing = ", ".join(t.signature() for t in tools.values())
         raise InvalidAction(

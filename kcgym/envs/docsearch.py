@@ -6,10 +6,10 @@ exactly what the agent sees.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 
 from kcgym.sims.base import DocSection
+from kcgym.suggest import closest
 
 GREP_CONTEXT = 2
 GREP_MAX_MATCHES = 40
@@ -45,8 +45,8 @@ def find_section(sections: Sequence[DocSection], key: str) -> DocSection:
         if s.id.lower() == k or s.title.lower() == k:
             return s
     ids = [s.id for s in sections]
-    close = difflib.get_close_matches(k, [i.lower() for i in ids], n=1, cutoff=0.5)
-    hint = f" Did you mean {next(i for i in ids if i.lower() == close[0])!r}?" if close else ""
+    close = closest(k, ids, cutoff=0.5)
+    hint = f" Did you mean {close!r}?" if close else ""
     raise KeyError(f"No documentation section {key!r}.{hint} Sections: {', '.join(ids)}.")
 
 

@@ -19,18 +19,19 @@ import numpy as np
 from gymnasium import spaces
 from pydantic import BaseModel
 
+from kcgym import seeding
 from kcgym.envs import reports
 from kcgym.envs.actions import InvalidAction, parse_action
 from kcgym.envs.prompts import build_prompt
 from kcgym.envs.rewards import RewardSpec
 from kcgym.envs.text import CHARSET, json_safe, to_observation, truncate_middle
 from kcgym.envs.tools import TOOLS, ToolResult, openai_tools
-from kcgym.envs.vector import tolerate_mixed_info_types
+from kcgym.envs.vector import stable_info
 from kcgym.evaluation import Evaluator, KernelReport
 from kcgym.limits import MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE
 from kcgym.registry import ACCELERATORS, env_id, parse_config, unknown_name_message
 from kcgym.sims.base import Accelerator, DocSection
-from kcgym.tasks.base import Task
+from kcgym.tasks.base import Task, Tolerance
 
 OBS_MAX_CHARS = 500_000
 # A JSON tool call carrying the largest accepted source (newlines escaped as two chars each).
@@ -49,7 +50,7 @@ def episode_seeds(seed: int) -> tuple[int, int]:
     inputs as ``reset(seed=S)``; the hidden seed is derived so agents cannot tune to it.
     """
     visible = int(seed) & 0xFFFFFFFF
-    hidden = int(np.random.SeedSequence([int(seed), _HIDDEN_SALT]).generate_state(1, dtype=np.uint32)[0])
+    hidden = seeding.derive(int(seed), _HIDDEN_SALT)
     return visible, hidden if hidden != visible else hidden ^ 1
 
 
@@ -157,7 +158,6 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
                 f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
             )
         self.render_mode = render_mode
-        tolerate_mixed_info_types()  # so gym.make_vec can batch infos that mix None and numbers
         self.evaluator = Evaluator(self.accelerator, self.task, self.cfg, self.hw, step_budget=step_budget)
         self.step_budget = self.evaluator.step_budget
         self.observation_space = spaces.Text(max_length=OBS_MAX_CHARS, min_length=1, charset=CHARSET)
@@ -220,11 +220,15 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             self._prompt = to_observation(text, OBS_MAX_CHARS)
         return self._prompt
 
+    # -- the tool handlers' view of the episode (kcgym.envs.tools.EpisodeContext) ------------
     @property
     def max_source_chars(self) -> int:
         return MAX_SOURCE_CHARS
 
-    # -- state used by the tool handlers -------------------------------------------------
+    @property
+    def tolerance(self) -> Tolerance:
+        return self.task.tolerance
+
     def set_kernel(self, source: str) -> None:
         self._episode().kernel = source
 
@@ -305,15 +309,15 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
             "reward": self.reward_spec.model_dump(mode="json"),
             "tools": openai_tools(),
         }
-        return obs, info
+        return obs, stable_info(json_safe(info))
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         ep = self._episode()
         if ep.done:
             message = "the episode has ended; call reset() to start a new one"
             obs = to_observation(f"Error: {message}.", OBS_MAX_CHARS)
-            info = {"tool": None, "tool_call_id": None, "turn": ep.turn, "turns_left": 0, "error": message}
-            return obs, 0.0, True, False, info
+            ended = {"tool": None, "tool_call_id": None, "turn": ep.turn, "turns_left": 0, "error": message}
+            return obs, 0.0, True, False, stable_info(ended)
         ep.turn += 1
         phi_before = ep.phi
         result, name, call_id, valid = self._dispatch(action)
@@ -348,7 +352,7 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         )
         obs = to_observation(text, OBS_MAX_CHARS)
         self._last_obs = obs
-        return obs, float(reward), bool(terminated), bool(truncated), json_safe(info)
+        return obs, float(reward), bool(terminated), bool(truncated), stable_info(json_safe(info))
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":

@@ -46,7 +46,7 @@ def _tools_section(tools: Sequence[Tool]) -> str:
     return "\n".join(lines)
 
 
-def _task_section(task: Task, cfg: TaskConfig) -> str:
+def task_section(task: Task, cfg: TaskConfig) -> str:
     lines = [
         f"## Task: {task.title} (`{task.name}`, level {task.level}, {task.category})",
         "",
@@ -116,7 +116,7 @@ def build_prompt(
         _tools_section(tools),
         budget,
         "## Hardware configuration\n\n" + accelerator.hardware_summary(hw).strip(),
-        _task_section(task, cfg),
+        task_section(task, cfg),
         "## Memory layout\n\n" + layout,
     ]
     if docs is None:

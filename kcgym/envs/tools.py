@@ -9,12 +9,49 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from kcgym.envs import docsearch, reports
 
 if TYPE_CHECKING:
-    from kcgym.envs.kernel_env import KernelCraftEnv
+    from pydantic import BaseModel
+
+    from kcgym.evaluation import KernelReport
+    from kcgym.sims.base import Accelerator, DocSection
+    from kcgym.tasks.base import Tolerance
+
+
+class EpisodeContext(Protocol):
+    """All a tool handler may see of the running episode: the env implements it, handlers get nothing else.
+
+    Keeping this narrow keeps the tools apart from the env (the env imports the tools, never the
+    reverse) and lets a handler run against any object with these members (tests use a small fake).
+    """
+
+    accelerator: Accelerator
+    hw: BaseModel
+    visible_inputs: int
+
+    @property
+    def kernel(self) -> str | None: ...  # the saved source, None before the first write_kernel
+
+    def set_kernel(self, source: str) -> None: ...
+
+    @property
+    def max_source_chars(self) -> int: ...
+
+    @property
+    def tolerance(self) -> Tolerance: ...
+
+    @property
+    def docs(self) -> list[DocSection]: ...
+
+    @property
+    def last_run(self) -> tuple[str, KernelReport] | None: ...  # (source, report) of the last visible run
+
+    def evaluate_visible(self, attribute: bool = False) -> KernelReport: ...
+
+    def score_of(self, report: KernelReport) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -58,7 +95,7 @@ class ToolResult:
         return cls(text=f"Error: {message}", error=message)
 
 
-Handler = Callable[["KernelCraftEnv", dict[str, Any]], ToolResult]
+Handler = Callable[[EpisodeContext, dict[str, Any]], ToolResult]
 
 
 @dataclass(frozen=True)
@@ -93,17 +130,17 @@ class Tool:
 # -- handlers -----------------------------------------------------------------------------
 
 
-def _write_kernel(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
+def _write_kernel(ctx: EpisodeContext, args: dict[str, Any]) -> ToolResult:
     source: str = args["source"]
     if not source.strip():
         return ToolResult.failure("source is empty; send the complete assembly program")
-    limit = env.max_source_chars
+    limit = ctx.max_source_chars
     if len(source) > limit:
         return ToolResult.failure(
             f"source is {len(source):,} characters; the limit is {limit:,}. Nothing was saved."
         )
-    replaced = env.kernel is not None
-    env.set_kernel(source)
+    replaced = ctx.kernel is not None
+    ctx.set_kernel(source)
     n_lines = len(source.splitlines())
     text = (
         f"Saved kernel ({n_lines} lines, {len(source):,} characters"
@@ -113,11 +150,11 @@ def _write_kernel(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
     return ToolResult(text=text, info={"lines": n_lines, "chars": len(source)})
 
 
-def _assemble(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
+def _assemble(ctx: EpisodeContext, args: dict[str, Any]) -> ToolResult:
     from kcgym.isa.diagnostics import AssemblyError
 
     try:
-        program = env.accelerator.assemble(env.kernel or "", env.hw)
+        program = ctx.accelerator.assemble(ctx.kernel or "", ctx.hw)
     except AssemblyError as e:
         n_err = len(e.errors)
         info = {"assembled": False, "errors": n_err, "warnings": len(e.diagnostics) - n_err}
@@ -133,45 +170,45 @@ def _assemble(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
     )
 
 
-def _simulate(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
-    report = env.evaluate_visible()
-    n = env.visible_inputs
+def _simulate(ctx: EpisodeContext, args: dict[str, Any]) -> ToolResult:
+    report = ctx.evaluate_visible()
+    n = ctx.visible_inputs
     what = f"Simulation on {n} visible input set{'s' if n != 1 else ''}"
-    text = reports.render_run(report, env.kernel or "", env.task.tolerance, what)
+    text = reports.render_run(report, ctx.kernel or "", ctx.tolerance, what)
     if report.assembled and not report.correct:
         text += "\nNext: view_output shows which rows are wrong."
     elif report.correct and not report.below_roofline:
-        score = env.score_of(report)
+        score = ctx.score_of(report)
         text += f"\n  Score if also correct on the hidden inputs: {score:.3f}"
     info = reports.report_info(report)
-    info["visible_score"] = env.score_of(report)
+    info["visible_score"] = ctx.score_of(report)
     return ToolResult(text=text, info=info, error=None if report.assembled else "assembly failed")
 
 
-def _view_output(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
-    last = env.last_run
+def _view_output(ctx: EpisodeContext, args: dict[str, Any]) -> ToolResult:
+    last = ctx.last_run
     if last is None:
         return ToolResult.failure("no simulation results yet; call simulate first")
     source, report = last
-    result = reports.view_output(report, env.task.tolerance, args["rows"], args["output"])
+    result = reports.view_output(report, ctx.tolerance, args["rows"], args["output"])
     if isinstance(result, str):
         return ToolResult.failure(result)
     text, info = result
-    if source != env.kernel:
+    if source != ctx.kernel:
         text = "Note: these results are from the last simulation, before the latest write_kernel.\n" + text
         info["stale"] = True
     return ToolResult(text=text, info=info)
 
 
-def _profile(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
-    report = env.evaluate_visible(attribute=True)
-    text = reports.render_profile(report, env.task.tolerance)
+def _profile(ctx: EpisodeContext, args: dict[str, Any]) -> ToolResult:
+    report = ctx.evaluate_visible(attribute=True)
+    text = reports.render_profile(report, ctx.tolerance)
     info = reports.report_info(report) | reports.profile_info(report)
     return ToolResult(text=text, info=info, error=None if report.assembled else "assembly failed")
 
 
-def _read_docs(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
-    sections = env.docs
+def _read_docs(ctx: EpisodeContext, args: dict[str, Any]) -> ToolResult:
+    sections = ctx.docs
     section, query = args["section"], args["query"]
     info: dict[str, Any] = {"section": section, "query": query}
     scope = sections
@@ -190,7 +227,7 @@ def _read_docs(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
     return ToolResult(text=text, info=info)
 
 
-def _submit(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
+def _submit(ctx: EpisodeContext, args: dict[str, Any]) -> ToolResult:
     return ToolResult(text="Kernel submitted.", ends_episode=True)
 
 

@@ -1,14 +1,21 @@
 """Vector envs: ``gym.make_vec(id, num_envs=N, vectorization_mode="sync"|"async")`` for every kcgym id.
 
-Gymnasium's vector envs batch ``info`` per key into an array whose dtype is fixed by the
-first sub-env that reports the key. kcgym's info uses ``None`` for what a step did not
-measure (``cycles`` of a kernel that did not assemble, ``speedup`` of an incorrect one,
-``fault`` of a clean run), so sub-envs at different points of their episodes report ``568``
-and ``None`` for the same key in the same step, and Gymnasium's batching raises
-``TypeError: int() argument must be ... not 'NoneType'`` (or silently truncates a float
-written into an int array). :func:`tolerate_mixed_info_types` makes that batching fall back
-to an object array for such a key instead; it is installed when the first kcgym env is created
-(``import kcgym`` stays light) and changes nothing for infos Gymnasium could already batch.
+Gymnasium batches ``info`` per key into an array typed by the first sub-env that reports the key
+(an ``int`` array for ``568``, an object array for text or lists, a nested batch for a dict), and a
+mask ``_key`` saying which sub-envs reported it. Sub-envs at different points of their episodes
+report the same key in the same step, so a kcgym info keeps one type per key (:func:`stable_info`,
+applied to every ``reset`` and ``step`` info):
+
+- a number, a flag or a dict is always of its one type, or **absent** when the step did not measure it
+  (``cycles`` of a kernel that did not assemble, ``speedup`` of an incorrect one, ``fault`` of a clean
+  run): ``None`` next to ``568`` cannot be stored in the ``int`` array, and Gymnasium's mask already
+  says "this sub-env has no value";
+- text keys (:data:`TEXT_KEYS`) keep ``None`` (no error, no tool): text batches as an object array,
+  where ``None`` fits;
+- lists are left as they are (object arrays);
+- a ``float`` key never carries an ``int`` (which would make an ``int`` array truncate later floats).
+
+So Gymnasium's own ``SyncVectorEnv`` / ``AsyncVectorEnv`` stack kcgym infos unpatched (tested).
 
 No native ``vector_entry_point`` is registered: sub-envs run different kernels, and a
 simulator batches input sets of *one* program, so there is no cross-env simulation to fuse
@@ -19,70 +26,31 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-from gymnasium.vector import VectorEnv
-
-_MARK = "_kcgym_tolerant"
-
-
-def _fits(array: np.ndarray, value: Any) -> bool:
-    """Whether ``array[i] = value`` stores ``value`` faithfully (no error, no truncation)."""
-    kind = array.dtype.kind
-    if kind == "O":
-        return True
-    if isinstance(value, bool | np.bool_):
-        return kind in "biuf"
-    if isinstance(value, int | np.integer):
-        return kind in "iuf"
-    if isinstance(value, float | np.floating):
-        return kind == "f"
-    if isinstance(value, np.ndarray):
-        return value.shape == array.shape[1:] and np.can_cast(value.dtype, array.dtype)
-    return False
+# Keys whose value is text or None, at any depth of an info (None stays: object arrays hold it).
+TEXT_KEYS = frozenset({
+    "tool", "tool_call_id", "error", "error_class", "sol_binding", "internal_error", "section", "query",
+    "output", "source", "message", "name",
+})
+# Keys that are floats whenever present (an int value is stored as a float).
+FLOAT_KEYS = frozenset({
+    "match_rate", "speedup", "sol_share", "max_margin", "visible_score", "score",
+})
 
 
-def _as_objects(array: np.ndarray) -> np.ndarray:
-    out = np.full(array.shape[0], None, dtype=object)
-    for i in range(array.shape[0]):
-        out[i] = array[i]
-    return out
-
-
-def _prepare(vector_infos: dict[str, Any], env_info: dict[str, Any]) -> None:
-    """Retype the batched arrays (and nested dicts) that ``env_info`` would not fit into."""
-    for key, value in env_info.items():
-        if key == "final_obs" or key not in vector_infos:
+def stable_info(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` with one type per key (see the module docstring); dicts are rebuilt, lists kept as is."""
+    out: dict[str, Any] = {}
+    for key, value in info.items():
+        if value is None:
+            if key in TEXT_KEYS:
+                out[key] = None
             continue
-        batched = vector_infos[key]
         if isinstance(value, dict):
-            if isinstance(batched, np.ndarray):  # only ``None``s so far: start the nested batch afresh
-                vector_infos[key] = {}
-            continue
-        if isinstance(batched, dict):  # a sub-env without the nested info: nothing to record
-            continue
-        if isinstance(batched, np.ndarray) and not _fits(batched, value):
-            vector_infos[key] = _as_objects(batched)
-
-
-def tolerate_mixed_info_types() -> None:
-    """Make Gymnasium's vector ``info`` batching fall back to object arrays for mixed-type keys.
-
-    Idempotent. Values of ``None`` next to a nested dict (``fault``) are kept as the mask only.
-    """
-    original = VectorEnv._add_info
-    if getattr(original, _MARK, False):
-        return
-
-    def _add_info(self: VectorEnv, vector_infos: dict[str, Any], env_info: dict[str, Any], env_num: int):
-        _prepare(vector_infos, env_info)
-        skipped = {k: v for k, v in env_info.items() if v is None and isinstance(vector_infos.get(k), dict)}
-        if skipped:
-            env_info = {k: v for k, v in env_info.items() if k not in skipped}
-        return original(self, vector_infos, env_info, env_num)
-
-    setattr(_add_info, _MARK, True)
-    _add_info.__doc__ = original.__doc__
-    VectorEnv._add_info = _add_info  # type: ignore[method-assign]
+            value = stable_info(value)
+        elif key in FLOAT_KEYS and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        out[key] = value
+    return out
 
 
 def async_vector_kwargs(mode: str = "async") -> dict[str, Any]:

@@ -30,13 +30,12 @@ def run_episode(
     """``(record, transcript or None)`` of one episode; agent and harness errors become records."""
     import_plugins(plugins)
     import kcgym  # noqa: F401  (registers the envs in a fresh worker process)
-    from baselines import AgentOptions, make_agent
-    from baselines.session import Session
+    from kcgym.agents import agent_options, make_agent, session_class
 
     start = time.perf_counter()
-    agent = make_agent(agent_name, AgentOptions(**options))
+    agent = make_agent(agent_name, agent_options(**options))
     env = gymnasium.make(spec.env_id, config=spec.config, **agent.env_kwargs())
-    u = env.unwrapped
+    u: Any = env.unwrapped  # the KernelCraftEnv (Gymnasium types it as a plain Env)
     base = dict(
         agent=agent.name, model=agent.model, env_id=spec.env_id, accelerator=spec.accelerator, task=spec.task,
         level=spec.level, config=spec.config, run=spec.run, seed=spec.seed, suite_version=_suite_version(),
@@ -46,7 +45,7 @@ def run_episode(
         reason = agent.excluded(env)
         if reason is not None:
             return EpisodeRecord(**base, status="excluded", excluded_reason=reason), None
-        session = Session(env=env, seed=spec.seed)
+        session = session_class()(env=env, seed=spec.seed)
         crash = None
         try:
             agent.play(session)

@@ -78,7 +78,7 @@ def run_eval(
     ``rerun_errors`` (implies ``resume``) also replays episodes recorded with an ``api`` or ``harness``
     error (an outage, a bug since fixed); the new record supersedes the old one (same key, later line).
     """
-    from baselines import AgentOptions, make_agent
+    from kcgym.agents import agent_options, make_agent
 
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -95,7 +95,7 @@ def run_eval(
         raise RunDirError(f"--resume: there is no run to continue in {store.run_dir} (no {store.path.name}); "
                           "check --out, or drop --resume to start a new run")
     store.create()
-    models = {a: make_agent(a, AgentOptions(**options)).model for a in agents}
+    models = {a: make_agent(a, agent_options(**options)).model for a in agents}
     finished = {r.key for r in store.records() if not (rerun_errors and r.error_class in RERUNNABLE)}
     items = [WorkItem(a, s) for a in agents for s in specs]
     todo = [it for it in items if _key(it.agent, models[it.agent], it.spec) not in finished]

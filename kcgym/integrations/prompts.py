@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kcgym.envs.kernel_env import KernelCraftEnv
-from kcgym.envs.prompts import _task_section
+from kcgym.envs.prompts import task_section
 
 ANSWER_FORMAT = (
     "Answer with the COMPLETE kernel in a single fenced code block (```asm ... ```). Only the last "
@@ -30,7 +30,7 @@ def user_prompt(env: KernelCraftEnv, *, docs_in_prompt: bool = True) -> str:
     parts = [
         f"Write a kernel for the {acc.name} accelerator: {acc.summary.strip()} It is modelled on {acc.modelled_on}.",
         "## Hardware configuration\n\n" + acc.hardware_summary(env.hw).strip(),
-        _task_section(env.task, env.cfg),
+        task_section(env.task, env.cfg),
         "## Memory layout\n\n" + acc.layout(env.task, env.cfg, env.hw).describe(),
         "## Scoring\n\nThe kernel runs on fresh hidden inputs of these shapes. " + env.reward_spec.describe(),
     ]

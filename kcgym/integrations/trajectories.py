@@ -29,10 +29,18 @@ from kcgym.envs.actions import InvalidAction, split_action
 from kcgym.envs.text import json_safe, safe_repr
 
 EPISODES_FILE = "episodes.jsonl"
+# The first user message of every episode, after the env prompt as the system message. The one source:
+# the agents' sessions, the trajectory recorder and the verifiers dataset all open with opening_messages().
 KICKOFF = (
-    "Write the kernel, test it and submit it, working only through tool calls, one per turn. The episode "
-    "ends when you call submit or run out of turns."
+    "Write, test and submit the kernel for this task now. Work only through tool calls, one per turn; "
+    "the episode ends when you call submit or run out of turns."
 )
+
+
+def opening_messages(system_prompt: str) -> list[dict[str, Any]]:
+    """The first two chat messages of an episode: the system prompt (the env's reset observation) and
+    :data:`KICKOFF`."""
+    return [{"role": "system", "content": system_prompt}, {"role": "user", "content": KICKOFF}]
 
 
 class FunctionCall(BaseModel):
@@ -103,8 +111,9 @@ class TrajectoryRecorder(gymnasium.Wrapper):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
         self.seed = int(info.get("seed", seed if seed is not None else 0))
-        self.tools = list(info.get("tools") or self.env.unwrapped.tools)
-        self.messages = [{"role": "system", "content": obs}, {"role": "user", "content": KICKOFF}]
+        u: Any = self.env.unwrapped  # a KernelCraftEnv (Gymnasium types it as a plain Env)
+        self.tools = list(info.get("tools") or u.tools)
+        self.messages = opening_messages(obs)
         self.reward, self.success, self.done, self._calls = 0.0, False, False, 0
         return obs, info
 
@@ -138,7 +147,7 @@ class TrajectoryRecorder(gymnasium.Wrapper):
 
     def transcript(self) -> dict[str, Any]:
         """The episode so far as a transcript object (JSON-ready)."""
-        u = self.env.unwrapped
+        u: Any = self.env.unwrapped
         record = Transcript(
             env_id=u.env_id,
             config=u.cfg.index,

@@ -21,7 +21,7 @@ import logging
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from kcgym.envs.rewards import RewardSpec
 from kcgym.integrations.prompts import chat_prompt
@@ -93,7 +93,7 @@ class KernelReward:
         if not len(ids) == len(configs) == len(seeds) == n:
             raise ValueError(f"{n} completions but {len(ids)} env ids, {len(configs)} configs and {len(seeds)} seeds")
         groups: dict[tuple[str, int, int], list[int]] = defaultdict(list)
-        for i, key in enumerate(zip(ids, configs, seeds, strict=True)):
+        for i, key in enumerate(zip(cast(list[str], ids), configs, seeds, strict=True)):
             groups[key].append(i)
         records: list[KernelScore | None] = [None] * n
         for (eid, cfg, s), rows in groups.items():
@@ -145,7 +145,7 @@ def build_dataset(
         rows.append({"prompt": prompts[(eid, cfg)], "env_id": eid, "config": cfg})
     if not rows:
         raise ValueError("build_dataset needs at least one (env id, config) pair")
-    out = []
+    out: list[dict[str, Any]] = []
     for _ in range(repeats):
         for row in rows:
             out.append({**row, "seed": first_seed + len(out)})

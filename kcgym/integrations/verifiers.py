@@ -32,7 +32,7 @@ from verifiers.types import Messages, State, Tool, ToolMessage
 
 import kcgym  # noqa: F401  (registers the env ids)
 from kcgym.envs.tools import openai_tools
-from kcgym.integrations.trajectories import KICKOFF
+from kcgym.integrations.trajectories import opening_messages
 
 _ENV = "kcgym_env"  # state keys
 _DONE = "kcgym_done"
@@ -169,11 +169,12 @@ def episode_dataset(
     seeds, configs = list(seeds), list(configs)
     for eid in env_ids:
         for cfg in configs:
-            prompt = gymnasium.make(eid, config=cfg, **(env_kwargs or {})).unwrapped.prompt
+            env: Any = gymnasium.make(eid, config=cfg, **(env_kwargs or {})).unwrapped
+            prompt = env.prompt
             for seed in seeds:
                 rows.append(
                     {
-                        "prompt": [{"role": "system", "content": prompt}, {"role": "user", "content": KICKOFF}],
+                        "prompt": opening_messages(prompt),
                         "answer": "",
                         "info": {_INFO: {"env_id": eid, "config": int(cfg), "seed": int(seed)}},
                     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -18,8 +19,7 @@ WIN = [tool_call("write_kernel", {"source": FAST}), tool_call("simulate", {}), t
 
 def play(script, **options):
     with StubServer(script) as server:
-        opts = {"model": "stub-model", "base_url": server.base_url, "retry_base_s": 0.01, "retry_cap_s": 0.05,
-                "timeout_s": 10.0, **options}
+        opts = {"model": "stub-model", "base_url": server.base_url, "timeout_s": 10.0, **options}
         record, transcript = run_episode(SPEC, "llm", opts)
     return record, transcript, server.requests
 
@@ -85,6 +85,49 @@ def test_a_500_storm_exhausts_the_retries():
     record, _, requests = play([error(500, "boom")] * 5 + WIN, max_retries=2)
     assert not record.success and record.error_class == "api"
     assert "gave up after 3 attempts" in record.error and len(requests) == 3
+
+
+def timed(script: list) -> tuple[list, list[float]]:
+    """A stub script that also records when each request arrived (monotonic seconds)."""
+    arrivals: list[float] = []
+    replies = list(script)
+
+    def next_reply(body):
+        arrivals.append(time.monotonic())
+        return replies.pop(0) if replies else text("(script exhausted)")
+
+    return next_reply, arrivals
+
+
+def gaps(arrivals: list[float]) -> list[float]:
+    return [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
+
+
+# The openai SDK's retry schedule (openai._base_client: 0.5 s doubling up to 8 s, minus up to 25%
+# jitter; a Retry-After in (0, 60] s is used as given), measured here against the stub server.
+def test_the_sdk_backs_off_exponentially_with_jitter():
+    script, arrivals = timed([error(503, "busy")] * 2 + WIN)
+    record, _, _ = play(script, max_retries=2)
+    assert record.success
+    first, second = gaps(arrivals)[:2]
+    assert 0.375 <= first < 0.5 + 0.25 and 0.75 <= second < 1.0 + 0.25, (first, second)
+
+
+def test_retry_after_is_honoured():
+    script, arrivals = timed([error(429, "slow down", headers={"retry-after": "1.2"}), *WIN])
+    record, _, _ = play(script, max_retries=1)
+    assert record.success and 1.2 <= gaps(arrivals)[0] < 1.2 + 0.4, gaps(arrivals)
+
+
+def test_a_client_error_is_not_retried():
+    record, _, requests = play([error(404, "no such model"), *WIN], max_retries=3)
+    assert record.error_class == "api" and "NotFoundError (404)" in record.error and len(requests) == 1
+
+
+def test_an_overflow_reported_as_a_5xx_is_still_an_overflow():
+    """Some servers send a 500 for a too-long prompt; the SDK retries it, kcgym still names it."""
+    record, _, requests = play([error(500, "prompt is too long")] * 2 + WIN, max_retries=1)
+    assert record.error.startswith("context overflow") and len(requests) == 2
 
 
 def test_a_slow_reply_times_out():

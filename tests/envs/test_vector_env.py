@@ -10,7 +10,9 @@ import pytest
 
 import kcgym
 from kcgym.envs.kernel_env import KernelCraftEnv
-from kcgym.envs.vector import async_vector_kwargs, tolerate_mixed_info_types
+from kcgym.envs.vector import TEXT_KEYS, async_vector_kwargs, stable_info
+from tests.envs import fake_accelerator as fa
+from tests.envs.conftest import fake_env
 from tests.envs.fake_accelerator import COPY_TASK, FAKE, FAST, SYNTAX, WRONG
 
 FAKE_ID = "KernelCraftVecTest-FAKE-copy"
@@ -122,33 +124,92 @@ def test_every_id_vectorises(env_id: str):
     envs.close()
 
 
-class MixedInfoEnv(gym.Env):
-    """Sub-env ``i`` reports info of different types for the same keys (as kcgym envs do)."""
-
-    observation_space = gym.spaces.Discrete(2)
-    action_space = gym.spaces.Discrete(2)
-    INFOS = (
-        {"cycles": 568, "speedup": 1.25, "fault": None, "rate": 1},
-        {"cycles": None, "speedup": None, "fault": {"code": 3, "line": None}, "rate": 0.5},
-        {"cycles": 600, "speedup": 0.9, "fault": None, "rate": 2},
-    )
-
-    def __init__(self, index: int):
-        self.index = index
-
-    def reset(self, *, seed=None, options=None):
-        return 0, dict(self.INFOS[self.index])
-
-    def step(self, action):
-        return 0, 0.0, False, False, dict(self.INFOS[self.index])
+ALL_KERNELS = (fa.FAST, fa.BASELINE_LIKE, fa.SLOW, fa.WRONG, fa.PARTIAL, fa.FAULTY, fa.HANGS, fa.EXPLOIT, fa.SYNTAX,
+               fa.WARNS)
 
 
-def test_mixed_none_and_number_infos_batch_as_objects():
-    tolerate_mixed_info_types()  # what creating a kcgym env does
-    envs = gym.vector.SyncVectorEnv([lambda i=i: MixedInfoEnv(i) for i in range(3)])
-    _, info = envs.reset(seed=0)
-    assert list(info["cycles"]) == [568, None, 600] and list(info["speedup"]) == [1.25, None, 0.9]
-    assert list(info["rate"]) == [1, 0.5, 2]  # a float after ints is not truncated
-    assert info["fault"]["code"][1] == 3 and list(info["fault"]["_code"]) == [False, True, False]
-    assert list(info["_cycles"]) == [True, True, True]
+def every_info() -> list[dict]:
+    """Reset and step infos of every tool on every known kernel outcome, invalid calls and the end."""
+    infos = []
+    for kernel in ALL_KERNELS:
+        for submit in (True, False):
+            env = fake_env(max_turns=9)
+            infos.append(env.reset(seed=1)[1])
+            actions = [
+                "not json", {"name": "simulate"}, {"name": "write_kernel", "arguments": {"source": kernel}},
+                {"name": "view_output"}, {"name": "assemble"}, {"name": "simulate"},
+                {"name": "view_output", "arguments": {"rows": 2, "output": "Y"}}, {"name": "profile"},
+                {"name": "read_docs", "arguments": {"query": "copy"}},
+            ]
+            if submit:
+                actions[-1] = {"name": "submit"}
+            for action in actions:
+                infos.append(env.step(action)[4])
+            infos.append(env.step({"name": "submit"})[4])  # after the end
+    return infos
+
+
+def key_types(info: dict, prefix: str = "", out: dict | None = None) -> dict[str, set[type]]:
+    out = {} if out is None else out
+    for key, value in info.items():
+        path = f"{prefix}{key}"
+        out.setdefault(path, set()).add(type(value))
+        if isinstance(value, dict):
+            key_types(value, path + ".", out)
+    return out
+
+
+def test_every_info_key_has_one_type():
+    """What lets Gymnasium batch kcgym infos unpatched: a number or dict key never meets None or another
+    type; only text keys may be None (object arrays hold both)."""
+    types: dict[str, set[type]] = {}
+    for info in every_info():
+        key_types(info, out=types)
+    mixed = {}
+    for path, seen in types.items():
+        key = path.rpartition(".")[2]
+        if key in TEXT_KEYS:
+            if not seen <= {str, type(None)}:
+                mixed[path] = seen
+        elif len(seen) != 1 or type(None) in seen:
+            mixed[path] = seen
+    assert not mixed, mixed
+    assert types["cycles"] == {int} and types["speedup"] == {float} and types["fault"] == {dict}
+    assert types["episode.sol_share"] == {float} and types["error"] == {str, type(None)}
+
+
+def test_stable_info_rules():
+    info = {"cycles": None, "error": None, "speedup": 2, "fault": {"line": None, "source": None, "pc": 3},
+            "sets": [{"fault": None}], "correct": False}
+    assert stable_info(info) == {"error": None, "speedup": 2.0, "fault": {"source": None, "pc": 3},
+                                 "sets": [{"fault": None}], "correct": False}
+    assert type(stable_info(info)["speedup"]) is float
+
+
+def test_gymnasium_is_not_patched():
+    """Creating kcgym envs leaves Gymnasium's own VectorEnv._add_info in place."""
+    envs = gym.make_vec(FAKE_ID, num_envs=2, vectorization_mode="sync")
     envs.close()
+    fake_env()
+    add_info = gym.vector.VectorEnv.__dict__["_add_info"]
+    assert add_info.__module__ == "gymnasium.vector.vector_env" and add_info.__qualname__ == "VectorEnv._add_info"
+
+
+def test_plain_sync_vector_env_batches_mixed_outcomes():
+    """Sub-envs in one step: int cycles, no cycles (syntax error), a fault dict: stacked by Gymnasium alone."""
+    kernels = (fa.FAST, fa.SYNTAX, fa.FAULTY, fa.WRONG)
+    envs = gym.vector.SyncVectorEnv([lambda: fake_env() for _ in kernels])
+    try:
+        envs.reset(seed=[0, 1, 2, 3])
+        envs.step(tuple({"name": "write_kernel", "arguments": {"source": k}} for k in kernels))
+        _, _, _, _, info = envs.step(tuple({"name": "simulate"} for _ in kernels))
+        assert list(info["_cycles"]) == [True, False, True, True] and info["cycles"].dtype.kind == "i"
+        assert info["cycles"][0] == 100 and list(info["assembled"]) == [True, False, True, True]
+        assert list(info["_fault"]) == [False, False, True, False] and info["fault"]["name"][2]
+        assert list(info["error"]) == [None, "assembly failed", None, None]
+        _, _, term, _, info = envs.step(tuple({"name": "submit"} for _ in kernels))
+        assert term.all() and list(info["episode"]["success"]) == [True, False, False, False]
+        assert info["episode"]["speedup"].dtype.kind == "f" and list(info["episode"]["_speedup"]) == [
+            True, False, False, False]
+    finally:
+        envs.close()

@@ -14,6 +14,7 @@ from kcgym.integrations.trajectories import (
     export_run_dir,
     load_transcript,
     main,
+    opening_messages,
     read_run_dir,
     write_jsonl,
 )
@@ -106,3 +107,15 @@ def test_bad_run_directories_are_located(tmp_path: Path, capsys: pytest.CaptureF
         list(read_run_dir(run))
     assert main([str(run), str(tmp_path / "o.jsonl")]) == 2
     assert "episodes.jsonl:4:2" in capsys.readouterr().err
+
+
+def test_recorder_and_agent_sessions_open_with_the_same_messages():
+    """One opening: the recorder (RL rollouts), an agent's Session (kcgym eval) and the verifiers dataset."""
+    from baselines.session import Session
+
+    recorder = TrajectoryRecorder(gym.make(FAKE_ID, config=1), agent="scripted", model=None)
+    recorder.reset(seed=4)
+    session = Session(env=gym.make(FAKE_ID, config=1), seed=4)
+    session.start()
+    assert recorder.messages == session.messages[:2] == opening_messages(session.prompt)
+    assert session.messages[1]["role"] == "user" and "tool calls" in session.messages[1]["content"]

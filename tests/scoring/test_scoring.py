@@ -46,7 +46,7 @@ def test_batch_rewards_equal_the_env_submit_reward(scorer: BatchScorer, seed: in
         reward, episode = submit_reward(kernel, seed)
         assert rec.reward == pytest.approx(reward), kernel
         assert rec.correct == episode["correct"]
-        assert rec.cycles == episode["cycles"]
+        assert rec.cycles == episode.get("cycles")  # absent when not measured (stable info types)
         assert rec.error_class == episode["error_class"]
 
 

@@ -7,6 +7,8 @@ kernels on real task inputs. Skips with the reason when the tools are not instal
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from kcgym.sims.rvv import isa as I
@@ -14,6 +16,10 @@ from kcgym.sims.rvv.qemu import unavailable_reason
 from tests.sims.rvv import isa_programs as P
 from tests.sims.rvv.qemu_diff import differences
 
+# .ci/run sets KCGYM_REQUIRE_QEMU=1 when the tools are installed: there a skip would hide a broken setup.
+if unavailable_reason() is not None and os.environ.get("KCGYM_REQUIRE_QEMU") == "1":
+    pytest.fail(f"KCGYM_REQUIRE_QEMU=1 but the QEMU differential test cannot run: {unavailable_reason()}",
+                pytrace=False)
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 PROGRAMS = P.programs(seed=0)
 
