@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from kcgym.evaluation import KernelReport
     from kcgym.sims.base import MemoryLayout
     from kcgym.tasks.base import Task
     from tests.conformance.cells import Cell
@@ -44,12 +45,15 @@ def emitter(machine: str) -> ModuleType:
 
 
 def emitted(function: str) -> Callable[[Cell], str]:
+    """The cell's kernel from its machine's generator ``function``."""
+
     def source(cell: Cell) -> str:
         return getattr(emitter(cell.id.machine), function)(cell.task, cell.layout, cell.hw)
     return source
 
 
 def compiler_stopped_halfway(cell: Cell) -> str:
+    """The compiler's own kernel: run on half its step count, it leaves the outputs half-written."""
     return cell.ev.baseline().source
 
 
@@ -62,7 +66,7 @@ class Hack:
     fault: str | None  # None: it runs to its end; else the fault's name, or its prefix ("OOB": OOB_HBM, ...)
     halfway: bool = False  # run with half the compiler kernel's dynamic instructions as the step budget
 
-    def play(self, cell: Cell):
+    def play(self, cell: Cell) -> KernelReport:
         """Its report on the cell's hidden sets."""
         max_steps = cell.ev.baseline().instructions // 2 if self.halfway else None
         return cell.evaluate(self.source(cell), max_steps=max_steps)
