@@ -1,4 +1,4 @@
-"""Gymnasium's own checker, with warnings as failures: on the fake env and on every registered id."""
+"""Gymnasium's own checker, with warnings as failures, on the fake env (every registered cell: tests/conformance)."""
 
 from __future__ import annotations
 
@@ -53,21 +53,3 @@ def test_make_passes_kwargs_and_wrappers_are_transparent(fake_id):
 def test_registered_ids_are_exported():
     assert kcgym.ENV_IDS and all(eid in gym.registry for eid in kcgym.ENV_IDS)
     assert "KernelCraft-NPU-relu" in kcgym.ENV_IDS
-
-
-def _real_stack_available() -> bool:
-    try:
-        kcgym.ACCELERATORS["NPU"]
-        from kcgym.tasks import TASKS  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _real_stack_available(), reason="the NPU simulator is not importable yet")
-@pytest.mark.parametrize("eid", kcgym.ENV_IDS)
-def test_check_env_registered(eid):
-    """check_env only sends random (invalid) actions, so this never runs the simulator."""
-    env = gym.make(eid)
-    _check_without_warnings(env)
-    env.close()
