@@ -32,8 +32,7 @@ def main() -> None:
         args.kernels, args.repeats = QUICK, 2
 
     from kcgym.evaluation import Evaluator
-    from kcgym.registry import ACCELERATORS
-    from kcgym.tasks import task_for
+    from kcgym.registry import ACCELERATORS, task_for
 
     print(f"{'kernel':<18} {'cycles':>9} {'plain s':>8} {'profile s':>9} {'ratio':>6}")
     for spec in args.kernels.split(","):

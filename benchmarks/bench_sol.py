@@ -196,8 +196,8 @@ def main() -> None:
     ap.add_argument("--merge", action="store_true", help="merge the rows into the existing results file")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from kcgym.registry import ACCELERATORS
-    from kcgym.tasks import task_for, tasks_for
+    from kcgym.registry import ACCELERATORS, task_for
+    from kcgym.tasks import tasks_for
 
     if args.from_results:
         rows = []

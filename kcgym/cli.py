@@ -119,8 +119,7 @@ def _make_env(env_id: str, config: int, hw: str | None):
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from kcgym.registry import SUPPORTED, UNSUPPORTED, env_id
-    from kcgym.tasks import task_for
+    from kcgym.registry import SUPPORTED, UNSUPPORTED, env_id, task_for
 
     wanted = {_accelerator_name(a) for a in _csv(args.accelerator) or []}
     rows = []

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 import gymnasium
 
 from kcgym.suggest import did_you_mean
-from kcgym.tasks import manifest
+from kcgym.tasks import manifest, tasks_for
 
 if TYPE_CHECKING:
     from kcgym.sims.base import Accelerator
+    from kcgym.tasks.base import Task
 
 ENV_PREFIX = "KernelCraft"
 ENTRY_POINT = "kcgym.envs.kernel_env:KernelCraftEnv"
@@ -159,3 +160,13 @@ def register_all() -> list[str]:
                 additional_wrappers=(turn_limit,),
             )
     return list(ENV_IDS)
+
+
+def task_for(accelerator: str, name: str) -> Task:
+    """The task ``name`` as the accelerator ``accelerator`` (a registered name) runs it: the task family
+    of the machine's number format (lives here, above both tasks and machines, so neither imports the other)."""
+    numerics = getattr(ACCELERATORS[accelerator], "numerics", "bf16")
+    table = tasks_for(numerics)
+    if name not in table:
+        raise KeyError(unknown_name_message("task", name, list(table)))
+    return table[name]

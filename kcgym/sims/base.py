@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from kcgym.limits import step_budget
+from kcgym.sims.layout import MemoryLayout, MemoryRegion, build_layout
 
 if TYPE_CHECKING:
     from kcgym.isa.program import Program
@@ -63,54 +64,6 @@ class RunResult:
     unit_busy: dict[str, int] = field(default_factory=dict)  # busy cycles per unit
     first_nonfinite_line: int | None = None  # first source line that produced NaN/Inf
     profile: PcProfile | None = None  # per-PC cycle attribution, from a ``run(..., profile=True)``
-
-
-@dataclass(frozen=True)
-class MemoryRegion:
-    """Where one tensor (or constant table) lies in one memory space."""
-
-    name: str
-    space: str  # e.g. "HBM", "FPSRAM"
-    offset: int  # in elements of that space
-    shape: tuple[int, ...]
-    role: str  # "input" | "output" | "constant" | "scratch"
-    description: str = ""
-    itemsize: int = 1  # offset units one element takes (1 where offsets count elements)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape))
-
-    @property
-    def extent(self) -> int:
-        """Offset units the region spans."""
-        return self.size * self.itemsize
-
-
-@dataclass(frozen=True)
-class MemoryLayout:
-    regions: tuple[MemoryRegion, ...]
-    origin: int | None = None  # set for a byte-addressed memory: the address of offset 0
-
-    def region(self, name: str) -> MemoryRegion:
-        for r in self.regions:
-            if r.name == name:
-                return r
-        raise KeyError(name)
-
-    def describe(self) -> str:
-        lines = []
-        for r in self.regions:
-            shape = "x".join(str(s) for s in r.shape)
-            if self.origin is not None:
-                start = self.origin + r.offset
-                lines.append(f"- {r.name} ({r.role}): bytes {start:#010x}..{start + r.extent - 1:#010x}, "
-                             f"shape [{shape}], {r.description}")
-                continue
-            desc = f" - {r.description}" if r.description else ""
-            end = r.offset + r.extent - 1
-            lines.append(f"- {r.name} ({r.role}): {r.space}[{r.offset}..{end}], shape [{shape}]{desc}")
-        return "\n".join(lines)
 
 
 class DocSection(BaseModel):
@@ -274,8 +227,6 @@ class SimulatedAccelerator(Accelerator[HW]):
 
     def layout(self, task: Task, cfg: TaskConfig, hw: HW) -> MemoryLayout:
         """The task's layout by the one rule of :mod:`kcgym.sims.layout` (independent of any kernel)."""
-        from kcgym.sims.layout import build_layout
-
         return build_layout(self.layout_rule, task, cfg)
 
     def kernel_layout(self, task: Task, cfg: TaskConfig, hw: HW) -> MemoryLayout:

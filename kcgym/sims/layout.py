@@ -22,8 +22,58 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from kcgym.sims.base import MemoryLayout, MemoryRegion
+import numpy as np
+
 from kcgym.tasks.base import Task, TaskConfig
+
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    """Where one tensor (or constant table) lies in one memory space."""
+
+    name: str
+    space: str  # e.g. "HBM", "FPSRAM"
+    offset: int  # in elements of that space
+    shape: tuple[int, ...]
+    role: str  # "input" | "output" | "constant" | "scratch"
+    description: str = ""
+    itemsize: int = 1  # offset units one element takes (1 where offsets count elements)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def extent(self) -> int:
+        """Offset units the region spans."""
+        return self.size * self.itemsize
+
+
+@dataclass(frozen=True)
+class MemoryLayout:
+    regions: tuple[MemoryRegion, ...]
+    origin: int | None = None  # set for a byte-addressed memory: the address of offset 0
+
+    def region(self, name: str) -> MemoryRegion:
+        for r in self.regions:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def describe(self) -> str:
+        lines = []
+        for r in self.regions:
+            shape = "x".join(str(s) for s in r.shape)
+            if self.origin is not None:
+                start = self.origin + r.offset
+                lines.append(f"- {r.name} ({r.role}): bytes {start:#010x}..{start + r.extent - 1:#010x}, "
+                             f"shape [{shape}], {r.description}")
+                continue
+            desc = f" - {r.description}" if r.description else ""
+            end = r.offset + r.extent - 1
+            lines.append(f"- {r.name} ({r.role}): {r.space}[{r.offset}..{end}], shape [{shape}]{desc}")
+        return "\n".join(lines)
+
 
 SCRATCH = "scratch"  # the name of the workspace region on every machine
 # the workspace holds as many bytes as the task's own tensors, and at least this many (small tasks

@@ -37,17 +37,6 @@ def tasks_for(numerics: str) -> dict[str, Task]:
     return _TABLES[numerics]
 
 
-def task_for(accelerator: str, name: str) -> Task:
-    """The task ``name`` as the accelerator ``accelerator`` (a registered name) runs it."""
-    from kcgym.registry import ACCELERATORS, unknown_name_message
-
-    numerics = getattr(ACCELERATORS[accelerator], "numerics", "bf16")
-    table = tasks_for(numerics)
-    if name not in table:
-        raise KeyError(unknown_name_message("task", name, list(table)))
-    return table[name]
-
-
 def get_task(name: str) -> Task:
     """The bf16 task called ``name`` (env-id form, e.g. ``"matmul"``).
 
@@ -80,4 +69,4 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:
     TASKS: dict[str, Task]
 
-__all__ = ["TASKS", "Task", "get_task", "task_for", "tasks_for"]
+__all__ = ["TASKS", "Task", "get_task", "tasks_for"]

@@ -41,8 +41,8 @@ def test_unknown_agent_suggests_a_name():
 
 def test_main_job_promise_on_the_npu(tmp_path):
     """Compiler: success and speedup 1.0; expert: beats it where it exists, excluded elsewhere; search: >= 1."""
+    from kcgym.registry import task_for
     from kcgym.sims.npu import ACCELERATOR
-    from kcgym.tasks import task_for
 
     tasks = ("relu", "mha")  # one task with an expert kernel, one without (checked below)
     specs = plan(accelerators=["NPU"], tasks=list(tasks), configs=[1])

@@ -16,9 +16,8 @@ import pytest
 
 from kcgym.envs.kernel_env import KernelCraftEnv
 from kcgym.evaluation import KernelReport, _pad_batch
-from kcgym.registry import ACCELERATORS, SUPPORTED, env_id
+from kcgym.registry import ACCELERATORS, SUPPORTED, env_id, task_for
 from kcgym.sims.base import RunResult
-from kcgym.tasks import task_for
 
 HIDDEN_SEED = 20261201  # the seed the hidden (default + stress) input sets are drawn from
 DEFAULT_CONFIGS = (1,)  # every cell at these configs runs in the default tier

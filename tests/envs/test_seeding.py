@@ -15,7 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # Files that still seed numpy themselves, with the helper that moves them onto kcgym.seeding.
 NOT_YET: dict[str, str] = {
     "kcgym/evaluation.py": "h16asm: Evaluator._rng -> seeding.generator(*seeding.signed(seed), stream, cfg.index)",
-    "kcgym/sims/rvv/accelerator.py": "h15rvv: the poison fill -> seeding.generator(seed)",
 }
 DIRECT = re.compile(r"default_rng\(|SeedSequence\(")
 

@@ -11,7 +11,7 @@ import pytest
 from kcgym.envs.kernel_env import TOOL_OUTPUT_MAX_CHARS
 from kcgym.envs.reports import render_profile
 from kcgym.evaluation import Evaluator
-from kcgym.registry import ACCELERATORS, SUPPORTED
+from kcgym.registry import ACCELERATORS, SUPPORTED, task_for
 from kcgym.sims.profiling import (
     MAX_PROFILE_LINES,
     MAX_PROFILE_LOOPS,
@@ -20,7 +20,6 @@ from kcgym.sims.profiling import (
     line_profile,
     render_line_profile,
 )
-from kcgym.tasks import task_for
 
 ALL_C1 = [(acc, task) for acc in ("NPU", "VLIW", "RVV") for task in SUPPORTED[acc]]
 QUICK = {("NPU", "relu"), ("NPU", "matmul"), ("VLIW", "relu"), ("VLIW", "matmul"), ("VLIW", "softmax"),

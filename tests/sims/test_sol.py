@@ -16,9 +16,9 @@ import pytest
 
 from kcgym.envs.rewards import RewardSpec
 from kcgym.evaluation import Evaluator
-from kcgym.registry import ACCELERATORS
+from kcgym.registry import ACCELERATORS, task_for
 from kcgym.sims.sol import SolBound, SolTerm
-from kcgym.tasks import task_for, tasks_for
+from kcgym.tasks import tasks_for
 
 ROOT = Path(__file__).resolve().parents[2]
 # one timing override per machine: latency and bandwidth, the constants the bound leans on most

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kcgym.tasks import manifest, task_for, tasks_for
+from kcgym.registry import task_for
+from kcgym.tasks import manifest, tasks_for
 from kcgym.tasks.int8 import quant as Q
 
 TASKS = tasks_for("int8")

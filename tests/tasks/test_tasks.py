@@ -372,7 +372,8 @@ def test_matrix_references_match_float64(name: str) -> None:
 
 
 def test_task_families_resolve_by_the_accelerators_number_format() -> None:
-    from kcgym.tasks import task_for, tasks_for
+    from kcgym.registry import task_for
+    from kcgym.tasks import tasks_for
 
     assert tasks_for("bf16") is TASKS
     assert task_for("NPU", "matmul") is TASKS["matmul"]

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import jax
 import numpy as np
 
+from kcgym import seeding
 from kcgym.isa.program import Program
 from kcgym.sims.base import FaultInfo, FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator, StateFormat
 from kcgym.sims.interpreter import round_up
@@ -124,7 +125,7 @@ class RVVAccelerator(SimulatedAccelerator[RVVConfig]):
                 raw = np.ascontiguousarray(np.asarray(value).astype(region_dtype(task, r))).view(np.uint8)
                 img[r.offset : r.offset + raw.size] = raw.reshape(-1)
                 seed = (seed * 1_000_003 + int(np.sum(raw, dtype=np.int64))) % (1 << 32)
-        poison = np.random.default_rng(seed)
+        poison = seeding.generator(seed)
         for r in layout.regions:
             if r.role == "output":
                 img[r.offset : r.offset + r.extent] = poison.integers(0, 256, r.extent, dtype=np.uint8)
