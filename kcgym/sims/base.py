@@ -22,7 +22,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from kcgym.limits import step_budget
-from kcgym.sims.layout import MemoryLayout, MemoryRegion, build_layout
+from kcgym.sims.layout import MemoryLayout as MemoryLayout  # re-exported: machines import it from here
+from kcgym.sims.layout import MemoryRegion as MemoryRegion
+from kcgym.sims.layout import build_layout
 
 if TYPE_CHECKING:
     from kcgym.isa.program import Program
