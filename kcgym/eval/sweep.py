@@ -13,6 +13,7 @@ An axis may tie fields together: ``MLEN+VLEN=32,64`` sets both to each value (th
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from kcgym.suggest import did_you_mean
 
 AXIS_EXAMPLE = "'hbm_bytes_per_cycle=32,64,128' or 'MLEN+VLEN=32,64'"
 DEFAULT_SWEEP_AGENTS = ("compiler", "expert")
+log = logging.getLogger(__name__)
 
 
 class SweepError(ValueError):
@@ -130,10 +132,15 @@ def invalid_reason(accelerator: Any, task: Any, cfg: Any, point: HwPoint) -> str
         hw = accelerator.make_hw(dict(point))
     except ValueError as e:
         return str(e).removeprefix(f"invalid {accelerator.name} hw config: ")
+    what = f"the compiler cannot map {task.name} {cfg.label.split(' ')[0]} to it"
     try:
         accelerator.compile(task, cfg, hw)
     except ValueError as e:  # the templates' own "does not fit" errors
-        return f"the compiler cannot map {task.name} {cfg.label.split(' ')[0]} to it: {e}"
+        return f"{what}: {e}"
+    except Exception as e:  # noqa: BLE001  (a template limit without its own message: still a hole, said as such)
+        log.debug("the %s compiler failed on %s %s at %s", accelerator.name, task.name, cfg.label, dict(point),
+                  exc_info=True)
+        return f"{what}: {type(e).__name__}: {e} (a template limit without its own message)"
     return None
 
 

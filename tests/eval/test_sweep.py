@@ -144,3 +144,20 @@ def test_the_sweep_table_shows_failures_and_keeps_default_runs_apart():
     assert "| NPU | relu | C1 | 4 | 100 | 50 | 100 (1.00x, 50% SOL) | 50 (2.00x, 100% SOL) |" in table
     assert "| NPU | relu | C1 | 8 | 80 | 50 | 80 (1.00x, 62% SOL) | fail (F) |" in table
     assert table.count("\n") == 3  # header, rule, two points: the default-machine record is not a row
+
+
+def test_report_sweep_of_a_run_without_sweep_points_is_a_usage_error(capsys, tmp_path):
+    out = tmp_path / "run"
+    assert run(capsys, "eval", "--import", "tests.eval.fake_suite", "--accelerators", "FAKE", "--agent", "compiler",
+               "--out", str(out), "--quiet", "--no-report")[0] == 0
+    code, _, err = run(capsys, "report", str(out), "--sweep")
+    assert code == 2 and "no hardware-sweep records" in err
+
+
+def test_an_eval_report_keeps_sweep_points_out_of_its_tables():
+    from kcgym.eval.report import render
+
+    records = [_rec(), _rec(hw_overrides={"BLEN": 8}, cycles=80, baseline_cycles=80)]
+    text = render(records)
+    assert "| compiler | 1 | 1/1 (100%)" in text  # the default-machine episode alone
+    assert "## Hardware sweep" in text and "| NPU | relu | C1 | 8 | 80 |" in text
