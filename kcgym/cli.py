@@ -341,6 +341,14 @@ def _agents(agents: list[str], args: argparse.Namespace) -> list[str]:
     return agents
 
 
+def _concurrency(given: int | None, agents: list[str]) -> int:
+    """Episodes in parallel: as given, else 8 with an LLM agent (I/O bound) and 2 without."""
+    concurrency = given if given is not None else (8 if "llm" in agents else 2)
+    if concurrency < 1:
+        raise UsageError(f"--concurrency must be >= 1, got {concurrency}")
+    return concurrency
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from kcgym.eval.episode import import_plugins
     from kcgym.eval.progress import plural
@@ -369,9 +377,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not specs:
         raise UsageError("the selection matches no episodes (check --accelerators, --tasks, --levels, --configs)")
     options = _agent_options(args)
-    concurrency = args.concurrency if args.concurrency is not None else (8 if "llm" in agents else 2)
-    if concurrency < 1:
-        raise UsageError(f"--concurrency must be >= 1, got {concurrency}")
+    concurrency = _concurrency(args.concurrency, agents)
     out = Path(args.out) if args.out else _default_out()
     _stderr(f"kcgym eval: {plural(len(specs), 'episode')} x {plural(len(agents), 'agent')} ({', '.join(agents)}) "
             f"-> {out}")
@@ -456,14 +462,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if not specs:
         raise UsageError(f"the selection matches no {acc.name} episodes (check --tasks and --configs)")
     options = _agent_options(args)
-    if args.concurrency < 1:
-        raise UsageError(f"--concurrency must be >= 1, got {args.concurrency}")
+    concurrency = _concurrency(args.concurrency, agents)
     out = Path(args.out) if args.out else _default_out("sweep")
     points = len({s.hw for s in specs})
     _stderr(f"kcgym sweep: {acc.name}, {plural(points, 'point')} over {', '.join(a.name for a in axes)}, "
             f"{plural(len(specs), 'episode')} x {plural(len(agents), 'agent')} ({', '.join(agents)}) -> {out}")
     try:
-        summary = run_sweep(specs, agents, out, options=options, resume=args.resume, concurrency=args.concurrency,
+        summary = run_sweep(specs, agents, out, options=options, resume=args.resume, concurrency=concurrency,
                             progress=not args.quiet, note=_stderr)
     except RunDirError as e:
         raise UsageError(str(e)) from None
@@ -631,7 +636,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of run 0; run r uses S+r (default: 0)")
     p.add_argument("--one-shot", action="store_true", help="one-shot prompts for the agents (as in kcgym eval)")
     _add_agent_flags(p)
-    p.add_argument("--concurrency", type=int, default=2, metavar="K", help="episodes in parallel (default: 2)")
+    p.add_argument("--concurrency", type=int, metavar="K", help="episodes in parallel (default: 8 with llm, else 2)")
     p.add_argument("--out", metavar="DIR", help="run directory (default: runs/sweep-<UTC time>)")
     p.add_argument("--resume", action="store_true", help="continue the sweep in --out DIR, skipping recorded points")
     p.add_argument("--quiet", action="store_true", help="no progress line")

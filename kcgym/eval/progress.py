@@ -38,7 +38,7 @@ class Progress:
         self.done = done_before
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = enabled
-        self.success = self.failed = self.excluded = self.invalid = 0
+        self.success = self.failed = self.excluded = 0
         self.start = time.monotonic()
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.broken = False  # the stream was closed under us: stay silent from then on
@@ -67,8 +67,6 @@ class Progress:
         self._new += 1
         if record.status == "excluded":
             self.excluded += 1
-        elif record.status == "invalid":
-            self.invalid += 1
         elif record.success:
             self.success += 1
         else:
@@ -79,8 +77,6 @@ class Progress:
         eta = elapsed / self._new * (self.total - self.done)
         if record.status == "excluded":
             outcome = f"excluded ({record.excluded_reason})"
-        elif record.status == "invalid":
-            outcome = f"invalid: {record.excluded_reason}"
         elif record.success:
             outcome = f"ok {record.speedup:.2f}x" if record.speedup else "ok"
         else:
@@ -89,11 +85,10 @@ class Progress:
                 reason = record.error.strip().splitlines()[0]
                 cut = reason[:_REASON_CHARS] + ("..." if len(reason) > _REASON_CHARS else "")
                 outcome += f" ({cut})"
-        invalid = f"  invalid {self.invalid}" if self.invalid else ""  # only sweeps have invalid points
         point = f" [{point_text(record.point)}]" if record.hw_overrides else ""
         line = (
             f"[{self.done}/{self.total}] success {self.success}  failed {self.failed}  excluded {self.excluded}"
-            f"{invalid}  | {record.label} {record.env_id} C{record.config}{point} run {record.run}: {outcome}"
+            f"  | {record.label} {record.env_id} C{record.config}{point} run {record.run}: {outcome}"
             f"  | ETA {format_duration(eta)}"
         )
         if self.tty:
