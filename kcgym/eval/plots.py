@@ -171,8 +171,9 @@ def sweep_plot(records: Sequence[EpisodeRecord], accelerator: str, task: str, co
                path: Path) -> Path:
     """Cycles, speedup over the compiler and % of speed of light against one swept axis (one PNG).
 
-    Each line is one agent at one setting of the other axes; the compiler's cycles are the baseline of every
-    point; the speed of light is a dashed line; an invalid point is an x on the cycles panel's axis.
+    Each line is one agent (one colour) at one setting of the other axes (one line style); the compiler's
+    cycles are the baseline of every point; the speed of light is black; an invalid point is an x on the
+    cycles panel's axis.
     """
     from kcgym.eval.records import point_text
     from kcgym.eval.report import best_success
@@ -191,6 +192,7 @@ def sweep_plot(records: Sequence[EpisodeRecord], accelerator: str, task: str, co
 
     x_of = {r.point: r.hw_overrides[axis[0]] for r in rs}
     labels = list(by_agent([r for r in rs if r.agent != "compiler"]))
+    color = {label: f"C{i}" for i, label in enumerate(["compiler", *labels])}  # an agent keeps its colour
     fig, (ax_c, ax_s, ax_l) = plt.subplots(1, 3, figsize=(13.5, 4.0))
     styles = ["-", "--", "-.", ":"]
     for ki, key in enumerate(sorted({rest(r) for r in rs}, key=str)):
@@ -206,21 +208,22 @@ def sweep_plot(records: Sequence[EpisodeRecord], accelerator: str, task: str, co
 
         base = [at(p, lambda pl: next((r.baseline_cycles for r in pl if r.baseline_cycles), None)) for p in points]
         sol = [at(p, lambda pl: next((r.sol_cycles for r in pl if r.sol_cycles), None)) for p in points]
-        _line(ax_c, xs, base, f"compiler{suffix}", ls, "o")
-        _line(ax_c, xs, sol, f"speed of light{suffix}", ls, "", color="black")
+        _line(ax_c, xs, base, f"compiler{suffix}", ls, "o", color["compiler"])
+        _line(ax_c, xs, sol, f"speed of light{suffix}", ls, "_", color="black")
         for label in labels:
             best = [at(p, lambda pl: best_success(pl), label) for p in points]
-            _line(ax_c, xs, [b.cycles if b else None for b in best], f"{label}{suffix}", ls, "s")
-            _line(ax_s, xs, [b.speedup if b else None for b in best], f"{label}{suffix}", ls, "s")
+            _line(ax_c, xs, [b.cycles if b else None for b in best], f"{label}{suffix}", ls, "s", color[label])
+            _line(ax_s, xs, [b.speedup if b else None for b in best], f"{label}{suffix}", ls, "s", color[label])
         for label in ["compiler", *labels] if any(r.agent == "compiler" for r in sub) else labels:
             best = [at(p, lambda pl: best_success(pl), label) for p in points]
             _line(ax_l, xs, [100 * b.sol_share if b and b.sol_share else None for b in best], f"{label}{suffix}",
-                  ls, "o" if label == "compiler" else "s")
+                  ls, "o" if label == "compiler" else "s", color.get(label))
         bad = sorted({x_of[r.point] for r in sub if r.status == "invalid"})
         if bad:
             tr = blended_transform_factory(ax_c.transData, ax_c.transAxes)
+            first = not any(c.get_label() == "invalid point" for c in ax_c.collections)
             ax_c.scatter(bad, [0.03] * len(bad), marker="x", color="crimson", transform=tr, zorder=3, clip_on=False,
-                         label=f"invalid point{suffix}")
+                         label="invalid point" if first else None)
     name = "+".join(axis)
     values = [v for v in x_of.values() if isinstance(v, (int, float))]
     log2 = bool(values) and min(values) > 0 and max(values) / min(values) >= 4
