@@ -151,22 +151,6 @@ def write_plots(records: Sequence[EpisodeRecord], out_dir: str | Path, sweep_onl
     return paths + sweep
 
 
-def sweep_axes(records: Sequence[EpisodeRecord]) -> list[tuple[str, ...]]:
-    """The swept axes of sweep records: fields whose values always agree (``MLEN+VLEN``) form one axis."""
-    from kcgym.eval.report import swept_fields
-
-    fields = swept_fields(records)
-    axes: list[tuple[str, ...]] = []
-    for f in fields:
-        for i, axis in enumerate(axes):
-            if all(r.hw_overrides.get(f) == r.hw_overrides.get(axis[0]) for r in records):
-                axes[i] = (*axis, f)
-                break
-        else:
-            axes.append((f,))
-    return axes
-
-
 def sweep_plot(records: Sequence[EpisodeRecord], accelerator: str, task: str, config: int, axis: tuple[str, ...],
                path: Path) -> Path:
     """Cycles, speedup over the compiler and % of speed of light against one swept axis (one PNG).
@@ -176,7 +160,7 @@ def sweep_plot(records: Sequence[EpisodeRecord], accelerator: str, task: str, co
     cycles panel's axis.
     """
     from kcgym.eval.records import point_text
-    from kcgym.eval.report import best_success
+    from kcgym.eval.report import best_success, sweep_axes
 
     plt = _pyplot()
     from matplotlib.transforms import blended_transform_factory
@@ -193,9 +177,9 @@ def sweep_plot(records: Sequence[EpisodeRecord], accelerator: str, task: str, co
     x_of = {r.point: r.hw_overrides[axis[0]] for r in rs}
     labels = list(by_agent([r for r in rs if r.agent != "compiler"]))
     color = {label: f"C{i}" for i, label in enumerate(["compiler", *labels])}  # an agent keeps its colour
-    fig, (ax_c, ax_s, ax_l) = plt.subplots(1, 3, figsize=(13.5, 4.0))
+    fig, (ax_c, ax_s, ax_l) = plt.subplots(1, 3, figsize=(13.5, 5.6))
     styles = ["-", "--", "-.", ":"]
-    for ki, key in enumerate(sorted({rest(r) for r in rs}, key=str)):
+    for ki, key in enumerate(sorted({rest(r) for r in rs}, key=_value_order)):
         sub = [r for r in rs if rest(r) == key]
         suffix = f" [{rest_text(key)}]" if others else ""
         ls = styles[ki % len(styles)]
@@ -234,11 +218,18 @@ def sweep_plot(records: Sequence[EpisodeRecord], accelerator: str, task: str, co
             ax.set_xscale("log", base=2)
         if values:
             ax.set_xticks(sorted(set(values)), [str(v) for v in sorted(set(values))])
-        if ax.lines or ax.collections:
-            ax.legend(fontsize=7)
+        if ax.lines or ax.collections:  # below the panel: the lines stay readable
+            ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1 if not others else 2)
     ys = [y for line in ax_c.lines for y in line.get_ydata() if y]
     if ys and max(ys) / min(ys) >= 10:  # cycles over orders of magnitude; else a plain axis reads better
+        from matplotlib.ticker import ScalarFormatter
+
         ax_c.set_yscale("log")
+        for axis_ in (ax_c.yaxis,):
+            axis_.set_major_formatter(ScalarFormatter())
+            axis_.set_minor_formatter(ScalarFormatter())
+            axis_.get_major_formatter().set_scientific(False)
+            axis_.get_minor_formatter().set_scientific(False)
     ax_s.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax_l.set_ylim(0, 105)
     fig.suptitle(f"{accelerator} {task} C{config}: sweep of {name}", fontsize=10)
@@ -247,6 +238,11 @@ def sweep_plot(records: Sequence[EpisodeRecord], accelerator: str, task: str, co
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _value_order(key: tuple) -> tuple:
+    """Numbers by value (4 before 16), then anything else by its text."""
+    return tuple((0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v)) for v in key)
 
 
 def _line(ax, xs, ys, label, linestyle, marker, color=None) -> None:
@@ -259,7 +255,7 @@ def _line(ax, xs, ys, label, linestyle, marker, color=None) -> None:
 
 def write_sweep_plots(records: Sequence[EpisodeRecord], out_dir: str | Path) -> list[Path]:
     """``sweep_<ACC>_<task>_C<c>_<axis>.png`` for every swept cell and axis; returns the files written."""
-    from kcgym.eval.report import sweep_cells, sweep_records
+    from kcgym.eval.report import sweep_axes, sweep_cells, sweep_records
 
     sweep = sweep_records(records)
     paths = []

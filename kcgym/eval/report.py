@@ -209,6 +209,19 @@ def swept_fields(records: Sequence[EpisodeRecord]) -> list[str]:
     return list(dict.fromkeys(k for r in records for k in r.hw_overrides))
 
 
+def sweep_axes(records: Sequence[EpisodeRecord]) -> list[tuple[str, ...]]:
+    """The swept axes: fields whose values always agree (``MLEN+VLEN``, tied by the sweep) form one axis."""
+    axes: list[tuple[str, ...]] = []
+    for f in swept_fields(records):
+        for i, axis in enumerate(axes):
+            if all(r.hw_overrides.get(f) == r.hw_overrides.get(axis[0]) for r in records):
+                axes[i] = (*axis, f)
+                break
+        else:
+            axes.append((f,))
+    return axes
+
+
 def sweep_cells(records: Sequence[EpisodeRecord]) -> dict[tuple[str, str, int], dict[HwPoint, list[EpisodeRecord]]]:
     """``{(accelerator, task, config): {point: records}}`` in registry order, points by their values."""
     accs, tasks = registry_order(records)
@@ -245,14 +258,14 @@ def sweep_table(records: Sequence[EpisodeRecord]) -> str:
     """One row per (machine, task, config, hw point): the compiler's cycles, the speed of light, and each
     agent's best correct kernel as ``cycles (speedup, % of SOL)``; an invalid point says why."""
     sweep = sweep_records(records)
-    fields = swept_fields(sweep)
+    axes = sweep_axes(sweep)
     labels = list(by_agent(sweep))
-    header = ["machine", "task", "config", *fields, "compiler cycles", "speed of light", *labels]
+    header = ["machine", "task", "config", *("+".join(a) for a in axes), "compiler cycles", "speed of light", *labels]
     rows = []
     for (acc, task, c), points in sweep_cells(sweep).items():
         for point, rs in points.items():
             values = dict(point)
-            lead = [acc, task, f"C{c}", *(str(values.get(f, "default")) for f in fields)]
+            lead = [acc, task, f"C{c}", *(str(values.get(a[0], "default")) for a in axes)]
             bad = next((r for r in rs if r.status == "invalid"), None)
             if bad is not None:
                 rows.append([*lead, f"invalid: {bad.excluded_reason}", "–", *("–" for _ in labels)])
@@ -312,8 +325,9 @@ def _render_sweep(sweep: Sequence[EpisodeRecord], sources: Sequence[str | Path])
     versions = sorted({r.suite_version for r in sweep})
     points = len({(r.accelerator, r.task, r.config, r.point) for r in sweep})
     invalid = len({(r.accelerator, r.task, r.config, r.point) for r in sweep if r.status == "invalid"})
+    axes = ", ".join("+".join(a) for a in sweep_axes(sweep))
     head = (f"Runs: {', '.join(str(s) for s in sources) or '(records)'}; suite version {', '.join(versions)}; "
-            f"{points} points swept over {', '.join(swept_fields(sweep))} ({invalid} invalid), {len(sweep)} records.")
+            f"{points} points swept over {axes} ({invalid} invalid), {len(sweep)} records.")
     return "\n\n".join(["# kcgym hardware sweep", head, sweep_table(sweep), SWEEP_LEGEND]) + "\n"
 
 
