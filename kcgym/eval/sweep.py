@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,12 +164,13 @@ def run_sweep(
     resume: bool = False,
     concurrency: int = 1,
     progress: bool = True,
-    note: Any = None,
+    note: Callable[[str], None] | None = None,
     **eval_kwargs: Any,
 ) -> SweepSummary:
     """Play the valid points with :func:`kcgym.eval.runner.run_eval`, then record the invalid ones (once).
 
-    ``note(text)`` is told each invalid (task, config, point) before the run starts.
+    ``note(text)`` is told each invalid (task, config, point) before the run starts; ``eval_kwargs`` go to
+    ``run_eval`` (``backend``, ``plugins``).
     """
     from kcgym.envs.kernel_env import resolve_accelerator, resolve_task
 
