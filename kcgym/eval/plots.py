@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kcgym.eval import metrics as M
-from kcgym.eval.records import EpisodeRecord
-from kcgym.eval.report import by_agent, registry_order
+from kcgym.eval.records import EpisodeRecord, point_text
+from kcgym.eval.report import best_success, by_agent, registry_order, sweep_axes, sweep_cells, sweep_records
 
 
 def _pyplot():
@@ -159,9 +159,6 @@ def sweep_plot(records: Sequence[EpisodeRecord], accelerator: str, task: str, co
     cycles are the baseline of every point; the speed of light is black; an invalid point is an x on the
     cycles panel's axis.
     """
-    from kcgym.eval.records import point_text
-    from kcgym.eval.report import best_success, sweep_axes
-
     plt = _pyplot()
     from matplotlib.transforms import blended_transform_factory
 
@@ -255,8 +252,6 @@ def _line(ax, xs, ys, label, linestyle, marker, color=None) -> None:
 
 def write_sweep_plots(records: Sequence[EpisodeRecord], out_dir: str | Path) -> list[Path]:
     """``sweep_<ACC>_<task>_C<c>_<axis>.png`` for every swept cell and axis; returns the files written."""
-    from kcgym.eval.report import sweep_axes, sweep_cells, sweep_records
-
     sweep = sweep_records(records)
     paths = []
     for acc, task, c in sweep_cells(sweep):

@@ -21,6 +21,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from kcgym import __version__
+from kcgym.envs.kernel_env import resolve_accelerator, resolve_task
 from kcgym.eval.records import EpisodeRecord, HwPoint, hw_point, point_text
 from kcgym.eval.runner import RunSummary, run_eval
 from kcgym.eval.store import RunStore
@@ -145,8 +147,6 @@ def invalid_reason(accelerator: Any, task: Any, cfg: Any, point: HwPoint) -> str
 
 
 def _invalid_record(spec: EpisodeSpec, agent: str, options: dict[str, Any], reason: str) -> EpisodeRecord:
-    from kcgym import __version__
-
     return EpisodeRecord(
         agent=agent, model=options.get("model") if agent == "llm" else None, env_id=spec.env_id,
         accelerator=spec.accelerator, task=spec.task, level=spec.level, config=spec.config, run=spec.run,
@@ -172,8 +172,6 @@ def run_sweep(
     ``note(text)`` is told each invalid (task, config, point) before the run starts; ``eval_kwargs`` go to
     ``run_eval`` (``backend``, ``plugins``).
     """
-    from kcgym.envs.kernel_env import resolve_accelerator, resolve_task
-
     options = dict(options or {})
     reasons: dict[tuple[str, int, HwPoint], str | None] = {}
     valid: list[EpisodeSpec] = []
