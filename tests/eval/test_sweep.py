@@ -161,3 +161,13 @@ def test_an_eval_report_keeps_sweep_points_out_of_its_tables():
     text = render(records)
     assert "| compiler | 1 | 1/1 (100%)" in text  # the default-machine episode alone
     assert "## Hardware sweep" in text and "| NPU | relu | C1 | 8 | 80 |" in text
+
+
+def test_an_expert_that_does_not_fit_a_point_is_excluded_not_failed():
+    import gymnasium as gym
+
+    from baselines.fixed import ExpertAgent
+
+    env = gym.make("KernelCraft-NPU-relu", hw={"MLEN": 128, "VLEN": 128}, docs_in_prompt=False)
+    reason = ExpertAgent().excluded(env)
+    assert reason is not None and reason.startswith("no expert for this hw config: the expert relu needs"), reason
