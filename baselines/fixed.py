@@ -39,7 +39,11 @@ class ExpertAgent(Agent):
 
     def excluded(self, env: Any) -> str | None:
         u = env.unwrapped
-        return None if u.accelerator.expert(u.task, u.cfg, u.hw) is not None else "no expert"
+        try:
+            source = u.accelerator.expert(u.task, u.cfg, u.hw)
+        except ValueError as e:  # the expert's template does not fit this machine (e.g. a `kcgym sweep` point)
+            return f"no expert for this hw config: {e}"
+        return None if source is not None else "no expert"
 
     def play(self, session: Session) -> None:
         session.start()

@@ -1,4 +1,4 @@
-"""The ``kcgym`` command: list envs, read docs, print baselines, check a kernel, evaluate agents, report.
+"""The ``kcgym`` command: list envs, read docs, print baselines, check a kernel, evaluate agents, sweep hw, report.
 
 ``kcgym check`` goes through the env's own scoring and rendering code, so a person at the
 terminal sees exactly what an agent's ``simulate`` call would show for the same seed.
@@ -276,27 +276,29 @@ def _csv(text: str | None) -> list[str] | None:
     return items or None
 
 
-def _default_out() -> Path:
+def _default_out(command: str = "eval") -> Path:
     import datetime
 
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return Path("runs") / f"eval-{stamp}"
+    return Path("runs") / f"{command}-{stamp}"
 
 
-def _write_report(run_dirs: list[str], out_file: Path, plots_dir: Path | None) -> str:
-    from kcgym.eval.report import load_runs, render
+def _write_report(run_dirs: list[str], out_file: Path, plots_dir: Path | None, sweep_only: bool = False) -> str:
+    from kcgym.eval.report import load_runs, render, sweep_records
 
     try:
         records = load_runs(run_dirs)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
-    text = render(records, run_dirs)
+    if sweep_only and not sweep_records(records):
+        raise UsageError(f"--sweep: no hardware-sweep records in {', '.join(run_dirs)} (`kcgym sweep` writes them)")
+    text = render(records, run_dirs, sweep_only=sweep_only)
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(text, encoding="utf-8")
     if plots_dir is not None and records:
         from kcgym.eval.plots import write_plots
 
-        written = write_plots(records, plots_dir)
+        written = write_plots(records, plots_dir, sweep_only=sweep_only)
         text += "\nPlots: " + ", ".join(str(p) for p in written) + "\n"
     return text + f"Report written to {out_file}\n"
 
@@ -315,8 +317,40 @@ def _check_agent_options(options: dict[str, Any]) -> None:
         raise UsageError(f"{flag}: {err['msg']}, got {err.get('input')!r}") from None
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
+def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The agents' options from the shared flags (:func:`_add_agent_flags`), checked up front."""
+    options = {
+        "model": args.model, "base_url": args.base_url, "api_key_env": args.api_key_env,
+        "temperature": args.temperature, "reasoning_effort": args.reasoning_effort, "max_tokens": args.max_tokens,
+        "timeout_s": args.timeout, "max_retries": args.max_retries, "search_budget": args.search_budget,
+    }
+    _check_agent_options(options)
+    return options
+
+
+def _agents(agents: list[str], args: argparse.Namespace) -> list[str]:
+    """Known agent names (did you mean), with what ``llm`` needs (a model, credentials) checked up front."""
     from kcgym.agents import agent_names, unknown_agent_message
+
+    for name in agents:
+        if name not in agent_names():
+            raise UsageError(unknown_agent_message(name))
+    if "llm" in agents and not args.model:
+        raise UsageError("--agent llm needs --model (e.g. --model gpt-5.2, with --base-url for other servers)")
+    if "llm" in agents:
+        _check_credentials(args.base_url, args.api_key_env)
+    return agents
+
+
+def _concurrency(given: int | None, agents: list[str]) -> int:
+    """Episodes in parallel: as given, else 8 with an LLM agent (I/O bound) and 2 without."""
+    concurrency = given if given is not None else (8 if "llm" in agents else 2)
+    if concurrency < 1:
+        raise UsageError(f"--concurrency must be >= 1, got {concurrency}")
+    return concurrency
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
     from kcgym.eval.episode import import_plugins
     from kcgym.eval.progress import plural
     from kcgym.eval.runner import RunDirError, run_eval
@@ -326,14 +360,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         import_plugins(args.imports)
     except ImportError as e:
         raise UsageError(f"--import: {e}") from None
-    agents = _csv(args.agent) or []
-    for name in agents:
-        if name not in agent_names():
-            raise UsageError(unknown_agent_message(name))
-    if "llm" in agents and not args.model:
-        raise UsageError("--agent llm needs --model (e.g. --model gpt-5.2, with --base-url for other servers)")
-    if "llm" in agents:
-        _check_credentials(args.base_url, args.api_key_env)
+    agents = _agents(_csv(args.agent) or [], args)
     if (args.resume or args.rerun_errors) and not args.out:
         flag = "--rerun-errors" if args.rerun_errors else "--resume"
         raise UsageError(f"{flag} needs --out DIR: the run directory to continue")
@@ -344,21 +371,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     try:
         specs = plan(
             accelerators=_csv(args.accelerators), tasks=_csv(args.tasks), levels=levels or None,
-            configs=parse_configs(args.configs), runs=args.runs, seed=args.seed,
+            configs=parse_configs(args.configs), runs=args.runs, seed=args.seed, one_shot=args.one_shot,
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
     if not specs:
         raise UsageError("the selection matches no episodes (check --accelerators, --tasks, --levels, --configs)")
-    options = {
-        "model": args.model, "base_url": args.base_url, "api_key_env": args.api_key_env,
-        "temperature": args.temperature, "reasoning_effort": args.reasoning_effort, "max_tokens": args.max_tokens,
-        "timeout_s": args.timeout, "max_retries": args.max_retries, "search_budget": args.search_budget,
-    }
-    _check_agent_options(options)
-    concurrency = args.concurrency if args.concurrency is not None else (8 if "llm" in agents else 2)
-    if concurrency < 1:
-        raise UsageError(f"--concurrency must be >= 1, got {concurrency}")
+    options = _agent_options(args)
+    concurrency = _concurrency(args.concurrency, agents)
     out = Path(args.out) if args.out else _default_out()
     _stderr(f"kcgym eval: {plural(len(specs), 'episode')} x {plural(len(agents), 'agent')} ({', '.join(agents)}) "
             f"-> {out}")
@@ -419,11 +439,69 @@ def cmd_report(args: argparse.Namespace) -> int:
     first = Path(args.run_dirs[0])
     out_file = Path(args.out) if args.out else first / "report.md"
     plots = None if args.no_plots else (Path(args.plots) if args.plots else first / "plots")
-    _stdout(_write_report(args.run_dirs, out_file, plots))
+    _stdout(_write_report(args.run_dirs, out_file, plots, sweep_only=args.sweep))
+    return EXIT_OK
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Argument parsing only: the sweep itself is :mod:`kcgym.eval.sweep`."""
+    from kcgym.eval.progress import plural
+    from kcgym.eval.runner import RunDirError
+    from kcgym.eval.suite import parse_configs
+    from kcgym.eval.sweep import DEFAULT_SWEEP_AGENTS, parse_axes, plan_sweep, run_sweep
+
+    acc = _accelerator(args.machine)
+    agents = _agents(list(dict.fromkeys([*DEFAULT_SWEEP_AGENTS, *(_csv(args.agent) or [])])), args)
+    if args.resume and not args.out:
+        raise UsageError("--resume needs --out DIR: the sweep directory to continue")
+    try:
+        axes = parse_axes(acc, args.hw)
+        specs = plan_sweep(acc.name, axes, tasks=_csv(args.tasks), configs=parse_configs(args.configs),
+                           runs=args.runs, seed=args.seed, one_shot=args.one_shot)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not specs:
+        raise UsageError(f"the selection matches no {acc.name} episodes (check --tasks and --configs)")
+    options = _agent_options(args)
+    concurrency = _concurrency(args.concurrency, agents)
+    out = Path(args.out) if args.out else _default_out("sweep")
+    points = len({s.hw for s in specs})
+    _stderr(f"kcgym sweep: {acc.name}, {plural(points, 'point')} over {', '.join(a.name for a in axes)}, "
+            f"{plural(len(specs), 'episode')} x {plural(len(agents), 'agent')} ({', '.join(agents)}) -> {out}")
+    try:
+        summary = run_sweep(specs, agents, out, options=options, resume=args.resume, concurrency=concurrency,
+                            progress=not args.quiet, note=_stderr)
+    except RunDirError as e:
+        raise UsageError(str(e)) from None
+    if summary.run.interrupted:
+        _stderr(f"\nkcgym sweep: interrupted; continue with the same command plus --resume --out {out}")
+        return EXIT_INTERRUPTED
+    if not args.no_report:
+        _stdout(_write_report([str(out)], out / "report.md", None if args.no_plots else out / "plots",
+                              sweep_only=True))
+    run = summary.run
+    if run.completed and run.rerunnable == run.completed:
+        return EXIT_EVAL_FAILED
     return EXIT_OK
 
 
 # -- parser ----------------------------------------------------------------------------------------
+
+
+def _add_agent_flags(p: argparse.ArgumentParser) -> None:
+    """The agents' options, shared by ``eval`` and ``sweep``."""
+    p.add_argument("--model", help="model name for --agent llm")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: OpenAI)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="environment variable holding the API key (default: %(default)s)")
+    p.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
+    p.add_argument("--reasoning-effort", help="e.g. low, medium, high (the paper uses medium)")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="max output tokens per model call")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds per model call (default: 600)")
+    p.add_argument("--max-retries", type=int, default=6, metavar="N",
+                   help="retries on rate limits, 5xx and timeouts, with backoff and jitter (default: 6)")
+    p.add_argument("--search-budget", type=int, default=30, metavar="N",
+                   help="candidate kernels the search agent simulates per episode (default: 30)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -513,18 +591,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="of 1..5: e.g. 1-5, 1,3 or C1-C3 (default: %(default)s)")
     p.add_argument("--runs", type=int, default=1, metavar="N", help="runs per config (default: 1)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of run 0; run r uses S+r (default: 0)")
-    p.add_argument("--model", help="model name for --agent llm")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: OpenAI)")
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
-                   help="environment variable holding the API key (default: %(default)s)")
-    p.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
-    p.add_argument("--reasoning-effort", help="e.g. low, medium, high (the paper uses medium)")
-    p.add_argument("--max-tokens", type=int, metavar="N", help="max output tokens per model call")
-    p.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds per model call (default: 600)")
-    p.add_argument("--max-retries", type=int, default=6, metavar="N",
-                   help="retries on rate limits, 5xx and timeouts, with backoff and jitter (default: 6)")
-    p.add_argument("--search-budget", type=int, default=30, metavar="N",
-                   help="candidate kernels the search agent simulates per episode (default: 30)")
+    p.add_argument("--one-shot", action="store_true",
+                   help="one-shot prompts: a correct kernel for another task of the machine in the prompt (Table 8)")
+    _add_agent_flags(p)
     p.add_argument("--concurrency", type=int, metavar="K", help="episodes in parallel (default: 8 with llm, else 2)")
     p.add_argument("--out", metavar="DIR", help="run directory (default: runs/eval-<UTC time>)")
     p.add_argument("--resume", action="store_true",
@@ -545,7 +614,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE", help="Markdown file (default: RUN_DIR/report.md of the first)")
     p.add_argument("--plots", metavar="DIR", help="plot directory (default: RUN_DIR/plots of the first)")
     p.add_argument("--no-plots", action="store_true", help="tables only")
+    p.add_argument("--sweep", action="store_true",
+                   help="only the hardware-sweep table and plots (a `kcgym sweep` directory gets them anyway)")
     p.set_defaults(func=cmd_report)
+
+    p = add(
+        "sweep",
+        "Hardware sweep (co-design): the compiler and expert kernels, and optionally an agent, at every point of "
+        "a grid of hw configs; records, a table and plots of cycles, speed of light and speedup per parameter.",
+        EVAL_EXIT_CODES_HELP,
+    )
+    p.add_argument("machine", metavar="MACHINE", help="accelerator name, any case, e.g. NPU")
+    p.add_argument("--hw", action="append", default=[], metavar="FIELD=v1,v2,...", required=True,
+                   help="a swept parameter (repeatable: the grid is the cartesian product); FIELD+FIELD=... ties "
+                        "fields, e.g. --hw 'MLEN+VLEN=32,64' --hw hbm_bytes_per_cycle=32,64 (`kcgym docs ACC --hw`)")
+    p.add_argument("--tasks", metavar="TASK,...", help="e.g. matmul,relu (default: all of the machine's)")
+    p.add_argument("--configs", "--config", dest="configs", default="1", metavar="RANGE",
+                   help="of 1..5: e.g. 1-5, 1,3 or C1-C3 (default: %(default)s)")
+    p.add_argument("--agent", metavar="A,...",
+                   help="agent(s) to play beside compiler and expert, e.g. llm or search (as in kcgym eval)")
+    p.add_argument("--runs", type=int, default=1, metavar="N", help="runs per point (default: 1)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of run 0; run r uses S+r (default: 0)")
+    p.add_argument("--one-shot", action="store_true", help="one-shot prompts for the agents (as in kcgym eval)")
+    _add_agent_flags(p)
+    p.add_argument("--concurrency", type=int, metavar="K", help="episodes in parallel (default: 8 with llm, else 2)")
+    p.add_argument("--out", metavar="DIR", help="run directory (default: runs/sweep-<UTC time>)")
+    p.add_argument("--resume", action="store_true", help="continue the sweep in --out DIR, skipping recorded points")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--no-report", action="store_true", help="do not print the report at the end")
+    p.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
+    p.set_defaults(func=cmd_sweep)
     return parser
 
 

@@ -66,6 +66,9 @@ def assembly_limits_markdown() -> str:
         f"the first {MAX_SUGGESTIONS} unknown names get a \"did you mean\".\n"
     )
 
+# -- evaluation -----------------------------------------------------------------------------
+MAX_SWEEP_POINTS = 256  # hw-config grid points of one `kcgym sweep` (each point is a new machine: a JAX compile)
+
 # -- process-wide caches -------------------------------------------------------------------
 # Bounded so that a long-lived process that sweeps many (task, config, hw) combinations (an RL run over
 # hardware variants, `kcgym sweep`) does not grow without limit; the oldest entry is dropped first.

@@ -105,6 +105,7 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         max_turns: tool calls per episode; default by task level (L1 15, L2 20, L3 25).
         reward: a :class:`RewardSpec` or its dict; default terminal reward.
         docs_in_prompt: include the full ISA docs in the reset prompt (the paper's setting).
+        example_in_prompt: one-shot: add a correct kernel for a different task of this machine to the prompt.
         visible_inputs: input sets ``simulate`` runs on.
         hidden_inputs: fresh input sets ``submit`` is evaluated on.
         step_budget: steps a kernel may run, as a multiple of the compiler kernel's dynamic instruction
@@ -127,6 +128,7 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         hidden_inputs: int = 3,
         render_mode: str | None = None,
         step_budget: float = STEP_BUDGET_MULTIPLE,
+        example_in_prompt: bool = False,
     ):
         self.accelerator = resolve_accelerator(accelerator)
         self.task = resolve_task(task, self.accelerator)
@@ -153,6 +155,7 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         self.hidden_inputs = int(hidden_inputs)
         self.reward_spec = RewardSpec.of(reward)
         self.docs_in_prompt = bool(docs_in_prompt)
+        self.example_in_prompt = bool(example_in_prompt)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
@@ -216,6 +219,7 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
                 reward=self.reward_spec,
                 tools=list(TOOLS.values()),
                 docs=self.docs if self.docs_in_prompt else None,
+                example=self.example_in_prompt,
             )
             self._prompt = to_observation(text, OBS_MAX_CHARS)
         return self._prompt

@@ -3,11 +3,14 @@
 Modelled on the KernelCraft system prompt (paper App. H): role, a two-phase workflow
 (correctness first, then speed), the tools and their typical flow, the hardware config, the
 memory layout, the task, and (by default, as in the paper) the full ISA documentation.
+With ``example_in_prompt`` (the paper's one-shot setting, Table 8) it also carries one correct,
+commented kernel for a *different* task of the same machine (:func:`demonstration`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -83,6 +86,101 @@ def task_section(task: Task, cfg: TaskConfig) -> str:
     return "\n".join(lines)
 
 
+# The one-shot demonstration task per machine, first choice first; the next one is used when the env's own
+# task is the first. NPU: the paper's PLENA demo (scaled dot-product attention); VLIW: the paper's AMD demo
+# (GEMM); RVV: kcgym's choice (the paper names none for Coral): GEMM as on VLIW, gemv when the task is matmul.
+# A machine not listed here (a plugin) demonstrates its first supported task other than the env's own.
+DEMO_TASKS: dict[str, tuple[str, ...]] = {
+    "NPU": ("sdpa", "matmul"),
+    "VLIW": ("matmul", "gemv"),
+    "RVV": ("matmul", "gemv"),
+}
+DEMO_CONFIG = 1  # the demonstration is the C1 kernel: the smallest, so it stays short
+
+
+@dataclass(frozen=True)
+class Demonstration:
+    """A kernel generated (never typed in) by the machine's expert or compiler for another task at C1."""
+
+    task: Task
+    cfg: TaskConfig
+    source: str
+    origin: str  # "expert" (hand-written reference kernels) or "compiler" (the template compiler)
+
+
+def _supported_tasks(accelerator: Accelerator) -> list[Task]:
+    from kcgym.tasks import tasks_for
+
+    try:
+        table = tasks_for(accelerator.numerics)
+    except KeyError:
+        return []
+    return [t for t in table.values() if accelerator.supports(t)]
+
+
+def demonstration(accelerator: Accelerator, task: Task, hw: BaseModel) -> Demonstration | None:
+    """The one-shot example for an env of ``task`` on ``accelerator``: never ``task`` itself.
+
+    The expert kernel where one exists (the paper's demos are curated reference kernels), else the compiler's;
+    both are generated for this very ``hw``, so the example runs on the machine the agent programs.
+    None when the machine has no other task that either can generate.
+    """
+    supported = {t.name: t for t in _supported_tasks(accelerator)}
+    preferred = [n for n in DEMO_TASKS.get(accelerator.name, ()) if n in supported]
+    for name in dict.fromkeys([*preferred, *supported]):
+        if name == task.name:
+            continue
+        demo = supported[name]
+        try:
+            cfg = demo.config(accelerator.name, DEMO_CONFIG)
+        except KeyError:
+            continue
+        for origin, make in (("expert", accelerator.expert), ("compiler", accelerator.compile)):
+            try:
+                source = make(demo, cfg, hw)
+            except (ValueError, NotImplementedError, KeyError):  # this hw cannot map the demo task
+                continue
+            if source:
+                return Demonstration(task=demo, cfg=cfg, source=source, origin=origin)
+    return None
+
+
+def example_section(accelerator: Accelerator, task: Task, hw: BaseModel) -> str:
+    """The one-shot prompt section: the demonstration task's spec and layout, then its kernel."""
+    demo = demonstration(accelerator, task, hw)
+    if demo is None:
+        raise ValueError(f"example_in_prompt: the {accelerator.name} machine has no task other than "
+                         f"{task.name!r} with a kernel to demonstrate")
+    who = "kcgym's hand-written expert kernels" if demo.origin == "expert" else "the machine's template compiler"
+    lines = [
+        "## Example: a correct kernel for a different task",
+        "",
+        f"A demonstration of this machine's assembly, written by {who}: a complete, correct kernel for the "
+        f"task `{demo.task.name}` ({demo.task.title}, configuration {demo.cfg.label}). It is NOT your task: "
+        "your shapes, memory layout and formula are the ones stated above. Use it to learn the syntax, the data "
+        "movement and the idioms (the comments are the generator's).",
+        "",
+        f"Formula of the example task: {demo.task.formula}",
+        "",
+        "Tensors of the example (row-major):",
+    ]
+    for t in demo.task.tensors(demo.cfg):
+        lines.append(f"- {t.name} ({t.role}): shape [{'x'.join(str(s) for s in t.shape)}]")
+    lines += [
+        "",
+        "Memory layout of the example:",
+        "",
+        accelerator.layout(demo.task, demo.cfg, hw).describe().rstrip("\n"),
+        "",
+        f"The example kernel (`{demo.task.name}`, {demo.cfg.label}):",
+        "",
+        "```asm",
+        demo.source.rstrip("\n"),
+        "```",
+    ]
+    return "\n".join(lines)
+
+
 def build_prompt(
     *,
     accelerator: Accelerator,
@@ -93,8 +191,10 @@ def build_prompt(
     reward: RewardSpec,
     tools: Sequence[Tool],
     docs: Sequence[DocSection] | None,
+    example: bool = False,
 ) -> str:
-    """The first observation of an episode. ``docs=None`` leaves the ISA docs to ``read_docs``."""
+    """The first observation of an episode. ``docs=None`` leaves the ISA docs to ``read_docs``; ``example``:
+    the one-shot demonstration (:func:`example_section`) after the memory layout."""
     role = (
         "You are an expert assembly programmer for custom AI accelerators. Your job: write a correct and "
         f"fast kernel for the {accelerator.name} accelerator, in its own assembly language. The machine: "
@@ -119,6 +219,8 @@ def build_prompt(
         task_section(task, cfg),
         "## Memory layout\n\n" + layout,
     ]
+    if example:
+        parts.append(example_section(accelerator, task, hw))
     if docs is None:
         parts.append(
             "## Documentation\n\nThe ISA documentation is not included here: call read_docs() for the list "

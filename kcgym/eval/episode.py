@@ -34,12 +34,14 @@ def run_episode(
 
     start = time.perf_counter()
     agent = make_agent(agent_name, agent_options(**options))
-    env = gymnasium.make(spec.env_id, config=spec.config, **agent.env_kwargs())
+    setting = {"example_in_prompt": True} if spec.one_shot else {}
+    setting |= {"hw": dict(spec.hw)} if spec.hw else {}
+    env = gymnasium.make(spec.env_id, config=spec.config, **setting, **agent.env_kwargs())
     u: Any = env.unwrapped  # the KernelCraftEnv (Gymnasium types it as a plain Env)
     base = dict(
         agent=agent.name, model=agent.model, env_id=spec.env_id, accelerator=spec.accelerator, task=spec.task,
         level=spec.level, config=spec.config, run=spec.run, seed=spec.seed, suite_version=_suite_version(),
-        hw=u.hw.model_dump(mode="json"), max_turns=u.max_turns,
+        hw=u.hw.model_dump(mode="json"), hw_overrides=dict(spec.hw), one_shot=spec.one_shot, max_turns=u.max_turns,
     )
     try:
         reason = agent.excluded(env)

@@ -1,5 +1,5 @@
 """PNG plots of a report: speedup and % of speed of light per task and config (the paper's Fig. 3), success vs.
-turn budget.
+turn budget, and cycles / speedup / % of speed of light against each axis of a hardware sweep.
 
 matplotlib is a core dependency (reports are part of the main job); the Agg backend is
 forced so plotting works on headless machines and from worker threads.
@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kcgym.eval import metrics as M
-from kcgym.eval.records import EpisodeRecord
-from kcgym.eval.report import by_agent, registry_order
+from kcgym.eval.records import EpisodeRecord, point_text
+from kcgym.eval.report import best_success, by_agent, registry_order, sweep_axes, sweep_cells, sweep_records
 
 
 def _pyplot():
@@ -135,13 +135,128 @@ def success_budget_plot(records: Sequence[EpisodeRecord], path: Path) -> Path:
     return path
 
 
-def write_plots(records: Sequence[EpisodeRecord], out_dir: str | Path) -> list[Path]:
-    """All plots for these records into ``out_dir``; returns the files written."""
+def write_plots(records: Sequence[EpisodeRecord], out_dir: str | Path, sweep_only: bool = False) -> list[Path]:
+    """All plots for these records into ``out_dir`` (hardware sweeps: :func:`write_sweep_plots`); the files."""
     out = Path(out_dir)
+    sweep = write_sweep_plots(records, out)
+    records = [r for r in records if not r.hw_overrides]
+    if sweep_only or not records:
+        return sweep
     paths = [success_budget_plot(records, out / "success_vs_turns.png")]
     for acc in dict.fromkeys(r.accelerator for r in records):
         if any(r.accelerator == acc for r in M.counted(records)):
             paths.append(speedup_plot(records, acc, out / f"speedup_{acc}.png"))
             if any(r.sol_share is not None for r in M.counted(records) if r.accelerator == acc):
                 paths.append(sol_plot(records, acc, out / f"sol_{acc}.png"))
+    return paths + sweep
+
+
+def sweep_plot(records: Sequence[EpisodeRecord], accelerator: str, task: str, config: int, axis: tuple[str, ...],
+               path: Path) -> Path:
+    """Cycles, speedup over the compiler and % of speed of light against one swept axis (one PNG).
+
+    Each line is one agent (one colour) at one setting of the other axes (one line style); the compiler's
+    cycles are the baseline of every point; the speed of light is black; an invalid point is an x on the
+    cycles panel's axis.
+    """
+    plt = _pyplot()
+    from matplotlib.transforms import blended_transform_factory
+
+    rs = [r for r in records if r.accelerator == accelerator and r.task == task and r.config == config]
+    others = [a for a in sweep_axes(rs) if a != axis]
+
+    def rest(r: EpisodeRecord) -> tuple:
+        return tuple(r.hw_overrides.get(a[0]) for a in others)
+
+    def rest_text(key: tuple) -> str:
+        return point_text(tuple(("+".join(a), v) for a, v in zip(others, key, strict=True)))
+
+    x_of = {r.point: r.hw_overrides[axis[0]] for r in rs}
+    labels = list(by_agent([r for r in rs if r.agent != "compiler"]))
+    color = {label: f"C{i}" for i, label in enumerate(["compiler", *labels])}  # an agent keeps its colour
+    fig, (ax_c, ax_s, ax_l) = plt.subplots(1, 3, figsize=(13.5, 5.6))
+    styles = ["-", "--", "-.", ":"]
+    for ki, key in enumerate(sorted({rest(r) for r in rs}, key=_value_order)):
+        sub = [r for r in rs if rest(r) == key]
+        suffix = f" [{rest_text(key)}]" if others else ""
+        ls = styles[ki % len(styles)]
+        points = sorted({r.point for r in sub if r.status != "invalid"}, key=lambda p: x_of[p])
+        xs = [x_of[p] for p in points]
+
+        def at(p, value, who=None, sub=sub):
+            played = [r for r in M.counted(sub) if r.point == p and (who is None or r.label == who)]
+            return value(played)
+
+        base = [at(p, lambda pl: next((r.baseline_cycles for r in pl if r.baseline_cycles), None)) for p in points]
+        sol = [at(p, lambda pl: next((r.sol_cycles for r in pl if r.sol_cycles), None)) for p in points]
+        _line(ax_c, xs, base, f"compiler{suffix}", ls, "o", color["compiler"])
+        _line(ax_c, xs, sol, f"speed of light{suffix}", ls, "_", color="black")
+        for label in labels:
+            best = [at(p, lambda pl: best_success(pl), label) for p in points]
+            _line(ax_c, xs, [b.cycles if b else None for b in best], f"{label}{suffix}", ls, "s", color[label])
+            _line(ax_s, xs, [b.speedup if b else None for b in best], f"{label}{suffix}", ls, "s", color[label])
+        for label in ["compiler", *labels] if any(r.agent == "compiler" for r in sub) else labels:
+            best = [at(p, lambda pl: best_success(pl), label) for p in points]
+            _line(ax_l, xs, [100 * b.sol_share if b and b.sol_share else None for b in best], f"{label}{suffix}",
+                  ls, "o" if label == "compiler" else "s", color.get(label))
+        bad = sorted({x_of[r.point] for r in sub if r.status == "invalid"})
+        if bad:
+            tr = blended_transform_factory(ax_c.transData, ax_c.transAxes)
+            first = not any(c.get_label() == "invalid point" for c in ax_c.collections)
+            ax_c.scatter(bad, [0.03] * len(bad), marker="x", color="crimson", transform=tr, zorder=3, clip_on=False,
+                         label="invalid point" if first else None)
+    name = "+".join(axis)
+    values = [v for v in x_of.values() if isinstance(v, (int, float))]
+    log2 = bool(values) and min(values) > 0 and max(values) / min(values) >= 4
+    for ax, ylabel in ((ax_c, "cycles"), (ax_s, "speedup over the compiler (x)"), (ax_l, "% of speed of light")):
+        ax.set_xlabel(name)
+        ax.set_ylabel(ylabel)
+        if log2:
+            ax.set_xscale("log", base=2)
+        if values:
+            ax.set_xticks(sorted(set(values)), [str(v) for v in sorted(set(values))])
+        if ax.lines or ax.collections:  # below the panel: the lines stay readable
+            ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1 if not others else 2)
+    ys = [y for line in ax_c.lines for y in line.get_ydata() if y]
+    if ys and max(ys) / min(ys) >= 10:  # cycles over orders of magnitude; else a plain axis reads better
+        from matplotlib.ticker import ScalarFormatter
+
+        ax_c.set_yscale("log")
+        for axis_ in (ax_c.yaxis,):
+            axis_.set_major_formatter(ScalarFormatter())
+            axis_.set_minor_formatter(ScalarFormatter())
+            axis_.get_major_formatter().set_scientific(False)
+            axis_.get_minor_formatter().set_scientific(False)
+    ax_s.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax_l.set_ylim(0, 105)
+    fig.suptitle(f"{accelerator} {task} C{config}: sweep of {name}", fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _value_order(key: tuple) -> tuple:
+    """Numbers by value (4 before 16), then anything else by its text."""
+    return tuple((0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v)) for v in key)
+
+
+def _line(ax, xs, ys, label, linestyle, marker, color=None) -> None:
+    """A line through the points that have a value (a failed or missing point is a gap, not a zero)."""
+    pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None]
+    if pts:
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle=linestyle, marker=marker, label=label,
+                color=color, linewidth=1.4, markersize=4)
+
+
+def write_sweep_plots(records: Sequence[EpisodeRecord], out_dir: str | Path) -> list[Path]:
+    """``sweep_<ACC>_<task>_C<c>_<axis>.png`` for every swept cell and axis; returns the files written."""
+    sweep = sweep_records(records)
+    paths = []
+    for acc, task, c in sweep_cells(sweep):
+        cell = [r for r in sweep if r.accelerator == acc and r.task == task and r.config == c]
+        for axis in sweep_axes(cell):
+            name = "+".join(axis)
+            paths.append(sweep_plot(sweep, acc, task, c, axis, Path(out_dir) / f"sweep_{acc}_{task}_C{c}_{name}.png"))
     return paths

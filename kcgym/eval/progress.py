@@ -10,7 +10,7 @@ import sys
 import time
 from typing import TextIO
 
-from kcgym.eval.records import EpisodeRecord
+from kcgym.eval.records import EpisodeRecord, point_text
 
 _REASON_CHARS = 80  # of a failure's message on the progress line (the first of a kind is noted in full)
 
@@ -85,9 +85,10 @@ class Progress:
                 reason = record.error.strip().splitlines()[0]
                 cut = reason[:_REASON_CHARS] + ("..." if len(reason) > _REASON_CHARS else "")
                 outcome += f" ({cut})"
+        point = f" [{point_text(record.point)}]" if record.hw_overrides else ""
         line = (
             f"[{self.done}/{self.total}] success {self.success}  failed {self.failed}  excluded {self.excluded}"
-            f"  | {record.label} {record.env_id} C{record.config} run {record.run}: {outcome}"
+            f"  | {record.label} {record.env_id} C{record.config}{point} run {record.run}: {outcome}"
             f"  | ETA {format_duration(eta)}"
         )
         if self.tty:

@@ -14,7 +14,20 @@ from pydantic import BaseModel, ConfigDict, Field
 # tool_use: the agent stopped calling tools or never produced a kernel; api: the model endpoint
 # failed (retries exhausted, timeout, context overflow); harness: a bug outside the agent.
 ErrorClass = Literal["syntax", "functional", "below_roofline", "tool_use", "api", "harness", "internal_error"]
-Status = Literal["done", "excluded"]
+# excluded: the agent does not play this env (e.g. no expert kernel); invalid: a hardware-sweep point the hw
+# model rejects or the compiler cannot map the task to. Neither counts in any rate.
+Status = Literal["done", "excluded", "invalid"]
+HwPoint = tuple[tuple[str, Any], ...]  # a sweep point's overrides, sorted by field: hashable, so it can key
+
+
+def hw_point(overrides: dict[str, Any]) -> HwPoint:
+    """The canonical (sorted) form of a point's hw overrides."""
+    return tuple(sorted(overrides.items()))
+
+
+def point_text(point: HwPoint) -> str:
+    """``BLEN=8,MLEN=32``: a point as people write it on the command line."""
+    return ",".join(f"{k}={v}" for k, v in point)
 
 
 class EpisodeKey(BaseModel):
@@ -27,10 +40,13 @@ class EpisodeKey(BaseModel):
     env_id: str
     config: int
     run: int
+    one_shot: bool = False  # the prompt carried a demonstration kernel: a different run from zero-shot
+    hw: HwPoint = ()  # the hardware-sweep point (overrides); () = the default machine
 
     @property
     def text(self) -> str:
-        return f"{self.agent}|{self.model or '-'}|{self.env_id}|C{self.config}|run{self.run}"
+        text = f"{self.agent}|{self.model or '-'}|{self.env_id}|C{self.config}|run{self.run}"
+        return text + ("|one-shot" if self.one_shot else "") + (f"|{point_text(self.hw)}" if self.hw else "")
 
 
 class TokenCounts(BaseModel):
@@ -60,6 +76,8 @@ class EpisodeRecord(BaseModel):
     seed: int
     suite_version: str
     hw: dict[str, Any] = Field(default_factory=dict)
+    hw_overrides: dict[str, Any] = Field(default_factory=dict)  # of a `kcgym sweep` point; {} = default machine
+    one_shot: bool = False  # the prompt carried a demonstration kernel (gym.make(..., example_in_prompt=True))
     max_turns: int = 0
     status: Status = "done"
     excluded_reason: str | None = None
@@ -84,7 +102,12 @@ class EpisodeRecord(BaseModel):
 
     @property
     def key(self) -> EpisodeKey:
-        return EpisodeKey(agent=self.agent, model=self.model, env_id=self.env_id, config=self.config, run=self.run)
+        return EpisodeKey(agent=self.agent, model=self.model, env_id=self.env_id, config=self.config, run=self.run,
+                          one_shot=self.one_shot, hw=hw_point(self.hw_overrides))
+
+    @property
+    def point(self) -> HwPoint:
+        return hw_point(self.hw_overrides)
 
     @property
     def sol_share(self) -> float | None:
@@ -104,6 +127,8 @@ class EpisodeRecord(BaseModel):
 
     @property
     def label(self) -> str:
-        """How reports name the agent: ``llm:gpt-5.2`` or ``compiler`` (``compiler [runA]`` across runs)."""
+        """How reports name the agent: ``llm:gpt-5.2``, ``llm:gpt-5.2 one-shot`` or ``compiler`` (``compiler [runA]``
+        across runs): zero-shot and one-shot runs of one agent are separate rows."""
         base = f"{self.agent}:{self.model}" if self.model else self.agent
+        base += " one-shot" if self.one_shot else ""
         return f"{base} [{self.run_tag}]" if self.run_tag else base

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kcgym.eval import metrics as M
-from kcgym.eval.records import EpisodeRecord
+from kcgym.eval.records import EpisodeRecord, HwPoint
 from kcgym.eval.store import EPISODES, load_records
 
 ERROR_LETTERS = {
@@ -199,8 +199,103 @@ def error_table(groups: dict[str, list[EpisodeRecord]]) -> str:
     return _table(header, rows)
 
 
-def render(records: Sequence[EpisodeRecord], sources: Sequence[str | Path] = ()) -> str:
-    """The whole report as Markdown."""
+def sweep_records(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The records of hardware-sweep points (``kcgym sweep``); the ordinary tables leave them out."""
+    return [r for r in records if r.hw_overrides]
+
+
+def swept_fields(records: Sequence[EpisodeRecord]) -> list[str]:
+    """The hw fields the sweep records vary, in first-seen order."""
+    return list(dict.fromkeys(k for r in records for k in r.hw_overrides))
+
+
+def sweep_axes(records: Sequence[EpisodeRecord]) -> list[tuple[str, ...]]:
+    """The swept axes: fields whose values always agree (``MLEN+VLEN``, tied by the sweep) form one axis."""
+    axes: list[tuple[str, ...]] = []
+    for f in swept_fields(records):
+        for i, axis in enumerate(axes):
+            if all(r.hw_overrides.get(f) == r.hw_overrides.get(axis[0]) for r in records):
+                axes[i] = (*axis, f)
+                break
+        else:
+            axes.append((f,))
+    return axes
+
+
+def sweep_cells(records: Sequence[EpisodeRecord]) -> dict[tuple[str, str, int], dict[HwPoint, list[EpisodeRecord]]]:
+    """``{(accelerator, task, config): {point: records}}`` in registry order, points by their values."""
+    accs, tasks = registry_order(records)
+    fields = swept_fields(records)
+    out: dict[tuple[str, str, int], dict[HwPoint, list[EpisodeRecord]]] = {}
+    for acc in accs:
+        for task in tasks:
+            for c in sorted({r.config for r in records if r.accelerator == acc and r.task == task}):
+                rs = [r for r in records if r.accelerator == acc and r.task == task and r.config == c]
+                points = sorted({r.point for r in rs}, key=lambda p: [dict(p).get(f, 0) for f in fields])
+                out[(acc, task, c)] = {p: [r for r in rs if r.point == p] for p in points}
+    return out
+
+
+def best_success(rs: Sequence[EpisodeRecord]) -> EpisodeRecord | None:
+    """The fastest correct episode of several (runs of one agent at one point)."""
+    good = [r for r in rs if r.success and r.cycles]
+    return min(good, key=lambda r: r.cycles or 0) if good else None
+
+
+def _sweep_cell(rs: Sequence[EpisodeRecord]) -> str:
+    played = M.counted(rs)
+    best = best_success(played)
+    if best is not None:
+        share = f", {_pct(best.sol_share)} SOL" if best.sol_share is not None else ""
+        return f"{best.cycles:,} ({best.speedup:.2f}x{share})" if best.speedup else f"{best.cycles:,}"
+    if played:
+        letters = sorted({ERROR_LETTERS.get(r.error_class or "", "?") for r in played})
+        return f"fail ({','.join(letters)})"
+    return "excluded" if any(r.status == "excluded" for r in rs) else "–"
+
+
+def sweep_table(records: Sequence[EpisodeRecord]) -> str:
+    """One row per (machine, task, config, hw point): the compiler's cycles, the speed of light, and each
+    agent's best correct kernel as ``cycles (speedup, % of SOL)``; an invalid point says why."""
+    sweep = sweep_records(records)
+    axes = sweep_axes(sweep)
+    labels = list(by_agent(sweep))
+    header = ["machine", "task", "config", *("+".join(a) for a in axes), "compiler cycles", "speed of light", *labels]
+    rows = []
+    for (acc, task, c), points in sweep_cells(sweep).items():
+        for point, rs in points.items():
+            values = dict(point)
+            lead = [acc, task, f"C{c}", *(str(values.get(a[0], "default")) for a in axes)]
+            bad = next((r for r in rs if r.status == "invalid"), None)
+            if bad is not None:
+                rows.append([*lead, f"invalid: {bad.excluded_reason}", "–", *("–" for _ in labels)])
+                continue
+            played = M.counted(rs)
+            base = next((r.baseline_cycles for r in played if r.baseline_cycles), None)
+            sol = next((r.sol_cycles for r in played if r.sol_cycles), None)
+            cells = [_sweep_cell([r for r in rs if r.label == label]) for label in labels]
+            rows.append([*lead, _fmt(base, ","), _fmt(sol, ","), *cells])
+    return _table(header, rows)
+
+
+def sweep_table_of_file(path: str | Path) -> str:
+    """The sweep table of a results file (an ``episodes.jsonl``): what the README's generated block holds."""
+    return sweep_table(load_records(path))
+
+
+SWEEP_LEGEND = """\
+Cells: the agent's best correct kernel at that point as cycles (speedup over the compiler at the same point,
+share of the speed of light); fail (letters: the error classes) = played, never correct; invalid = the point
+is not a machine (the hw model rejects it) or the compiler cannot map the task to it: a hole in the design
+space, counted nowhere."""
+
+
+def render(records: Sequence[EpisodeRecord], sources: Sequence[str | Path] = (), sweep_only: bool = False) -> str:
+    """The whole report as Markdown; hardware-sweep records get their own section (``sweep_only``: just it)."""
+    sweep = sweep_records(records)
+    if sweep_only or (sweep and len(sweep) == len(records)):
+        return _render_sweep(sweep, sources)
+    records = [r for r in records if not r.hw_overrides]
     groups = by_agent(records)
     if not groups:
         return "# kcgym evaluation report\n\nNo episodes recorded yet.\n"
@@ -219,7 +314,21 @@ def render(records: Sequence[EpisodeRecord], sources: Sequence[str | Path] = ())
         error_table(groups),
         METRICS_LEGEND,
     ]
+    if sweep:
+        parts += ["## Hardware sweep", sweep_table(sweep), SWEEP_LEGEND]
     return "\n\n".join(parts) + "\n"
+
+
+def _render_sweep(sweep: Sequence[EpisodeRecord], sources: Sequence[str | Path]) -> str:
+    if not sweep:
+        return "# kcgym hardware sweep\n\nNo hardware-sweep records here (`kcgym sweep` writes them).\n"
+    versions = sorted({r.suite_version for r in sweep})
+    points = len({(r.accelerator, r.task, r.config, r.point) for r in sweep})
+    invalid = len({(r.accelerator, r.task, r.config, r.point) for r in sweep if r.status == "invalid"})
+    axes = ", ".join("+".join(a) for a in sweep_axes(sweep))
+    head = (f"Runs: {', '.join(str(s) for s in sources) or '(records)'}; suite version {', '.join(versions)}; "
+            f"{points} points swept over {axes} ({invalid} invalid), {len(sweep)} records.")
+    return "\n\n".join(["# kcgym hardware sweep", head, sweep_table(sweep), SWEEP_LEGEND]) + "\n"
 
 
 METRICS_LEGEND = """\

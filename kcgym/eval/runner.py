@@ -57,7 +57,8 @@ def error_kind(record: EpisodeRecord) -> str:
 
 
 def _key(agent_name: str, model: str | None, spec: EpisodeSpec) -> EpisodeKey:
-    return EpisodeKey(agent=agent_name, model=model, env_id=spec.env_id, config=spec.config, run=spec.run)
+    return EpisodeKey(agent=agent_name, model=model, env_id=spec.env_id, config=spec.config, run=spec.run,
+                      one_shot=spec.one_shot, hw=spec.hw)
 
 
 def run_eval(
@@ -175,6 +176,7 @@ def _safe_run(it: WorkItem, options: dict[str, Any], plugins: Sequence[str]):
         rec = EpisodeRecord(
             agent=it.agent, model=options.get("model") if it.agent == "llm" else None, env_id=s.env_id,
             accelerator=s.accelerator, task=s.task, level=s.level, config=s.config, run=s.run, seed=s.seed,
+            hw_overrides=dict(s.hw), one_shot=s.one_shot,
             suite_version=__version__, error_class="harness", error=f"{type(e).__name__}: {e}",
         )
         return rec, None

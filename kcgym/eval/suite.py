@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium
 from pydantic import BaseModel, ConfigDict
 
+from kcgym.eval.records import HwPoint
 from kcgym.registry import ENTRY_POINT, ENV_PREFIX, canonical_accelerator, parse_config, unknown_name_message
 
 
@@ -28,6 +29,8 @@ class EpisodeSpec(BaseModel):
     config: int
     run: int
     seed: int
+    one_shot: bool = False  # gym.make(..., example_in_prompt=True)
+    hw: HwPoint = ()  # hw overrides of a sweep point (gym.make(..., hw=dict(hw)))
 
 
 def _objects(spec: gymnasium.envs.registration.EnvSpec) -> tuple[Any, Any]:
@@ -85,6 +88,7 @@ def plan(
     configs: Sequence[int] = (1,),
     runs: int = 1,
     seed: int = 0,
+    one_shot: bool = False,
 ) -> list[EpisodeSpec]:
     """The episodes of a suite; unknown accelerator or task names raise ValueError (did you mean)."""
     if runs < 1:
@@ -119,7 +123,7 @@ def plan(
                 specs.append(
                     EpisodeSpec(
                         env_id=eid, accelerator=acc.name, task=task.name, level=task.level, config=c, run=r,
-                        seed=seed + r,
+                        seed=seed + r, one_shot=one_shot,
                     )
                 )
     return specs
