@@ -13,8 +13,7 @@ import pytest
 import kcgym  # noqa: F401  (registers the envs)
 from kcgym.envs.kernel_env import KernelCraftEnv
 from kcgym.envs.prompts import DEMO_TASKS, demonstration
-from kcgym.registry import ACCELERATORS
-from kcgym.tasks import task_for
+from kcgym.registry import ACCELERATORS, task_for
 from tests.envs.conftest import fake_env
 
 SECTION = "## Example: a correct kernel for a different task"

@@ -116,7 +116,7 @@ def test_the_grid_is_the_cartesian_product_and_tied_fields_move_together():
 
 def test_a_point_the_compiler_cannot_map_is_invalid_not_a_failure():
     from kcgym.eval.sweep import invalid_reason
-    from kcgym.tasks import task_for
+    from kcgym.registry import task_for
 
     task = task_for("NPU", "matmul")
     big = task.config("NPU", 5)
