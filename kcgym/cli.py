@@ -122,7 +122,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from kcgym.registry import SUPPORTED, UNSUPPORTED, env_id, task_for
 
     wanted = {_accelerator_name(a) for a in _csv(args.accelerator) or []}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for acc, tasks in SUPPORTED.items():
         if wanted and acc not in wanted:
             continue
@@ -138,8 +138,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = max((len(r["env_id"]) for r in rows), default=0)
     title_w = max((len(r["title"]) for r in rows), default=0)
     for r in rows:
-        configs = "; ".join(r["configs"])
-        print(f"{r['env_id'].ljust(width)}  L{r['level']}  {r['title'].ljust(title_w)}  {configs}")
+        print(f"{r['env_id'].ljust(width)}  L{r['level']}  {r['title'].ljust(title_w)}  {'; '.join(r['configs'])}")
     for acc, holes in UNSUPPORTED.items():  # the manifest's explicit holes, as the paper's Table 5 marks them
         for name, reason in holes.items() if not wanted or acc in wanted else ():
             print(f"{acc} {name}: not supported \u2014 {reason}")

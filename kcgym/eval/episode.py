@@ -34,7 +34,7 @@ def run_episode(
 
     start = time.perf_counter()
     agent = make_agent(agent_name, agent_options(**options))
-    setting = {"example_in_prompt": True} if spec.one_shot else {}
+    setting: dict[str, Any] = {"example_in_prompt": True} if spec.one_shot else {}
     setting |= {"hw": dict(spec.hw)} if spec.hw else {}
     env = gymnasium.make(spec.env_id, config=spec.config, **setting, **agent.env_kwargs())
     u: Any = env.unwrapped  # the KernelCraftEnv (Gymnasium types it as a plain Env)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from kcgym.eval import metrics as M
 from kcgym.eval.records import EpisodeRecord, point_text
@@ -72,7 +73,7 @@ def _bars(records: Sequence[EpisodeRecord], accelerator: str, path: Path,
                 any_fail = True
                 ax.scatter(fails, [0.05] * len(fails), marker="x", color="crimson", zorder=3)
         # explicit handles: every config keeps its colour in the legend even where it has no bar
-        handles = [Patch(color=colors[ci], label=f"C{c}") for ci, c in enumerate(configs)]
+        handles: list[Any] = [Patch(color=colors[ci], label=f"C{c}") for ci, c in enumerate(configs)]
         if any_fail:
             handles.append(Line2D([], [], marker="x", color="crimson", linestyle="", label="fail"))
         ax.axhline(reference, color="black", linewidth=0.8, linestyle="--")

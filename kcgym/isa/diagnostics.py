@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from kcgym.limits import MAX_SUGGESTED_WORD, MAX_SUGGESTIONS
 from kcgym.suggest import closest
@@ -48,7 +48,7 @@ class Diagnostic:
             out.append(f"  hint: {self.hint}")
         return "\n".join(out)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

@@ -43,7 +43,8 @@ def guide_sections(package: str, fields: dict[str, str], filename: str = "guide.
     text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
     text = re.sub(r"\{\{(\w+)\}\}", lambda m: fields.get(m.group(1), m.group(0)), text)
     sections: list[DocSection] = []
-    title, body, fenced = None, [], False
+    title, fenced = None, False
+    body: list[str] = []
     for line in text.splitlines() + ["## "]:
         if line.startswith("```"):
             fenced = not fenced

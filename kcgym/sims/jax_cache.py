@@ -23,7 +23,7 @@ def enable_persistent_cache() -> None:
     import jax
 
     try:
-        if os.environ.get("JAX_COMPILATION_CACHE_DIR") or jax.config.jax_compilation_cache_dir:
+        if os.environ.get("JAX_COMPILATION_CACHE_DIR") or getattr(jax.config, "jax_compilation_cache_dir", None):
             return  # the user's choice stands (and so do their thresholds)
         root = Path(os.environ.get("KCGYM_CACHE_DIR", Path.home() / ".cache" / "kcgym"))
         (root / "jax").mkdir(parents=True, exist_ok=True)

@@ -57,6 +57,7 @@ def random_bf16(
     uniform = low is not None or high is not None
     if uniform == (scale is not None) or uniform and (low is None or high is None):
         raise ValueError("give either low and high (uniform) or scale (normal)")
-    if uniform:
+    if low is not None and high is not None:
         return round_bf16(rng.uniform(low, high, size=shape))
+    assert scale is not None  # checked above
     return round_bf16(rng.standard_normal(size=shape) * scale)

@@ -82,11 +82,11 @@ def _chunk_block(task: Task, cfg: TaskConfig, chunk: int) -> list[str]:
             ops += body(x, t)
             ops.append(f"VST {x}, p2, 64")
         return ops
-    body = ROWWISE[task.name]
+    rowwise = ROWWISE[task.name]
     for row in range(chunk // (2 * VECTOR_BYTES)):
         k = (row % 3) * 3
         a, b, m, c = f"x{k}", f"x{k + 1}", f"x{k + 2}", f"c{row % 3}"
-        ops += [f"VLD {a}, p1, 64", f"VLD {b}, p1, 64", *body(a, b, m, c), f"VST {a}, p2, 64", f"VST {b}, p2, 64"]
+        ops += [f"VLD {a}, p1, 64", f"VLD {b}, p1, 64", *rowwise(a, b, m, c), f"VST {a}, p2, 64", f"VST {b}, p2, 64"]
     return ops
 
 
