@@ -117,7 +117,7 @@ def _assemble(env: KernelCraftEnv, args: dict[str, Any]) -> ToolResult:
     from kcgym.isa.diagnostics import AssemblyError
 
     try:
-        program = env.accelerator.assemble(env.kernel or "", env.hw)
+        program = env.evaluator.assemble(env.kernel or "")  # cached by (machine, hw, source hash)
     except AssemblyError as e:
         n_err = len(e.errors)
         info = {"assembled": False, "errors": n_err, "warnings": len(e.diagnostics) - n_err}
