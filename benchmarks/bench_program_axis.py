@@ -7,14 +7,18 @@ and selects, and memory updates become batched. This script times both ways on N
 ``KernelCraft-NPU-matmul`` C1 kernels (compiler and expert kernels, numbered comments), each on
 3 input sets, and checks that they agree on the cycle counts.
 
-    python benchmarks/bench_program_axis.py [--n 16]
+    python benchmarks/bench_program_axis.py [--n 16] [--out benchmarks/results/program_axis.json]
+
+``--out`` writes the measurement as JSON (the README's sentence about it quotes that file).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
+from pathlib import Path
 
 import gymnasium as gym
 import jax
@@ -30,6 +34,7 @@ MAX_STEPS = 200_000
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=16)
+    ap.add_argument("--out", default=None, help="write the result as JSON here")
     args = ap.parse_args()
     env = gym.make("KernelCraft-NPU-matmul", config=1).unwrapped
     acc, task, cfg, hw = env.accelerator, env.task, env.cfg, env.hw
@@ -81,6 +86,12 @@ def main() -> None:
     cycles = [int(state.ctl[i, 0, M.T_END]) for i in range(args.n)]
     assert cycles == [r[0].cycles for r in reference], "the two ways disagree on cycles"
     print("  cycle counts agree")
+    if args.out:
+        result = {"programs": args.n, "input_sets": len(inputs), "per_program_warm_s": round(warm, 4),
+                  "program_axis_warm_s": round(warm_axis, 4), "slowdown": round(warm_axis / warm, 1),
+                  "cpus": os.cpu_count(), "load": round(os.getloadavg()[0], 1), "date": time.strftime("%Y-%m-%d"),
+                  "device": jax.devices()[0].platform}
+        Path(args.out).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

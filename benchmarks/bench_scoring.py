@@ -119,6 +119,24 @@ def compare(args: argparse.Namespace) -> None:
         print(f"wrote {len(rows)} rows to {out}")
 
 
+def render(rows: list[dict]) -> str:
+    """The README table: per case, before and after side by side (a pure function of the results file)."""
+    by = {(r["machine"], r["task"], r["config"], r["tree"]): r for r in rows}
+    cases = list(dict.fromkeys((r["machine"], r["task"], r["config"]) for r in rows))
+    out = ["| machine | task | config | kernels | kernels/s before | after | x | CPU ms/kernel before | after | "
+           "assembly ms before | after | target kernels/s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m, t, c in cases:
+        b, a = by[(m, t, c, "before")], by[(m, t, c, "after")]
+        out.append(f"| {m} | {t} | C{c} | {a['n']} | {b['kernels_per_s']:.1f} | {a['kernels_per_s']:.1f} | "
+                   f"{a['kernels_per_s'] / b['kernels_per_s']:.2f} | {b['cpu_ms']:.2f} | {a['cpu_ms']:.2f} | "
+                   f"{b['assemble_ms']:.3f} | {a['assemble_ms']:.3f} | {a['target_kernels_per_s'] or '-'} |")
+    first = rows[0]
+    out += ["", f"Measured {first['date']} on {first['cpus']} CPUs at load {first['load']} (before = "
+            f"{first['commit'] if first['tree'] == 'before' else '?'}, best of {first['repeats']} batches; every "
+            f"kernel correct with the compiler's cycles: {all(r['all_correct'] for r in rows)})."]
+    return "\n".join(out)
+
+
 # -- the older comparison: one batch call vs one env episode (or one score call) per kernel ------------------
 def candidates(scorer, n: int, distinct: int) -> list[str]:
     """A quarter each: the compiler's kernel, the expert kernel, one line removed, an unknown mnemonic."""

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "sol.jsonl"
 README = ROOT / "README.md"
-BEGIN, END = "<!-- sol-table:begin -->", "<!-- sol-table:end -->"
+BEGIN, END = "<!-- generated: sol -->", "<!-- end generated -->"  # benchmarks/readme_tables.py markers
 MACHINES = ("NPU", "VLIW", "RVV")  # table order (the registry's)
 LOOSE = 2.0  # an expert above this many times SOL gets a note on the loose term or the missing optimisation
 
