@@ -31,6 +31,14 @@ from kcgym.sims.npu.accelerator import HBM_BUCKET, PROGRAM_BUCKET
 MAX_STEPS = 200_000
 
 
+def readme_sentence(result: dict) -> str:
+    """What the README says about the measurement (benchmarks/readme_tables.py keeps it equal to the file)."""
+    return (f"measured it {result['slowdown']:g}x slower than one call per program ({result['programs']} distinct "
+            f"matmul C1 kernels x {result['input_sets']} input sets on {result['device'].upper()}: "
+            f"{result['program_axis_warm_s']:.2f} s vs {result['per_program_warm_s']:.2f} s warm, same cycles; "
+            f"{result['date']}, {result['cpus']} cores at load {result['load']})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=16)

@@ -61,7 +61,7 @@ def measure(machine: str, task: str, config: int, n: int, repeats: int) -> dict:
     for s in sources:
         env.accelerator.assemble(s, env.hw)
     assemble_ms = (time.process_time() - c0) / len(sources) * 1e3
-    return {"kernels_per_s": round(n / best_wall, 1), "cpu_ms": round(best_cpu / n * 1e3, 3),
+    return {"kernels_per_s": float(f"{n / best_wall:.4g}"), "cpu_ms": float(f"{best_cpu / n * 1e3:.4g}"),
             "assemble_ms": round(assemble_ms, 3), "all_correct": bool(ok and warm.correct), "cycles": warm.cycles,
             "workers": scorer.max_workers}
 
@@ -98,24 +98,25 @@ def compare(args: argparse.Namespace) -> None:
           f"after = {ROOT} ({commits['after']})")
     print(f"{'case':18s} {'n':>3s}  {'before k/s':>10s} {'after k/s':>10s} {'x':>5s}  "
           f"{'asm ms before':>13s} {'after':>6s}  {'target':>6s}  correct")
-    rows = []
+    rows: list[dict] = []
+    out = Path(args.out)
     for case, n in cases.items():
         got = {}
         for name in ("before", "after"):
             got[name] = run_case(trees[name], case, n, args.repeats)
         b, a = got["before"], got["after"]
         target = TARGETS.get(case[2])
-        print(f"{case[0]}-{case[1]} C{case[2]:<5d} {n:3d}  {b['kernels_per_s']:10.1f} {a['kernels_per_s']:10.1f} "
+        print(f"{case[0]}-{case[1]} C{case[2]:<5d} {n:3d}  {b['kernels_per_s']:10.3g} {a['kernels_per_s']:10.3g} "
               f"{a['kernels_per_s'] / b['kernels_per_s']:5.2f}  {b['assemble_ms']:13.3f} {a['assemble_ms']:6.3f}  "
-              f"{target or '-':>6}  {b['all_correct'] and a['all_correct']}")
+              f"{target or '-':>6}  {b['all_correct'] and a['all_correct']}", flush=True)
         for name in ("before", "after"):
             rows.append({"machine": case[0], "task": case[1], "config": case[2], "tree": name,
                          "commit": commits[name], "n": n, "repeats": args.repeats, **got[name],
                          "target_kernels_per_s": target, "cpus": os.cpu_count(),
                          "load": round(os.getloadavg()[0], 1), "date": time.strftime("%Y-%m-%d")})
+        if not args.quick:  # after every case, so an interrupted run keeps what it measured
+            out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     if not args.quick:
-        out = Path(args.out)
-        out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
         print(f"wrote {len(rows)} rows to {out}")
 
 
@@ -127,7 +128,7 @@ def render(rows: list[dict]) -> str:
            "assembly ms before | after | target kernels/s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m, t, c in cases:
         b, a = by[(m, t, c, "before")], by[(m, t, c, "after")]
-        out.append(f"| {m} | {t} | C{c} | {a['n']} | {b['kernels_per_s']:.1f} | {a['kernels_per_s']:.1f} | "
+        out.append(f"| {m} | {t} | C{c} | {a['n']} | {b['kernels_per_s']:.3g} | {a['kernels_per_s']:.3g} | "
                    f"{a['kernels_per_s'] / b['kernels_per_s']:.2f} | {b['cpu_ms']:.2f} | {a['cpu_ms']:.2f} | "
                    f"{b['assemble_ms']:.3f} | {a['assemble_ms']:.3f} | {a['target_kernels_per_s'] or '-'} |")
     first = rows[0]

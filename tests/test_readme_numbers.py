@@ -101,3 +101,11 @@ def test_a_changed_number_is_caught():
     edited = R.replace(README, block, text.replace("**", "**9", 1))
     assert any(p.startswith("npu-experts:") for p in R.stale(edited))
     assert R.stale(R.write(edited)) == R.stale(README)
+
+
+def test_the_program_cache_bounds_in_the_readme_are_the_constants():
+    from kcgym.limits import MAX_CACHED_PROGRAM_CHARS, MAX_CACHED_PROGRAMS
+
+    text = " ".join(README.split())
+    assert f"`MAX_CACHED_PROGRAMS` = {MAX_CACHED_PROGRAMS} entries" in text
+    assert f"`MAX_CACHED_PROGRAM_CHARS` = {MAX_CACHED_PROGRAM_CHARS:,} source characters" in text
