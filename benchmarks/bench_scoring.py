@@ -10,6 +10,8 @@ alike: ``before`` (``--base``, a checkout of main: ``git worktree add --detach /
   kernels_per_s  distinct kernels scored per wall second (BatchScorer's default thread pool)
   cpu_ms         CPU milliseconds of the process per kernel (all threads)
   assemble_ms    CPU milliseconds of one ``accelerator.assemble`` of such a kernel (no cache)
+  overhead_ms    CPU milliseconds per kernel of everything but the simulation (``accelerator.run`` replays
+                 one real result): assembly, checking, output comparison, the records
 
     python benchmarks/bench_scoring.py [--quick] [--base DIR] [--cases NPU:matmul:1 ...] [--repeats 2]
     python benchmarks/bench_scoring.py --paths [--env-id ID] [--config 1] [--n 64]   (env vs single vs batch)
@@ -56,14 +58,41 @@ def measure(machine: str, task: str, config: int, n: int, repeats: int) -> dict:
         best_wall = min(best_wall, time.perf_counter() - t0)
         best_cpu = min(best_cpu, time.process_time() - c0)
         ok = ok and all(rec.correct and rec.cycles == warm.cycles for rec in records)
+    overhead_ms = _without_simulation(scorer, source, max(n, 64))
     sources = [f"# assembly {i}\n{source}" for i in range(max(n, 8))]
     c0 = time.process_time()
     for s in sources:
         env.accelerator.assemble(s, env.hw)
     assemble_ms = (time.process_time() - c0) / len(sources) * 1e3
     return {"kernels_per_s": float(f"{n / best_wall:.4g}"), "cpu_ms": float(f"{best_cpu / n * 1e3:.4g}"),
-            "assemble_ms": round(assemble_ms, 3), "all_correct": bool(ok and warm.correct), "cycles": warm.cycles,
+            "assemble_ms": round(assemble_ms, 3), "overhead_ms": round(overhead_ms, 3),
+            "all_correct": bool(ok and warm.correct), "cycles": warm.cycles,
             "workers": scorer.max_workers}
+
+
+def _without_simulation(scorer, source: str, n: int) -> float:
+    """CPU ms per distinct kernel of the scoring path with the simulator taken out: ``accelerator.run``
+    replays one real result, so what is left is assembly, checking, comparison and the records."""
+    cls = type(scorer.env.accelerator)
+    real, replay = cls.run, {}
+
+    def run(self, *args, **kwargs):
+        if "result" not in replay:
+            replay["result"] = real(self, *args, **kwargs)
+        return replay["result"]
+
+    cls.run = run
+    try:
+        scorer.score([f"# warm\n{source}"])
+        best = float("inf")
+        for r in range(3):
+            kernels = [f"# replay {r}-{i}\n{source}" for i in range(n)]
+            c0 = time.process_time()
+            scorer.score(kernels)
+            best = min(best, time.process_time() - c0)
+    finally:
+        cls.run = real
+    return best / n * 1e3
 
 
 def _commit(tree: Path) -> str:
@@ -97,7 +126,7 @@ def compare(args: argparse.Namespace) -> None:
     print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; before = {trees['before']} ({commits['before']}), "
           f"after = {ROOT} ({commits['after']})")
     print(f"{'case':18s} {'n':>3s}  {'before k/s':>10s} {'after k/s':>10s} {'x':>5s}  "
-          f"{'asm ms before':>13s} {'after':>6s}  {'target':>6s}  correct")
+          f"{'asm ms before':>13s} {'after':>6s}  {'no-sim ms before':>16s} {'after':>6s}  {'target':>6s}  correct")
     rows: list[dict] = []
     out = Path(args.out)
     for case, n in cases.items():
@@ -108,6 +137,7 @@ def compare(args: argparse.Namespace) -> None:
         target = TARGETS.get(case[2])
         print(f"{case[0]}-{case[1]} C{case[2]:<5d} {n:3d}  {b['kernels_per_s']:10.3g} {a['kernels_per_s']:10.3g} "
               f"{a['kernels_per_s'] / b['kernels_per_s']:5.2f}  {b['assemble_ms']:13.3f} {a['assemble_ms']:6.3f}  "
+              f"{b['overhead_ms']:16.3f} {a['overhead_ms']:6.3f}  "
               f"{target or '-':>6}  {b['all_correct'] and a['all_correct']}", flush=True)
         for name in ("before", "after"):
             rows.append({"machine": case[0], "task": case[1], "config": case[2], "tree": name,
@@ -125,11 +155,13 @@ def render(rows: list[dict]) -> str:
     by = {(r["machine"], r["task"], r["config"], r["tree"]): r for r in rows}
     cases = list(dict.fromkeys((r["machine"], r["task"], r["config"]) for r in rows))
     out = ["| machine | task | config | kernels | kernels/s before | after | x | CPU ms/kernel before | after | "
-           "assembly ms before | after | target kernels/s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "without simulation ms before | after | assembly ms before | after | target kernels/s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m, t, c in cases:
         b, a = by[(m, t, c, "before")], by[(m, t, c, "after")]
         out.append(f"| {m} | {t} | C{c} | {a['n']} | {b['kernels_per_s']:.3g} | {a['kernels_per_s']:.3g} | "
                    f"{a['kernels_per_s'] / b['kernels_per_s']:.2f} | {b['cpu_ms']:.2f} | {a['cpu_ms']:.2f} | "
+                   f"{b['overhead_ms']:.3f} | {a['overhead_ms']:.3f} | "
                    f"{b['assemble_ms']:.3f} | {a['assemble_ms']:.3f} | {a['target_kernels_per_s'] or '-'} |")
     first = rows[0]
     out += ["", f"Measured {first['date']} on {first['cpus']} CPUs at load {first['load']} (before = "
