@@ -5,9 +5,10 @@ GRPO-style training samples a group of completions per prompt and needs one rewa
 with ``seed`` would submit on), through the env's own :class:`~kcgym.evaluation.Evaluator`
 and :class:`~kcgym.envs.rewards.RewardSpec`, so a batch reward always equals the reward the
 multi-turn env would pay for the same kernel and seed. What the batch adds over scoring one by
-one: the env, the inputs and the baseline are built once; identical kernels (common inside a
-GRPO group) are simulated once; distinct kernels are simulated concurrently on a thread pool
-(the JAX simulators release the GIL while they run).
+one: the env, the inputs, their reference outputs and the baseline are built once; identical
+kernels (common inside a GRPO group) are simulated once; distinct kernels are simulated
+concurrently on a thread pool (the JAX simulators release the GIL while they run). Assembly
+outcomes are cached across batches by source hash (:func:`kcgym.evaluation.assemble_cached`).
 
 Raw model completions are accepted too: :func:`extract_kernel` takes the kernel from the last
 fenced code block; a completion without one scores 0 with ``error_class="no_kernel"``.
