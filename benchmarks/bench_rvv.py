@@ -6,13 +6,19 @@ persistent-cache hit; warm = median of repeats) and simulator instructions per s
 with ``--experts``, a Markdown table of expert speedups (compiler cycles / expert cycles).
 
     python benchmarks/bench_rvv.py [--tasks a,b] [--configs 1,5] [--repeats 3] [--experts]
+    python benchmarks/bench_rvv.py --experts-only     # the expert table alone, into results/rvv_experts.jsonl
+
+The README's expert table is :func:`render_experts` of ``benchmarks/results/rvv_experts.jsonl``
+(``python benchmarks/readme_tables.py --write``); cycle counts are deterministic.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +26,7 @@ from kcgym.sims.rvv import ACCELERATOR
 from kcgym.tasks import tasks_for
 
 EXPERT_TASKS = ("gemv", "matmul", "conv2d", "depthwise_conv")
+EXPERT_RESULTS = Path(__file__).resolve().parent / "results" / "rvv_experts.jsonl"
 
 
 def _run(source: str, task, cfg, hw, inputs):
@@ -29,6 +36,39 @@ def _run(source: str, task, cfg, hw, inputs):
     return res, time.perf_counter() - t0, program
 
 
+def expert_rows(configs: list[int]) -> list[dict]:
+    """Compiler and expert cycles per expert task and config, on one input set (seed 0)."""
+    tasks = tasks_for("int8")
+    hw = ACCELERATOR.make_hw()
+    rows = []
+    for name in EXPERT_TASKS:
+        task = tasks[name]
+        for index in configs:
+            cfg = task.config("RVV", index)
+            inputs = [task.generate_inputs(cfg, np.random.default_rng(0))]
+            base, _, _ = _run(ACCELERATOR.compile(task, cfg, hw), task, cfg, hw, inputs)
+            fast, _, _ = _run(ACCELERATOR.expert(task, cfg, hw), task, cfg, hw, inputs)
+            rows.append({"task": name, "config": index, "compiler_cycles": base.cycles, "expert_cycles": fast.cycles})
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def render_experts(rows: list[dict]) -> str:
+    """The README's expert table: speedup (expert vs compiler cycles) per task and config."""
+    configs = sorted({r["config"] for r in rows})
+    out = ["| task | " + " | ".join(f"C{i}" for i in configs) + " |", "|---|" + "---|" * len(configs)]
+    for name in dict.fromkeys(r["task"] for r in rows):
+        by = {r["config"]: r for r in rows if r["task"] == name}
+        cells = [f"{by[i]['compiler_cycles'] / by[i]['expert_cycles']:.2f} ({by[i]['expert_cycles']} vs "
+                 f"{by[i]['compiler_cycles']})" for i in configs]
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def load_experts(path: Path = EXPERT_RESULTS) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 def main() -> None:
     tasks = tasks_for("int8")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -36,7 +76,14 @@ def main() -> None:
     ap.add_argument("--configs", default="1,2,3,4,5")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--experts", action="store_true", help="also print the expert speedup table")
+    ap.add_argument("--experts-only", action="store_true", help="only the expert table, written to --out")
+    ap.add_argument("--out", default=str(EXPERT_RESULTS))
     args = ap.parse_args()
+    if args.experts_only:
+        rows = expert_rows([int(c) for c in args.configs.split(",")])
+        Path(args.out).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        print(render_experts(rows))
+        return
     hw = ACCELERATOR.make_hw()
     configs = [int(c) for c in args.configs.split(",")]
     print(f"{'task':15s} {'cfg':3s} {'cycles':>9s} {'roofline':>9s} {'dyn.instr':>9s} {'cold s':>7s} "
@@ -58,17 +105,8 @@ def main() -> None:
                   f"{res.instructions / w:9.0f}", flush=True)
     if not args.experts:
         return
-    print("\n| task | " + " | ".join(f"C{i}" for i in configs) + " |\n|---|" + "---|" * len(configs))
-    for name in EXPERT_TASKS:
-        task = tasks[name]
-        cells = []
-        for index in configs:
-            cfg = task.config("RVV", index)
-            inputs = [task.generate_inputs(cfg, np.random.default_rng(0))]
-            base, _, _ = _run(ACCELERATOR.compile(task, cfg, hw), task, cfg, hw, inputs)
-            fast, _, _ = _run(ACCELERATOR.expert(task, cfg, hw), task, cfg, hw, inputs)
-            cells.append(f"{base.cycles / fast.cycles:.2f} ({fast.cycles} vs {base.cycles})")
-        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+    print()
+    print(render_experts(expert_rows(configs)))
 
 
 if __name__ == "__main__":

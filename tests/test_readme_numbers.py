@@ -48,7 +48,6 @@ NOT_YET_GENERATED = {
         "bench_npu.py prints it; no results file",
     "| task | C1 cycles | C1 dyn. instr | C5 cycles | C5 roofline | C5 dyn. instr | C5 cold s | C5 warm s | "
     "C5 cpu s |": "bench_npu.py --configs 1,5 prints it; no results file",
-    "| task | C1 | C2 | C3 | C4 | C5 |": "RVV experts: bench_rvv.py --experts prints it; no results file",
     "| task | C1 cycles | C1 dyn. instr | C1 cold / warm s | C5 cycles | C5 roofline | C5 dyn. instr | "
     "C5 cold / warm s |": "bench_rvv.py prints it; no results file",
 }
