@@ -7,8 +7,10 @@ with ``--experts``, a Markdown table of expert speedups (compiler cycles / exper
 
     python benchmarks/bench_rvv.py [--tasks a,b] [--configs 1,5] [--repeats 3] [--experts]
     python benchmarks/bench_rvv.py --experts-only     # the expert table alone, into results/rvv_experts.jsonl
+    python benchmarks/bench_rvv.py --configs 1,5 --repeats 1 --jsonl benchmarks/results/rvv.jsonl
 
-The README's expert table is :func:`render_experts` of ``benchmarks/results/rvv_experts.jsonl``
+The README's compiler table is :func:`readme_table` of ``benchmarks/results/rvv.jsonl``, its expert table
+:func:`render_experts` of ``benchmarks/results/rvv_experts.jsonl``
 (``python benchmarks/readme_tables.py --write``); cycle counts are deterministic.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -65,6 +68,20 @@ def render_experts(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def readme_table(rows: list[dict]) -> str:
+    """The README's compiler table: C1 and C5 cycles, instructions and cold / warm wall seconds."""
+    by = {(r["task"], r["config"]): r for r in rows}
+    out = ["| task | C1 cycles | C1 dyn. instr | C1 cold / warm s | C5 cycles | C5 roofline | C5 dyn. instr | "
+           "C5 cold / warm s |", "|---|---|---|---|---|---|---|---|"]
+    for t in dict.fromkeys(r["task"] for r in rows):
+        a, b = by[(t, 1)], by[(t, 5)]
+        out.append(f"| {t} | {a['cycles']} | {a['instructions']} | {a['cold_s']:.2f} / {a['warm_s']:.3f} | "
+                   f"{b['cycles']} | {b['roofline']} | {b['instructions']} | {b['cold_s']:.2f} / {b['warm_s']:.3f} |")
+    loads = [r["load"] for r in rows]
+    return "\n".join(out + ["", f"(measured {rows[0]['date']} on {rows[0]['cpus']} shared cores, load "
+                                 f"{min(loads)}-{max(loads)}.)"])
+
+
 def load_experts(path: Path = EXPERT_RESULTS) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
@@ -78,6 +95,7 @@ def main() -> None:
     ap.add_argument("--experts", action="store_true", help="also print the expert speedup table")
     ap.add_argument("--experts-only", action="store_true", help="only the expert table, written to --out")
     ap.add_argument("--out", default=str(EXPERT_RESULTS))
+    ap.add_argument("--jsonl", default=None, help="write one JSON line per (task, config) of the compiler table")
     args = ap.parse_args()
     if args.experts_only:
         rows = expert_rows([int(c) for c in args.configs.split(",")])
@@ -86,6 +104,7 @@ def main() -> None:
         return
     hw = ACCELERATOR.make_hw()
     configs = [int(c) for c in args.configs.split(",")]
+    rows: list[dict] = []
     print(f"{'task':15s} {'cfg':3s} {'cycles':>9s} {'roofline':>9s} {'dyn.instr':>9s} {'cold s':>7s} "
           f"{'warm s':>7s} {'instr/s':>9s}")
     for name in args.tasks.split(","):
@@ -103,6 +122,12 @@ def main() -> None:
             roof = ACCELERATOR.roofline_cycles(task, cfg, hw)
             print(f"{name:15s} C{index:<2d} {res.cycles:9d} {roof:9d} {res.instructions:9d} {cold:7.2f} {w:7.3f} "
                   f"{res.instructions / w:9.0f}", flush=True)
+            rows.append({"task": name, "config": index, "cycles": res.cycles, "roofline": roof,
+                         "instructions": res.instructions, "cold_s": round(cold, 3), "warm_s": round(w, 4),
+                         "cpus": os.cpu_count(), "load": round(os.getloadavg()[0], 1),
+                         "date": time.strftime("%Y-%m-%d")})
+            if args.jsonl:  # after every row, so an interrupted run keeps what it measured
+                Path(args.jsonl).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     if not args.experts:
         return
     print()

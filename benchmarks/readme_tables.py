@@ -71,6 +71,8 @@ def _speed(m: ModuleType, p: list[Path]) -> str:
 
 
 BLOCKS: tuple[Block, ...] = (
+    Block("npu-compiler", "bench_npu", ("npu.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
+    Block("npu-composites", "bench_npu", ("npu.jsonl",), lambda m, p: m.readme_composites(m.load(p[0]))),
     Block("npu-experts", "bench_npu_experts", ("npu_experts.jsonl",), lambda m, p: m.render(m.load(p[0]))),
     Block("vliw-experts", "bench_vliw", ("vliw.jsonl",), lambda m, p: m.readme_speedups(m.load(str(p[0])))),
     Block("vliw-compiler", "bench_vliw", ("vliw.jsonl",), lambda m, p: m.readme_compiler(m.load(str(p[0])))),

@@ -44,10 +44,6 @@ STATIC_HEADERS = {
 # measured tables whose benchmark writes no results file yet: listed so that the gap is visible and new
 # tables cannot join it (remove a line when its table becomes a generated block)
 NOT_YET_GENERATED = {
-    "| task | C1 cycles | C1 dyn. instr | C1 warm s | C5 cycles | C5 roofline | C5 dyn. instr | C5 warm s |":
-        "bench_npu.py prints it; no results file",
-    "| task | C1 cycles | C1 dyn. instr | C5 cycles | C5 roofline | C5 dyn. instr | C5 cold s | C5 warm s | "
-    "C5 cpu s |": "bench_npu.py --configs 1,5 prints it; no results file",
     "| task | C1 cycles | C1 dyn. instr | C1 cold / warm s | C5 cycles | C5 roofline | C5 dyn. instr | "
     "C5 cold / warm s |": "bench_rvv.py prints it; no results file",
 }
