@@ -78,11 +78,14 @@ def readme_table(rows: list[dict]) -> str:
         out.append(f"| {t} | {a['cycles']} | {a['instructions']} | {a['cold_s']:.2f} / {a['warm_s']:.3f} | "
                    f"{b['cycles']} | {b['roofline']} | {b['instructions']} | {b['cold_s']:.2f} / {b['warm_s']:.3f} |")
     loads = [r["load"] for r in rows]
+    rates = [r["instructions"] / r["warm_s"] for r in rows if r["warm_s"] > 0]
     return "\n".join(out + ["", f"(measured {rows[0]['date']} on {rows[0]['cpus']} shared cores, load "
-                                 f"{min(loads)}-{max(loads)}.)"])
+                                 f"{min(loads)}-{max(loads)}; warm, the interpreter ran {min(rates):.1e} to "
+                                 f"{max(rates):.1e} RVV instructions per second.)"])
 
 
-def load_experts(path: Path = EXPERT_RESULTS) -> list[dict]:
+def load(path: Path = EXPERT_RESULTS) -> list[dict]:
+    """The rows of a results file this script wrote (rvv_experts.jsonl by default, or rvv.jsonl)."""
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
