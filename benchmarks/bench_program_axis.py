@@ -7,14 +7,18 @@ and selects, and memory updates become batched. This script times both ways on N
 ``KernelCraft-NPU-matmul`` C1 kernels (compiler and expert kernels, numbered comments), each on
 3 input sets, and checks that they agree on the cycle counts.
 
-    python benchmarks/bench_program_axis.py [--n 16]
+    python benchmarks/bench_program_axis.py [--n 16] [--out benchmarks/results/program_axis.json]
+
+``--out`` writes the measurement as JSON (the README's sentence about it quotes that file).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
+from pathlib import Path
 
 import gymnasium as gym
 import jax
@@ -27,9 +31,18 @@ from kcgym.sims.npu.accelerator import HBM_BUCKET, PROGRAM_BUCKET
 MAX_STEPS = 200_000
 
 
+def readme_sentence(result: dict) -> str:
+    """What the README says about the measurement (benchmarks/readme_tables.py keeps it equal to the file)."""
+    return (f"measured it {result['slowdown']:g}x slower than one call per program ({result['programs']} distinct "
+            f"matmul C1 kernels x {result['input_sets']} input sets on {result['device'].upper()}: "
+            f"{result['program_axis_warm_s']:.2f} s vs {result['per_program_warm_s']:.2f} s warm, same cycles; "
+            f"{result['date']}, {result['cpus']} cores at load {result['load']})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=16)
+    ap.add_argument("--out", default=None, help="write the result as JSON here")
     args = ap.parse_args()
     env = gym.make("KernelCraft-NPU-matmul", config=1).unwrapped
     acc, task, cfg, hw = env.accelerator, env.task, env.cfg, env.hw
@@ -81,6 +94,12 @@ def main() -> None:
     cycles = [int(state.ctl[i, 0, M.T_END]) for i in range(args.n)]
     assert cycles == [r[0].cycles for r in reference], "the two ways disagree on cycles"
     print("  cycle counts agree")
+    if args.out:
+        result = {"programs": args.n, "input_sets": len(inputs), "per_program_warm_s": round(warm, 4),
+                  "program_axis_warm_s": round(warm_axis, 4), "slowdown": round(warm_axis / warm, 1),
+                  "cpus": os.cpu_count(), "load": round(os.getloadavg()[0], 1), "date": time.strftime("%Y-%m-%d"),
+                  "device": jax.devices()[0].platform}
+        Path(args.out).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,33 +1,178 @@
-"""Batch scoring throughput: 64 candidate kernels for one (env id, config), batch vs one by one.
+"""Batch scoring throughput: distinct kernels per second through ``BatchScorer``, before and after, in one run.
 
-Candidates (default ``KernelCraft-NPU-matmul`` C1), a quarter each: the compiler's kernel,
-the expert kernel (correct, faster), a kernel with one instruction line removed (wrong or
-faulting), and a kernel with an unknown mnemonic (does not assemble). Every candidate is a
-distinct source (a numbered comment), so nothing is deduplicated in the "distinct" case; the
-"grpo" case draws the 64 from 16 distinct sources, as a GRPO group of a peaked policy does.
+For each case (default: matmul on NPU, VLIW and RVV at C1 and C3) a batch of ``n`` *distinct* kernels is
+scored: the compiler's kernel under a numbered comment, so every source is new to every cache while the
+cycles stay those of the compiler kernel (the run checks that every record is correct with those cycles).
+Each case runs in a fresh subprocess against two trees, alternating so a shared machine's load hits both
+alike: ``before`` (``--base``, a checkout of main: ``git worktree add --detach /tmp/h16asm_base main``) and
+``after`` (this tree). Per case and tree (best of ``--repeats`` batches, each of fresh sources):
 
-Paths (kernels/s, best of ``--repeats`` after one warm-up, since a shared machine only adds noise;
-hidden inputs as the env's submit):
-  env        gym.make once; per kernel: reset, write_kernel, submit (no batch API)
-  single     BatchScorer.score([k]) per kernel
-  batch/wN   BatchScorer(max_workers=N).score(all 64) in one call
+  kernels_per_s  distinct kernels scored per wall second (BatchScorer's default thread pool)
+  cpu_ms         CPU milliseconds of the process per kernel (all threads)
+  assemble_ms    CPU milliseconds of one ``accelerator.assemble`` of such a kernel (no cache)
+  overhead_ms    CPU milliseconds per kernel of everything but the simulation (``accelerator.run`` replays
+                 one real result): assembly, checking, output comparison, the records
 
-    python benchmarks/bench_scoring.py [--env-id ID] [--config 1] [--n 64] [--repeats 5]
+    python benchmarks/bench_scoring.py [--quick] [--base DIR] [--cases NPU:matmul:1 ...] [--repeats 2]
+    python benchmarks/bench_scoring.py --paths [--env-id ID] [--config 1] [--n 64]   (env vs single vs batch)
+
+Writes one JSON line per (case, tree) to ``benchmarks/results/scoring.jsonl`` (``--out``; ``--quick``
+writes nothing) and prints the table side by side. ``python benchmarks/readme_tables.py --write`` puts
+it in the README.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
-import gymnasium as gym
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "scoring.jsonl"
+TARGETS = {1: 2000, 3: 100}  # issue 16: distinct kernels/s at C1 and at C3
+# (machine, task, config) -> kernels per batch: what a shared 2-core machine scores in seconds
+CASES = {("NPU", "matmul", 1): 64, ("VLIW", "matmul", 1): 64, ("RVV", "matmul", 1): 4,
+         ("NPU", "matmul", 3): 32, ("VLIW", "matmul", 3): 8, ("RVV", "matmul", 3): 2}
+QUICK = {("NPU", "matmul", 1): 16, ("VLIW", "matmul", 1): 8}
 
-import kcgym  # noqa: F401
-from kcgym.scoring import BatchScorer
+
+def measure(machine: str, task: str, config: int, n: int, repeats: int) -> dict:
+    """One case in this process (whatever ``kcgym`` is importable): rates and a correctness check."""
+    import kcgym  # noqa: F401
+    from kcgym.scoring import BatchScorer
+
+    scorer = BatchScorer(f"KernelCraft-{machine}-{task}", config)
+    env = scorer.env
+    source = env.accelerator.compile(env.task, env.cfg, env.hw)
+    (warm,) = scorer.score([source])  # JIT compilation, baseline, hidden inputs
+    best_wall = best_cpu = float("inf")
+    ok = True
+    for r in range(repeats):
+        kernels = [f"# candidate {r}-{i}\n{source}" for i in range(n)]
+        t0, c0 = time.perf_counter(), time.process_time()
+        records = scorer.score(kernels)
+        best_wall = min(best_wall, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0)
+        ok = ok and all(rec.correct and rec.cycles == warm.cycles for rec in records)
+    overhead_ms = _without_simulation(scorer, source, max(n, 64))
+    sources = [f"# assembly {i}\n{source}" for i in range(max(n, 8))]
+    c0 = time.process_time()
+    for s in sources:
+        env.accelerator.assemble(s, env.hw)
+    assemble_ms = (time.process_time() - c0) / len(sources) * 1e3
+    return {"kernels_per_s": float(f"{n / best_wall:.4g}"), "cpu_ms": float(f"{best_cpu / n * 1e3:.4g}"),
+            "assemble_ms": round(assemble_ms, 3), "overhead_ms": round(overhead_ms, 3),
+            "all_correct": bool(ok and warm.correct), "cycles": warm.cycles,
+            "workers": scorer.max_workers}
 
 
-def candidates(scorer: BatchScorer, n: int, distinct: int) -> list[str]:
+def _without_simulation(scorer, source: str, n: int) -> float:
+    """CPU ms per distinct kernel of the scoring path with the simulator taken out: ``accelerator.run``
+    replays one real result, so what is left is assembly, checking, comparison and the records."""
+    cls = type(scorer.env.accelerator)
+    real, replay = cls.run, {}
+
+    def run(self, *args, **kwargs):
+        if "result" not in replay:
+            replay["result"] = real(self, *args, **kwargs)
+        return replay["result"]
+
+    cls.run = run
+    try:
+        scorer.score([f"# warm\n{source}"])
+        best = float("inf")
+        for r in range(3):
+            kernels = [f"# replay {r}-{i}\n{source}" for i in range(n)]
+            c0 = time.process_time()
+            scorer.score(kernels)
+            best = min(best, time.process_time() - c0)
+    finally:
+        cls.run = real
+    return best / n * 1e3
+
+
+def _commit(tree: Path) -> str:
+    out = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return out.stdout.strip() or "?"
+
+
+def run_case(tree: Path, case: tuple[str, str, int], n: int, repeats: int) -> dict:
+    """``measure`` in a subprocess that imports kcgym from ``tree``."""
+    machine, task, config = case
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", f"{machine}:{task}:{config}", "--n", str(n),
+           "--repeats", str(repeats)]
+    out = subprocess.run(cmd, env=env, cwd=tree, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{case} on {tree} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compare(args: argparse.Namespace) -> None:
+    cases = QUICK if args.quick else CASES
+    if args.cases:
+        cases = {}
+        for c in args.cases:
+            m, t, k = c.split(":")
+            cases[(m.upper(), t, int(k))] = CASES.get((m.upper(), t, int(k)), 8)
+    trees = {"before": Path(args.base).resolve(), "after": ROOT}
+    if not (trees["before"] / "kcgym").is_dir():
+        raise SystemExit(f"--base {args.base} is not a kcgym checkout (git worktree add --detach {args.base} main)")
+    commits = {name: _commit(tree) for name, tree in trees.items()}
+    print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; before = {trees['before']} ({commits['before']}), "
+          f"after = {ROOT} ({commits['after']})")
+    print(f"{'case':18s} {'n':>3s}  {'before k/s':>10s} {'after k/s':>10s} {'x':>5s}  "
+          f"{'asm ms before':>13s} {'after':>6s}  {'no-sim ms before':>16s} {'after':>6s}  {'target':>6s}  correct")
+    rows: list[dict] = []
+    out = Path(args.out)
+    for case, n in cases.items():
+        got = {}
+        for name in ("before", "after"):
+            got[name] = run_case(trees[name], case, n, args.repeats)
+        b, a = got["before"], got["after"]
+        target = TARGETS.get(case[2])
+        print(f"{case[0]}-{case[1]} C{case[2]:<5d} {n:3d}  {b['kernels_per_s']:10.3g} {a['kernels_per_s']:10.3g} "
+              f"{a['kernels_per_s'] / b['kernels_per_s']:5.2f}  {b['assemble_ms']:13.3f} {a['assemble_ms']:6.3f}  "
+              f"{b['overhead_ms']:16.3f} {a['overhead_ms']:6.3f}  "
+              f"{target or '-':>6}  {b['all_correct'] and a['all_correct']}", flush=True)
+        for name in ("before", "after"):
+            rows.append({"machine": case[0], "task": case[1], "config": case[2], "tree": name,
+                         "commit": commits[name], "n": n, "repeats": args.repeats, **got[name],
+                         "target_kernels_per_s": target, "cpus": os.cpu_count(),
+                         "load": round(os.getloadavg()[0], 1), "date": time.strftime("%Y-%m-%d")})
+        if not args.quick:  # after every case, so an interrupted run keeps what it measured
+            out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    if not args.quick:
+        print(f"wrote {len(rows)} rows to {out}")
+
+
+def render(rows: list[dict]) -> str:
+    """The README table: per case, before and after side by side (a pure function of the results file)."""
+    by = {(r["machine"], r["task"], r["config"], r["tree"]): r for r in rows}
+    cases = list(dict.fromkeys((r["machine"], r["task"], r["config"]) for r in rows))
+    out = ["| machine | task | config | kernels | kernels/s before | after | x | CPU ms/kernel before | after | "
+           "without simulation ms before | after | assembly ms before | after | target kernels/s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m, t, c in cases:
+        b, a = by[(m, t, c, "before")], by[(m, t, c, "after")]
+        out.append(f"| {m} | {t} | C{c} | {a['n']} | {b['kernels_per_s']:.3g} | {a['kernels_per_s']:.3g} | "
+                   f"{a['kernels_per_s'] / b['kernels_per_s']:.2f} | {b['cpu_ms']:.2f} | {a['cpu_ms']:.2f} | "
+                   f"{b['overhead_ms']:.3f} | {a['overhead_ms']:.3f} | "
+                   f"{b['assemble_ms']:.3f} | {a['assemble_ms']:.3f} | {a['target_kernels_per_s'] or '-'} |")
+    first = rows[0]
+    out += ["", f"Measured {first['date']} on {first['cpus']} CPUs at load {first['load']} (before = "
+            f"{first['commit'] if first['tree'] == 'before' else '?'}, best of {first['repeats']} batches; every "
+            f"kernel correct with the compiler's cycles: {all(r['all_correct'] for r in rows)})."]
+    return "\n".join(out)
+
+
+# -- the older comparison: one batch call vs one env episode (or one score call) per kernel ------------------
+def candidates(scorer, n: int, distinct: int) -> list[str]:
+    """A quarter each: the compiler's kernel, the expert kernel, one line removed, an unknown mnemonic."""
     env = scorer.env
     compiled = env.accelerator.compile(env.task, env.cfg, env.hw)
     expert = env.accelerator.expert(env.task, env.cfg, env.hw) or compiled
@@ -45,7 +190,7 @@ def candidates(scorer: BatchScorer, n: int, distinct: int) -> list[str]:
             src = "\n".join(line for j, line in enumerate(lines) if j != drop)
         else:
             src = compiled + "\n    NOT_AN_INSTRUCTION gp1, gp2\n"
-        out.append(f"; candidate {i}\n{src}")
+        out.append(f"# candidate {i}\n{src}")
     return [out[i % distinct] for i in range(n)]
 
 
@@ -59,13 +204,12 @@ def timed(fn, repeats: int) -> float:
     return min(times)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--env-id", default="KernelCraft-NPU-matmul")
-    ap.add_argument("--config", type=int, default=1)
-    ap.add_argument("--n", type=int, default=64)
-    ap.add_argument("--repeats", type=int, default=5)
-    args = ap.parse_args()
+def paths(args: argparse.Namespace) -> None:
+    import gymnasium as gym
+
+    import kcgym  # noqa: F401
+    from kcgym.scoring import BatchScorer
+
     scorer = BatchScorer(args.env_id, args.config, max_workers=1)
     print(f"{args.env_id} C{args.config}, {args.n} candidates; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     for case, distinct in (("distinct", args.n), ("grpo", max(1, args.n // 4))):
@@ -85,19 +229,38 @@ def main() -> None:
                 env.step({"name": "write_kernel", "arguments": {"source": k}})
                 env.step({"name": "submit", "arguments": {}})
 
-        paths = {
-            "env": one_by_one_env,
-            "single": lambda kernels=kernels: [scorer.score([k]) for k in kernels],
-        }
+        fns = {"env": one_by_one_env, "single": lambda kernels=kernels: [scorer.score([k]) for k in kernels]}
         for workers in (1, 2, 4):
             batch = BatchScorer(args.env_id, args.config, max_workers=workers)
-            paths[f"batch/w{workers}"] = lambda kernels=kernels, batch=batch: batch.score(kernels)
+            fns[f"batch/w{workers}"] = lambda kernels=kernels, batch=batch: batch.score(kernels)
         base = None
-        for name, fn in paths.items():
+        for name, fn in fns.items():
             seconds = timed(fn, args.repeats)
             rate = args.n / seconds
             base = base or rate
             print(f"  {name:10s} {seconds * 1000:8.1f} ms  {rate:8.1f} kernels/s  x{rate / base:.2f} vs env")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="NPU and VLIW matmul C1, small batches; writes nothing")
+    ap.add_argument("--base", default="/tmp/h16asm_base", help="the 'before' tree (a checkout of main)")
+    ap.add_argument("--cases", nargs="*", help="MACHINE:task:config, e.g. NPU:matmul:1")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--measure", help=argparse.SUPPRESS)  # internal: one case in this process, as JSON
+    ap.add_argument("--n", type=int, default=64)
+    ap.add_argument("--paths", action="store_true", help="env vs single vs batch on one env id")
+    ap.add_argument("--env-id", default="KernelCraft-NPU-matmul")
+    ap.add_argument("--config", type=int, default=1)
+    args = ap.parse_args()
+    if args.measure:
+        machine, task, config = args.measure.split(":")
+        print(json.dumps(measure(machine, task, int(config), args.n, args.repeats)))
+    elif args.paths:
+        paths(args)
+    else:
+        compare(args)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Simulates the template compiler's kernel and the expert kernel (where one exists) of every
 (accelerator, task, config) on one input set, writes one JSON line each to
 ``benchmarks/results/sol.jsonl`` (cycles, sol_cycles, its terms, the anti-cheat floor) and
-rewrites the README's expert/SOL table (between the ``sol-table`` markers) from that file.
+rewrites the README's expert/SOL table (the ``<!-- generated: sol -->`` block, as
+``benchmarks/readme_tables.py`` does) from that file.
 
     python benchmarks/bench_sol.py [--quick] [--accelerators NPU,VLIW] [--configs 1,2] [--tasks a,b]
         [--hw NPU='{"hbm_latency": 50}'] [--hw-configs 1,2] [--reuse VLIW=benchmarks/results/vliw.jsonl]
@@ -39,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "sol.jsonl"
 README = ROOT / "README.md"
-BEGIN, END = "<!-- sol-table:begin -->", "<!-- sol-table:end -->"
+BEGIN, END = "<!-- generated: sol -->", "<!-- end generated -->"  # benchmarks/readme_tables.py markers
 MACHINES = ("NPU", "VLIW", "RVV")  # table order (the registry's)
 LOOSE = 2.0  # an expert above this many times SOL gets a note on the loose term or the missing optimisation
 

@@ -7,7 +7,10 @@ compiler (where an expert exists); the roofline bound; and the wall time of one
 tracing/compilation or a persistent-cache hit; warm = median of repeats).
 
     PYTHONPATH=. python benchmarks/bench_vliw.py [--tasks a,b] [--configs 1,5] [--repeats 2] [--jsonl out.jsonl]
-    PYTHONPATH=. python benchmarks/bench_vliw.py --table out.jsonl     # the README's Markdown table
+    PYTHONPATH=. python benchmarks/bench_vliw.py --table out.jsonl     # all rows as Markdown
+
+The README's two VLIW tables are :func:`readme_speedups` and :func:`readme_compiler` of
+``benchmarks/results/vliw.jsonl`` (``python benchmarks/readme_tables.py --write``).
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ import argparse
 import json
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
 from kcgym.sims.vliw import ACCELERATOR
 from kcgym.tasks import TASKS
+
+RESULTS = str(Path(__file__).resolve().parent / "results" / "vliw.jsonl")
 
 
 def measure(name: str, index: int, repeats: int) -> dict:
@@ -72,6 +78,42 @@ def table(path: str) -> str:
         warm = f"{r['warm_s']:.3f}" if r["warm_s"] is not None else "—"
         out.append(f"| {r['task']} | C{r['config']} | {r['cycles']} | {r['bundles']} | {r['roofline']} | "
                    f"{r['vec_util']:.0%} | {r['cold_s']:.2f} | {warm} |")
+    return "\n".join(out)
+
+
+def load(path: str = RESULTS) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def readme_speedups(rows: list[dict]) -> str:
+    """The README's expert table: speedup per task with an expert and config, and the tasks without one."""
+    by = {(r["task"], r["config"]): r for r in rows}
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    with_expert = [t for t in tasks if any("speedup" in r for r in rows if r["task"] == t)]
+    out = ["| task | " + " | ".join(f"C{i}" for i in range(1, 6)) + " |", "|---|" + "---|" * 5]
+    for name in with_expert:
+        cells = []
+        for i in range(1, 6):
+            r = by.get((name, i))
+            cells.append("—" if r is None or "speedup" not in r else
+                         f"{r['speedup']:.2f} ({r['expert_cycles']} vs {r['cycles']}, vec {r['expert_vec_util']:.0%})")
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    missing = [t for t in tasks if t not in with_expert]
+    out += ["", f"Expert kernels exist for {len(with_expert)} of the {len(tasks)} tasks; "
+            + ", ".join(f"`{t}`" for t in missing) + " have none yet."]
+    return "\n".join(out)
+
+
+def readme_compiler(rows: list[dict]) -> str:
+    """The README's compiler table: C1 and C5 rows (the rest stay in the results file)."""
+    out = ["| task | cfg | cycles | bundles | roofline | vec util | cold s | warm s |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["config"] in (1, 5):
+            warm = f"{r['warm_s']:.2f}" if r["warm_s"] is not None else "—"
+            out.append(f"| {r['task']} | C{r['config']} | {r['cycles']} | {r['bundles']} | {r['roofline']} | "
+                       f"{r['vec_util']:.0%} | {r['cold_s']:.2f} | {warm} |")
     return "\n".join(out)
 
 

@@ -2,7 +2,9 @@
 
 This is the single scoring path behind the env's ``simulate``/``submit`` tools, the CLI's
 ``kcgym check`` and batch scoring. Baseline (template compiler) cycles are computed once
-per (accelerator, hw, task, config) and cached for the life of the process.
+per (accelerator, hw, task, config) and cached for the life of the process; assembly outcomes are
+cached by (accelerator, hw, source hash) in a bounded LRU (:func:`assemble_cached`), shared by every
+evaluator, the env's tools and batch scoring.
 """
 
 from __future__ import annotations
@@ -16,7 +18,15 @@ import numpy as np
 from pydantic import BaseModel
 
 from kcgym.isa.diagnostics import AssemblyError, Diagnostic
-from kcgym.limits import MAX_CACHED_BASELINES, MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE, UNBASED_STEP_BUDGET
+from kcgym.isa.program import Program, ProgramCache
+from kcgym.limits import (
+    MAX_CACHED_BASELINES,
+    MAX_CACHED_PROGRAM_CHARS,
+    MAX_CACHED_PROGRAMS,
+    MAX_SOURCE_CHARS,
+    STEP_BUDGET_MULTIPLE,
+    UNBASED_STEP_BUDGET,
+)
 from kcgym.limits import step_budget as step_budget_for
 from kcgym.sims.base import Accelerator, FaultInfo, RunResult
 from kcgym.sims.profiling import LineProfile, line_profile
@@ -24,7 +34,8 @@ from kcgym.sims.sol import SolBound
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import OutputComparison, compare_outputs
 
-__all__ = ["MAX_SOURCE_CHARS", "Baseline", "Evaluator", "KernelReport"]  # MAX_SOURCE_CHARS lives in kcgym.limits
+# MAX_SOURCE_CHARS lives in kcgym.limits
+__all__ = ["MAX_SOURCE_CHARS", "Baseline", "Evaluator", "KernelReport", "assemble_cached"]
 log = logging.getLogger(__name__)
 _STRESS_STREAM = 1 << 20  # stress sets draw from (seed, this + j): never a default set's stream (seed, i)
 
@@ -122,6 +133,17 @@ def _hw_key(hw: BaseModel) -> str:
     return hashlib.sha256(hw.model_dump_json().encode()).hexdigest()[:16]
 
 
+_PROGRAMS = ProgramCache(MAX_CACHED_PROGRAMS, MAX_CACHED_PROGRAM_CHARS)
+
+
+def assemble_cached(accelerator: Accelerator, source: str, hw: BaseModel) -> Program:
+    """``accelerator.assemble(source, hw)``, remembered by (machine, hw, source hash); raises AssemblyError
+    like it. The program is shared between callers: read it, do not modify it."""
+    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest()
+    key = (accelerator.name, type(accelerator).__module__, type(accelerator).__qualname__, _hw_key(hw), digest)
+    return _PROGRAMS.get(key, source, lambda src: accelerator.assemble(src, hw))
+
+
 class Evaluator:
     """Scores kernels for one (accelerator, task, config, hw). Thread-safe."""
 
@@ -135,6 +157,8 @@ class Evaluator:
         step_budget_for(0, self.step_budget)  # a bad multiple fails here, not at the first kernel
         self._lock = threading.Lock()
         self._sol: SolBound | None = None
+        self._roofline: int | None = None
+        self._hw_key = _hw_key(hw)  # hw is frozen: hashed once, not per kernel
 
     # -- inputs -----------------------------------------------------------------------
     def _rng(self, seed: int, stream: int) -> np.random.Generator:
@@ -156,9 +180,13 @@ class Evaluator:
         names = [f"input set {i + 1}" for i in range(count)] + [f"stress set {s.name}" for s in self.task.stress_sets]
         return self.input_sets(seed, count) + self.stress_input_sets(seed), names
 
+    def assemble(self, source: str) -> Program:
+        """``source`` assembled for this evaluator's machine and hw (cached: :func:`assemble_cached`)."""
+        return assemble_cached(self.accelerator, source, self.hw)
+
     # -- baseline ---------------------------------------------------------------------
     def baseline(self) -> Baseline:
-        key = (self.accelerator.name, _hw_key(self.hw), self.task.name, self.cfg.index, str(self.cfg.params))
+        key = (self.accelerator.name, self._hw_key, self.task.name, self.cfg.index, str(self.cfg.params))
         with _BASELINE_LOCK:
             if key not in _BASELINES:
                 if len(_BASELINES) >= MAX_CACHED_BASELINES:  # bounded: drop the oldest
@@ -174,8 +202,10 @@ class Evaluator:
 
     def roofline(self) -> int:
         """The anti-cheat floor: the roofline, raised to the speed of light's physical (latency-aware) terms."""
-        return max(self.accelerator.roofline_cycles(self.task, self.cfg, self.hw),
-                   self.speed_of_light().physical_cycles)
+        if self._roofline is None:  # a pure function of (task, config, hw): computed once per evaluator
+            self._roofline = max(self.accelerator.roofline_cycles(self.task, self.cfg, self.hw),
+                                 self.speed_of_light().physical_cycles)
+        return self._roofline
 
     def _baseline_cycles_on(self, inputs: dict[str, np.ndarray]) -> int:
         """The baseline's cycles on ``inputs``: its cached count unless timing depends on the data."""
@@ -186,11 +216,11 @@ class Evaluator:
         for name in sorted(inputs):
             digest.update(name.encode())
             digest.update(np.ascontiguousarray(inputs[name]).tobytes())
-        key = (self.accelerator.name, _hw_key(self.hw), self.task.name, str(self.cfg.params), digest.hexdigest())
+        key = (self.accelerator.name, self._hw_key, self.task.name, str(self.cfg.params), digest.hexdigest())
         with _BASELINE_LOCK:
             cycles = _BASELINE_CYCLES_ON.get(key)
         if cycles is None:
-            program = self.accelerator.assemble(base.source, self.hw)
+            program = self.assemble(base.source)
             (res,) = self.accelerator.run(program, self.task, self.cfg, self.hw, [inputs], max_steps=50_000_000)
             cycles = res.cycles
             with _BASELINE_LOCK:
@@ -208,12 +238,16 @@ class Evaluator:
         with_baseline: bool = True,
         max_steps: int | None = None,
         set_names: list[str] | None = None,
+        expected: list[dict[str, np.ndarray]] | None = None,
     ) -> KernelReport:
-        """Score ``source``; never raises: a kcgym bug becomes a report with ``internal_error`` set."""
+        """Score ``source``; never raises: a kcgym bug becomes a report with ``internal_error`` set.
+
+        ``expected``: the task's reference outputs of each input set (:meth:`expected_outputs`), for callers
+        that score many kernels on the same inputs; computed here when None."""
         from kcgym.envs.text import valid_text  # kcgym.envs imports this module
 
         try:
-            return self._evaluate(valid_text(source), inputs, with_baseline, max_steps, set_names)
+            return self._evaluate(valid_text(source), inputs, with_baseline, max_steps, set_names, expected)
         except Exception as e:  # noqa: BLE001  (one kernel must never take an RL run or a batch down)
             log.exception("internal error while scoring a kernel for %s %s %s", self.accelerator.name,
                           self.task.name, self.cfg.label)
@@ -225,8 +259,13 @@ class Evaluator:
             return UNBASED_STEP_BUDGET
         return step_budget_for(base.instructions, self.step_budget)
 
+    def expected_outputs(self, inputs: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+        """The task's reference outputs of each input set (what :meth:`evaluate` compares against)."""
+        return [self.task.reference(self.cfg, inp) for inp in inputs]
+
     def _evaluate(self, source: str, inputs: list[dict[str, np.ndarray]], with_baseline: bool,
-                  max_steps: int | None, set_names: list[str] | None = None) -> KernelReport:
+                  max_steps: int | None, set_names: list[str] | None = None,
+                  expected: list[dict[str, np.ndarray]] | None = None) -> KernelReport:
         if len(source) > MAX_SOURCE_CHARS:
             d = Diagnostic.error(
                 "E000",
@@ -236,7 +275,7 @@ class Evaluator:
             )
             return KernelReport(assembled=False, diagnostics=[d], diagnostics_text=d.render())
         try:
-            program = self.accelerator.assemble(source, self.hw)
+            program = self.assemble(source)
         except AssemblyError as e:
             return KernelReport(assembled=False, diagnostics=e.diagnostics, diagnostics_text=e.render())
         report = KernelReport(
@@ -253,7 +292,7 @@ class Evaluator:
         results = results[: len(inputs)]
         report.roofline_cycles = self.roofline()
         report.sol = self.speed_of_light()
-        self._fill(report, results, inputs, base, set_names)
+        self._fill(report, results, inputs, base, set_names, expected)
         return report
 
     def attribute(self, source: str, inputs: dict[str, np.ndarray]) -> LineProfile | None:
@@ -264,7 +303,7 @@ class Evaluator:
         if not self.accelerator.supports_profile:
             return None
         try:
-            program = self.accelerator.assemble(source, self.hw)
+            program = self.assemble(source)
         except AssemblyError:
             return None
         max_steps = self.max_steps(self.baseline())
@@ -278,6 +317,7 @@ class Evaluator:
         inputs: list[dict[str, np.ndarray]],
         base: Baseline | None,
         set_names: list[str] | None = None,
+        expected_sets: list[dict[str, np.ndarray]] | None = None,
     ) -> None:
         first = results[0]
         report.cycles = first.cycles
@@ -291,7 +331,7 @@ class Evaluator:
         rates = []
         stress = {f"stress set {s.name}": s.description for s in self.task.stress_sets}
         for i, (res, inp) in enumerate(zip(results, inputs, strict=True)):
-            expected = self.task.reference(self.cfg, inp)
+            expected = self.task.reference(self.cfg, inp) if expected_sets is None else expected_sets[i]
             comps = compare_outputs(res.outputs, expected, self.task.tolerance)
             n = sum(c.n_elements for c in comps)
             rates.append(sum(c.n_match for c in comps) / n if n else 1.0)
@@ -343,7 +383,7 @@ _BASELINE_LOCK = threading.RLock()
 
 def _compute_baseline(accelerator: Accelerator, task: Task, cfg: TaskConfig, hw: BaseModel) -> Baseline:
     source = accelerator.compile(task, cfg, hw)
-    program = accelerator.assemble(source, hw)
+    program = assemble_cached(accelerator, source, hw)
     ev = Evaluator(accelerator, task, cfg, hw)
     inputs = ev.input_sets(seed=0, count=1)
     (res,) = accelerator.run(program, task, cfg, hw, inputs, max_steps=50_000_000)

@@ -74,3 +74,5 @@ MAX_SWEEP_POINTS = 256  # hw-config grid points of one `kcgym sweep` (each point
 # hardware variants, `kcgym sweep`) does not grow without limit; the oldest entry is dropped first.
 MAX_CACHED_BASELINES = 1024  # compiler baselines (source + cycles) per (accelerator, hw, task, config)
 MAX_CACHED_SCORERS = 64  # BatchScorers kept by scoring.scorer_for (each holds one env)
+MAX_CACHED_PROGRAMS = 4096  # assembly outcomes kept per process, by (machine, hw, source hash): RL repeats sources
+MAX_CACHED_PROGRAM_CHARS = 64_000_000  # source characters those entries may hold in all (~64 MB of text)

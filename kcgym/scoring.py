@@ -5,9 +5,10 @@ GRPO-style training samples a group of completions per prompt and needs one rewa
 with ``seed`` would submit on), through the env's own :class:`~kcgym.evaluation.Evaluator`
 and :class:`~kcgym.envs.rewards.RewardSpec`, so a batch reward always equals the reward the
 multi-turn env would pay for the same kernel and seed. What the batch adds over scoring one by
-one: the env, the inputs and the baseline are built once; identical kernels (common inside a
-GRPO group) are simulated once; distinct kernels are simulated concurrently on a thread pool
-(the JAX simulators release the GIL while they run).
+one: the env, the inputs, their reference outputs and the baseline are built once; identical
+kernels (common inside a GRPO group) are simulated once; distinct kernels are simulated
+concurrently on a thread pool (the JAX simulators release the GIL while they run). Assembly
+outcomes are cached across batches by source hash (:func:`kcgym.evaluation.assemble_cached`).
 
 Raw model completions are accepted too: :func:`extract_kernel` takes the kernel from the last
 fenced code block; a completion without one scores 0 with ``error_class="no_kernel"``.
@@ -166,7 +167,7 @@ class BatchScorer:
         self.max_workers = int(max_workers) if max_workers else min(8, os.cpu_count() or 1)
         if self.max_workers < 1:
             raise ValueError(f"max_workers must be >= 1, got {max_workers}")
-        self._inputs: OrderedDict[int, list] = OrderedDict()
+        self._inputs: OrderedDict[int, tuple[list, list[str], list]] = OrderedDict()  # seed -> sets, names, expected
         self._lock = threading.Lock()
 
     @property
@@ -184,16 +185,24 @@ class BatchScorer:
     def hidden_input_sets(self, seed: int) -> tuple[list, list[str]]:
         """The hidden input sets (default, then stress) an episode reset with ``seed`` submits on, and their
         names (cached)."""
+        sets, names, _ = self._batch_inputs(seed)
+        return sets, names
+
+    def _batch_inputs(self, seed: int) -> tuple[list, list[str], list]:
+        """The hidden input sets of ``seed``, their names and their reference outputs (cached per seed: every
+        kernel of a batch is checked against the same expected outputs, computed once)."""
         with self._lock:
             if seed in self._inputs:
                 self._inputs.move_to_end(seed)
                 return self._inputs[seed]
-        sets = self.env.evaluator.hidden_input_sets(episode_seeds(seed)[1], self.hidden_inputs)
+        evaluator = self.env.evaluator
+        sets, names = evaluator.hidden_input_sets(episode_seeds(seed)[1], self.hidden_inputs)
+        entry = (sets, names, evaluator.expected_outputs(sets))
         with self._lock:
-            self._inputs[seed] = sets
+            self._inputs[seed] = entry
             while len(self._inputs) > _INPUT_CACHE:
                 self._inputs.popitem(last=False)
-        return sets
+        return entry
 
     def score(self, kernels: Sequence[str | None], *, seed: int = 0) -> list[KernelScore]:
         """One record per kernel source (None: no kernel found), all on the hidden inputs of ``seed``."""
@@ -203,7 +212,7 @@ class BatchScorer:
             if k is not None and not isinstance(k, str):
                 raise TypeError(f"kernel {i} is a {type(k).__name__}; expected the assembly source text (or None)")
         try:
-            inputs, names = self.hidden_input_sets(seed)
+            inputs, names, expected = self._batch_inputs(seed)
             self.env.evaluator.baseline()  # once, before the threads race for it
         except Exception as e:  # noqa: BLE001  (a kcgym bug scores the batch 0, it does not end the run)
             log.exception("internal error preparing a batch for %s", self.env_id)
@@ -212,12 +221,15 @@ class BatchScorer:
                     for i, k in enumerate(kernels)]
         distinct = list(dict.fromkeys(k for k in kernels if k is not None))
         workers = min(self.max_workers, len(distinct))
+
+        def evaluate(src: str) -> KernelReport:
+            return self.env.evaluator.evaluate(src, inputs, set_names=names, expected=expected)
+
         if workers > 1:
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kcgym-score") as pool:
-                done = pool.map(lambda src: self.env.evaluator.evaluate(src, inputs, set_names=names), distinct)
-                reports = dict(zip(distinct, done, strict=True))
+                reports = dict(zip(distinct, pool.map(evaluate, distinct), strict=True))
         else:
-            reports = {s: self.env.evaluator.evaluate(s, inputs, set_names=names) for s in distinct}
+            reports = {s: evaluate(s) for s in distinct}
         return [
             _NO_KERNEL.model_copy(update={"index": i}) if k is None else self._record(i, reports[k])
             for i, k in enumerate(kernels)

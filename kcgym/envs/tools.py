@@ -151,10 +151,11 @@ def _write_kernel(ctx: EpisodeContext, args: dict[str, Any]) -> ToolResult:
 
 
 def _assemble(ctx: EpisodeContext, args: dict[str, Any]) -> ToolResult:
+    from kcgym.evaluation import assemble_cached
     from kcgym.isa.diagnostics import AssemblyError
 
     try:
-        program = ctx.accelerator.assemble(ctx.kernel or "", ctx.hw)
+        program = assemble_cached(ctx.accelerator, ctx.kernel or "", ctx.hw)  # by (machine, hw, source hash)
     except AssemblyError as e:
         n_err = len(e.errors)
         info = {"assembled": False, "errors": n_err, "warnings": len(e.diagnostics) - n_err}

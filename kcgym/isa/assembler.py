@@ -23,6 +23,31 @@ from kcgym.isa.spec import ISA, Imm, InstrSpec, Reg
 from kcgym.limits import MAX_DIAGNOSTICS
 
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][A-Za-z0-9_.$]*)\s*:")
+_BUNDLE_MARK = re.compile(r"[{}]|;|\|\|")  # what splits a VLIW line: braces, ';' and '||'
+_REGISTER_LIKE = re.compile(r"([a-z]+)(\d+)")
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """What the assembler derives from an ISA table, computed once per ISA object (not per kernel)."""
+
+    files: dict[str, Any]  # register-file name -> RegisterFile
+    reserved: frozenset[str]  # register names and mnemonics (lower case): not symbol names
+    nop_row: tuple[int, ...]  # the encoded NOP that fills a bundle's empty slots (bundled ISAs)
+
+
+def _tables(isa: ISA) -> _Tables:
+    tables = isa.__dict__.get("_assembler_tables")
+    if tables is None:
+        nop_row: tuple[int, ...] = ()
+        if isa.bundle_slots is not None:
+            nop = isa.nop_mnemonic
+            nop_row = (isa.opcodes[nop], isa.class_ids[isa.by_mnemonic[nop].cls], isa.sub_ids[nop]) + (0,) * (
+                isa.n_fields - 3)
+        tables = _Tables(files=isa.files, reserved=frozenset(isa.register_names) | {m.lower() for m in isa.by_mnemonic},
+                         nop_row=nop_row)
+        isa.__dict__["_assembler_tables"] = tables
+    return tables
 
 
 @dataclass
@@ -74,8 +99,8 @@ class Reporter:
 def assemble(isa: ISA, source: str, hw: Any = None) -> Program:
     """Assemble ``source`` for ``isa`` under hardware config ``hw``; raises AssemblyError."""
     rep = Reporter()
-    reserved = set(isa.register_names) | {m.lower() for m in isa.by_mnemonic}
-    pre = Preprocessor(isa.comment_prefixes, isa.symbols(hw), reserved)
+    tables = _tables(isa)
+    pre = Preprocessor(isa.comment_prefixes, isa.symbols(hw), tables.reserved)
     lines = pre.run(source)
     rep.diags.extend(pre.diags)
 
@@ -147,7 +172,7 @@ def assemble(isa: ISA, source: str, hw: Any = None) -> Program:
 
     # pass 2: operands
     for pi in parsed:
-        _check_operands(isa, pi, labels, rep)
+        _check_operands(isa, tables, pi, labels, rep)
     if bundled:
         _check_bundles(isa, parsed, rep)
     if isa.finalize is not None and not any(d.severity == "error" for d in rep.diags):
@@ -169,25 +194,15 @@ def _bundle_pieces(text: str, start: int) -> list[tuple[str, int, int]]:
     """
     pieces: list[tuple[str, int, int]] = []
     seg = start
-
-    def flush(end: int) -> None:
-        if text[seg:end].strip():
-            pieces.append(("op", seg, end))
-
-    i = start
-    while i < len(text):
-        ch = text[i]
-        if ch in "{}":
-            flush(i)
-            pieces.append((ch, i, i + 1))
-            seg = i + 1
-        elif ch == ";" or text.startswith("||", i):
-            flush(i)
-            i += 1 if ch == ";" else 2
-            seg = i
-            continue
-        i += 1
-    flush(len(text))
+    for m in _BUNDLE_MARK.finditer(text, start):  # left to right, as a scan would: '|||' is '||' then '|'
+        if text[seg : m.start()].strip():
+            pieces.append(("op", seg, m.start()))
+        mark = m.group()
+        if mark in "{}":
+            pieces.append((mark, m.start(), m.end()))
+        seg = m.end()
+    if text[seg:].strip():
+        pieces.append(("op", seg, len(text)))
     return pieces
 
 
@@ -198,7 +213,7 @@ def _parse_instruction(isa: ISA, sl: SourceLine, text: str, start: int, end: int
     body = masked[start:]
     lead = len(body) - len(body.lstrip())
     mcol = start + lead  # 0-based column of mnemonic
-    word = body.split()[0]
+    word = body.split(None, 1)[0]
     mnemonic = word.upper()
     spec = isa.by_mnemonic.get(mnemonic)
     if spec is None:
@@ -218,7 +233,7 @@ def _written_registers(isa: ISA, pi: ParsedInstr) -> list[tuple[str, int, int]]:
     out = []
     for i, op in enumerate(pi.spec.operands):
         if isinstance(op.kind, Reg) and op.kind.write and i < len(pi.values):
-            rf = isa.files[op.kind.file]
+            rf = _tables(isa).files[op.kind.file]
             if rf.zero != pi.values[i]:
                 out.append((f"{rf.prefix}{pi.values[i]}", pi.operand_cols[i], len(pi.operand_texts[i])))
     return out
@@ -256,27 +271,25 @@ def encode_bundles(isa: ISA, parsed: list[ParsedInstr], n_bundles: int, source: 
                    warnings: list[Diagnostic]) -> Program:
     """VLIW words: one row per bundle, one ``n_fields`` group per slot (``isa.slot_units``), NOP-filled."""
     units = isa.slot_units
-    F = isa.n_fields
-    nop = np.zeros(F, np.int32)
-    nop[:3] = [isa.opcodes[isa.nop_mnemonic], isa.class_ids[isa.by_mnemonic[isa.nop_mnemonic].cls],
-               isa.sub_ids[isa.nop_mnemonic]]
-    words = np.tile(nop, (n_bundles, len(units)))
+    S, F = len(units), isa.n_fields
+    rows = [_tables(isa).nop_row] * (n_bundles * S)  # bundle-major: row pc * S + slot
     lines = [0] * n_bundles
-    slot_lines = [[0] * len(units) for _ in range(n_bundles)]
+    slot_lines = [[0] * S for _ in range(n_bundles)]
     origins: list[str | None] = [None] * n_bundles
     taken: dict[int, set[int]] = {}
     for pi in parsed:
         slot = next(s for s, u in enumerate(units) if u == pi.spec.unit and s not in taken.setdefault(pi.pc, set()))
         taken[pi.pc].add(slot)
-        words[pi.pc, slot * F : (slot + 1) * F] = encode_one(isa, pi)
+        rows[pi.pc * S + slot] = _row(isa, pi)
         slot_lines[pi.pc][slot] = pi.src.line
         if not lines[pi.pc]:
             lines[pi.pc], origins[pi.pc] = pi.src.line, pi.src.origin
+    words = np.array(rows, dtype=np.int32).reshape(n_bundles, S * F)
     return Program(isa_name=isa.name, words=words, lines=lines, origins=origins, source=source, warnings=warnings,
                    slot_lines=slot_lines)
 
 
-def _check_operands(isa: ISA, pi: ParsedInstr, labels: dict[str, int], rep: Reporter) -> None:
+def _check_operands(isa: ISA, tables: _Tables, pi: ParsedInstr, labels: dict[str, int], rep: Reporter) -> None:
     spec, sl = pi.spec, pi.src
     want, got = len(spec.operands), len(pi.operand_texts)
     if got != want:
@@ -291,7 +304,7 @@ def _check_operands(isa: ISA, pi: ParsedInstr, labels: dict[str, int], rep: Repo
             continue
         low = text.lower()
         if isinstance(op.kind, Reg):
-            rf = isa.files[op.kind.file]
+            rf = tables.files[op.kind.file]
             if low in isa.register_names:
                 other, idx = isa.register_names[low]
                 if other.name != rf.name:
@@ -303,7 +316,7 @@ def _check_operands(isa: ISA, pi: ParsedInstr, labels: dict[str, int], rep: Repo
                                 col, len(text))
                 pi.values.append(idx)
                 continue
-            m = re.fullmatch(r"([a-z]+)(\d+)", low)
+            m = _REGISTER_LIKE.fullmatch(low)
             if m and m.group(1) == rf.prefix.lower():
                 rep.error(sl, "E004", f"register '{text}' does not exist: {rf.doc}s are "
                           f"{rf.prefix}0..{rf.prefix}{rf.count - 1}", col, len(text))
@@ -351,8 +364,8 @@ def _range_hint(spec: InstrSpec, name: str) -> str | None:
     return f"syntax: {spec.syntax}"
 
 
-def encode_one(isa: ISA, pi: ParsedInstr) -> np.ndarray:
-    """One instruction as ``n_fields`` int32: ``[opcode, class, sub, operands..., hidden...]``."""
+def _row(isa: ISA, pi: ParsedInstr) -> list[int]:
+    """One instruction's ``n_fields`` integers: ``[opcode, class, sub, operands..., hidden..., 0...]``."""
     row = [isa.opcodes[pi.spec.mnemonic], isa.class_ids[pi.spec.cls], isa.sub_ids[pi.spec.mnemonic]]
     for op, v in zip(pi.spec.operands, pi.values, strict=True):
         if isinstance(op.kind, Imm) and op.kind.is_float:
@@ -360,15 +373,19 @@ def encode_one(isa: ISA, pi: ParsedInstr) -> np.ndarray:
         else:
             row.append(int(v))
     row.extend(pi.hidden)
-    out = np.zeros(isa.n_fields, np.int32)
-    out[: len(row)] = row
-    return out
+    if len(row) > isa.n_fields:
+        raise ValueError(f"{pi.spec.mnemonic}: {len(row)} encoded fields, the ISA has {isa.n_fields}")
+    row.extend([0] * (isa.n_fields - len(row)))
+    return row
+
+
+def encode_one(isa: ISA, pi: ParsedInstr) -> np.ndarray:
+    """One instruction as ``n_fields`` int32: ``[opcode, class, sub, operands..., hidden...]``."""
+    return np.array(_row(isa, pi), dtype=np.int32)
 
 
 def encode(isa: ISA, parsed: list[ParsedInstr], source: str, warnings: list[Diagnostic]) -> Program:
-    words = np.zeros((len(parsed), isa.n_fields), dtype=np.int32)
-    for pi in parsed:
-        words[pi.pc] = encode_one(isa, pi)
+    words = np.array([_row(isa, pi) for pi in parsed], dtype=np.int32).reshape(len(parsed), isa.n_fields)
     return Program(
         isa_name=isa.name,
         words=words,

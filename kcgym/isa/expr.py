@@ -201,6 +201,19 @@ class _Parser:
         raise ExprError(f"unexpected {val!r} in expression", off, len(val))
 
 
+# The two shapes most operands have, answered without the parser (same value; anything else, or a
+# float symbol where an integer is needed, goes through the parser and its diagnostics): a decimal literal
+# short enough to be a 64-bit integer, and the name of a known symbol.
+_PLAIN_INT = re.compile(r"-?[0-9]{1,18}")
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
 def evaluate(text: str, symbols: Mapping[str, int | float], *, allow_float: bool = False) -> int | float:
     """Evaluate ``text``; raises :class:`ExprError` with the offset of the problem."""
+    if _PLAIN_INT.fullmatch(text):
+        return int(text)
+    if text in symbols and _PLAIN_NAME.fullmatch(text):
+        v = symbols[text]
+        if allow_float or not isinstance(v, float):
+            return v
     return _Parser(text, symbols, allow_float).parse()

@@ -13,6 +13,7 @@ first line past a limit instead of hanging the process that assembles them.
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 from kcgym.isa.diagnostics import Diagnostic, Suggester
@@ -69,6 +70,11 @@ def split_operands(text: str, start: int) -> list[tuple[str, int]]:
     """
     spans, cur_start, depth, pos = [], start, 0, start
     pieces = text[start:].split(",")
+    if "(" not in text[start:] and "[" not in text[start:]:  # nothing opens a bracket: every comma splits
+        for piece in pieces:
+            spans.append((piece.strip(), pos + len(piece) - len(piece.lstrip()) + 1))
+            pos += len(piece) + 1
+        return spans
     for k, piece in enumerate(pieces):
         depth += piece.count("(") + piece.count("[") - piece.count(")") - piece.count("]")
         pos += len(piece)
@@ -92,7 +98,7 @@ def strip_comment(text: str, prefixes: tuple[str, ...]) -> str:
 
 class Preprocessor:
     def __init__(self, comment_prefixes: tuple[str, ...], base_symbols: dict[str, int | float],
-                 reserved: set[str]):
+                 reserved: Set[str]):
         self.prefixes = comment_prefixes
         self.base = dict(base_symbols)
         self.symbols: dict[str, int | float] = dict(base_symbols)
@@ -147,13 +153,11 @@ class Preprocessor:
     # -- helpers --------------------------------------------------------------------
     @staticmethod
     def _split_head(text: str) -> tuple[str, str, int]:
-        s = text.strip()
-        if not s:
+        parts = text.split(None, 1)  # the head, and the rest without its leading whitespace
+        if not parts:
             return "", "", 0
         col = len(text) - len(text.lstrip())
-        m = re.match(r"(\S+)\s*(.*)$", s)
-        assert m
-        return m.group(1), m.group(2), col
+        return parts[0], parts[1].rstrip() if len(parts) > 1 else "", col
 
     @staticmethod
     def split_args(rest: str) -> list[str]:

@@ -1,12 +1,15 @@
-"""An assembled program: decoded ``int32[N, F]`` words plus the PC -> source-line map."""
+"""An assembled program: decoded ``int32[N, F]`` words plus the PC -> source-line map; a bounded cache of them."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from kcgym.isa.diagnostics import Diagnostic
+from kcgym.isa.diagnostics import AssemblyError, Diagnostic
 
 
 @dataclass
@@ -44,3 +47,71 @@ class Program:
         out = np.repeat(fill_row[None, :].astype(np.int32), size, axis=0)
         out[: self.length] = self.words
         return out
+
+
+class ProgramCache:
+    """A bounded LRU of assembly outcomes: a :class:`Program`, or the diagnostics of a source that failed.
+
+    Agents and RL loops assemble the same source again and again (``assemble``, then ``simulate``, then
+    ``submit``; the same completion many times in a GRPO group), so the outcome is kept by a key that the
+    caller derives from everything assembly depends on (machine, hardware config, source). Bounded by entry
+    count and by the characters of source held (a kernel may be a megabyte); the least recently used entry
+    goes first. Cached programs are shared, so their words are made read-only. Thread-safe.
+    """
+
+    def __init__(self, max_entries: int, max_chars: int):
+        self.max_entries = max_entries
+        self.max_chars = max_chars
+        # key -> (program, None) or (None, diagnostics of the failure); and the source's length
+        self._entries: OrderedDict[Hashable, tuple[tuple[Program | None, list[Diagnostic] | None], int]] = (
+            OrderedDict())
+        self._chars = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: Hashable, source: str, assemble: Callable[[str], Program]) -> Program:
+        """The program of ``source`` (assembled by ``assemble`` on a miss); raises AssemblyError like it."""
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                self.hits += 1
+        if hit is None:
+            with self._lock:
+                self.misses += 1
+            outcome: tuple[Program | None, list[Diagnostic] | None]
+            try:
+                outcome = (assemble(source), None)
+            except AssemblyError as e:
+                outcome = (None, list(e.diagnostics))
+            if isinstance(getattr(outcome[0], "words", None), np.ndarray):
+                outcome[0].words.setflags(write=False)  # type: ignore[union-attr]
+            self._put(key, outcome, len(source))
+        else:
+            outcome = hit[0]
+        program, diagnostics = outcome
+        if diagnostics is None:
+            return program  # type: ignore[return-value]
+        raise AssemblyError(list(diagnostics))  # a fresh exception (and list) per caller
+
+    def _put(self, key: Hashable, outcome: tuple[Program | None, list[Diagnostic] | None], chars: int) -> None:
+        if chars > self.max_chars:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._chars -= old[1]
+            self._entries[key] = (outcome, chars)
+            self._chars += chars
+            while len(self._entries) > self.max_entries or self._chars > self.max_chars:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self._chars -= dropped
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._chars = 0
