@@ -368,7 +368,7 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
 
 # ---- scheduling: dependency levels, then fixed-width groups ------------------------------------
 class Dims(NamedTuple):
-    """Row counts of the data path's buffers; each has one extra *dump* row that padding lanes write."""
+    """Row counts of the machine's memories as the data path holds them."""
 
     vs: int  # VSRAM rows (the interpreter's padded count)
     ms: int
@@ -383,17 +383,6 @@ def dims_of(hw: NPUConfig, H: int) -> Dims:
     kv = max(hw.BLEN, hw.v_prefetch_rows)
     return Dims(hw.vsram_rows + kv, hw.msram_rows + hw.MLEN, H // hw.VLEN, hw.fpsram_size, 8 + FP_SLOTS, ACC_SLOTS,
                 MV_SLOTS)
-
-
-def _pad_rows(d: Dims) -> np.ndarray:
-    """Per kind, the fields of a lane that does nothing (every write goes to a dump row)."""
-    pad = np.zeros((N_KINDS, N_FIELDS), np.int32)
-    pad[K_SFP, 0] = pad[K_FLD, 0] = pad[K_VRED, 0] = d.fp
-    pad[K_FST, 0] = d.fpm
-    pad[K_VEC, 0] = d.vs
-    pad[K_MM, 0] = pad[K_WOMM, 0] = d.acc
-    pad[K_MV, 0] = pad[K_WOMV, 0] = d.mv
-    return pad  # K_WOMM/K_WOMV ok=0, K_LDV/K_STV nrow=0, K_LDM on=0: nothing lands
 
 
 class Groups(NamedTuple):
@@ -515,9 +504,7 @@ def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
     G = M.bucket(n_groups, GROUP_BUCKET)
     g_kind = np.full(G, -1, np.int32)
     g_kind[gid] = kinds[order]
-    pad = _pad_rows(d)
-    g_fields = np.zeros((G, GROUP_WIDTH, N_FIELDS), np.int32)
-    g_fields[:n_groups] = pad[g_kind[:n_groups]][:, None, :]
+    g_fields = np.zeros((G, GROUP_WIDTH, N_FIELDS), np.int32)  # padding lanes: seq NO_SEQ, their writes dumped
     g_fields[gid, pos % width] = fields[order]
     g_seq = np.full((G, GROUP_WIDTH), NO_SEQ, np.int32)
     g_seq[gid, pos % width] = seqs[order]
@@ -526,36 +513,30 @@ def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
 
 # ---- the data path in JAX ----------------------------------------------------------------------
 class Data(NamedTuple):
-    vs: jax.Array  # f32[vs + 1, VLEN]
-    ms: jax.Array  # f32[ms + 1, MLEN]
-    hbm: jax.Array  # f32[hbm + 1, VLEN]
+    """The data state of one input set. VSRAM, MSRAM, HBM rows and the MV accumulators are all rows
+    of VLEN (= MLEN) elements, kept in one buffer so that a group's writes are one scatter."""
+
+    mem: jax.Array  # f32[rows + 1, VLEN]: VSRAM | MSRAM | HBM | MV slots | dump row
     fpm: jax.Array  # f32[fpm + 1]
     fp: jax.Array  # f32[fp + 1]
     acc: jax.Array  # f32[acc + 1, BLEN, BLEN]
-    mv: jax.Array  # f32[mv + 1, MLEN]
     nan_seq: jax.Array  # int32: first step that produced a non-finite value (NO_SEQ if none)
 
 
 class Writes(NamedTuple):
     """A group's writes, applied after the kind switch (XLA would copy a buffer a branch updates)."""
 
-    vs_i: jax.Array  # int32[CV]: whole VSRAM rows
-    vs_v: jax.Array
-    el_r: jax.Array  # int32[CE]: single VSRAM elements (M_MM_WO blocks)
+    r_i: jax.Array  # int32[CR]: whole rows of ``mem``
+    r_v: jax.Array
+    el_r: jax.Array  # int32[CE]: single elements of ``mem`` (M_MM_WO blocks)
     el_c: jax.Array
     el_v: jax.Array
-    ms_i: jax.Array  # int32[CM]: MSRAM rows
-    ms_v: jax.Array
-    h_i: jax.Array  # int32[CH]: HBM rows
-    h_v: jax.Array
     fp_i: jax.Array  # int32[W]: FP value slots
     fp_v: jax.Array
     fpm_i: jax.Array
     fpm_v: jax.Array
     acc_i: jax.Array  # int32[W]: accumulator slots
     acc_v: jax.Array
-    mv_i: jax.Array
-    mv_v: jax.Array
     nan: jax.Array  # int32: the group's first step with a non-finite value
 
 
@@ -563,165 +544,164 @@ _HI = lax.Precision.HIGHEST
 _mm = jax.vmap(lambda a, b: jnp.matmul(a, b, precision=_HI))  # the interpreter's matmuls, one per lane
 
 
+def _pick(sub: jax.Array, options: list) -> jax.Array:
+    """``options[sub]`` per lane, as one fused select chain (the last option for any larger ``sub``)."""
+    res = options[-1]
+    for k in range(len(options) - 2, -1, -1):
+        res = jnp.where(sub == k, options[k], res)
+    return res
+
+
 def _first_bad(bad: jax.Array, seq: jax.Array) -> jax.Array:
     bad = bad.reshape(bad.shape[0], -1).any(axis=1)
     return jnp.min(jnp.where(bad, seq, NO_SEQ))
 
 
-def _fit(idx: jax.Array, val: jax.Array, size: int, dump: int) -> tuple[jax.Array, jax.Array]:
-    """Lanes' writes (``idx``: [...], ``val``: [..., *item]) as a channel of ``size`` entries, the rest
-    aimed at the dump row."""
-    item = val.shape[idx.ndim:]
-    idx, val = idx.reshape(-1), val.reshape(-1, *item)
-    n = idx.shape[0]
-    if n == size:
-        return idx, val
-    return (jnp.concatenate([idx, jnp.full(size - n, dump, idx.dtype)]),
-            jnp.concatenate([val, jnp.zeros((size - n, *item), val.dtype)]))
-
-
 class DataPath:
-    """The data side of the NPU for one config: one branch per kind, each a whole group at once."""
+    """The data side of the NPU for one config: one branch per kind, each a whole group at once.
+    Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row/slot."""
 
     def __init__(self, hw: NPUConfig, d: Dims):
         self.hw, self.d = hw, d
         W, B, R, L = GROUP_WIDTH, hw.BLEN, hw.v_prefetch_rows, hw.MLEN
-        self.cv, self.ce, self.cm, self.ch = W * R, W * B * B, WIDTH[K_LDM] * L, W * R
+        self.o_ms = d.vs
+        self.o_h = self.o_ms + d.ms
+        self.o_mv = self.o_h + d.hbm
+        self.dump = self.o_mv + d.mv
+        self.cr = max(W * R, 2 * W, WIDTH[K_LDM] * L)
+        self.ce = W * B * B
 
     def none(self) -> Writes:
         hw, d, W = self.hw, self.d, GROUP_WIDTH
         f32, i32 = jnp.float32, jnp.int32
         return Writes(
-            vs_i=jnp.full(self.cv, d.vs, i32), vs_v=jnp.zeros((self.cv, hw.VLEN), f32),
-            el_r=jnp.full(self.ce, d.vs, i32), el_c=jnp.zeros(self.ce, i32), el_v=jnp.zeros(self.ce, f32),
-            ms_i=jnp.full(self.cm, d.ms, i32), ms_v=jnp.zeros((self.cm, hw.MLEN), f32),
-            h_i=jnp.full(self.ch, d.hbm, i32), h_v=jnp.zeros((self.ch, hw.VLEN), f32),
+            r_i=jnp.full(self.cr, self.dump, i32), r_v=jnp.zeros((self.cr, hw.VLEN), f32),
+            el_r=jnp.full(self.ce, self.dump, i32), el_c=jnp.zeros(self.ce, i32), el_v=jnp.zeros(self.ce, f32),
             fp_i=jnp.full(W, d.fp, i32), fp_v=jnp.zeros(W, f32), fpm_i=jnp.full(W, d.fpm, i32),
             fpm_v=jnp.zeros(W, f32), acc_i=jnp.full(W, d.acc, i32), acc_v=jnp.zeros((W, hw.BLEN, hw.BLEN), f32),
-            mv_i=jnp.full(W, d.mv, i32), mv_v=jnp.zeros((W, hw.MLEN), f32), nan=jnp.int32(NO_SEQ))
+            nan=jnp.int32(NO_SEQ))
 
-    def _vs_rows(self, w: Writes, idx: jax.Array, val: jax.Array) -> Writes:
-        i, v = _fit(idx, val, self.cv, self.d.vs)
-        return w._replace(vs_i=i, vs_v=v)
+    def rows(self, idx: jax.Array, val: jax.Array, live: jax.Array) -> Writes:
+        """Whole-row writes (``idx``: [...], ``val``: [..., VLEN]); dead ones go to the dump row."""
+        idx = jnp.where(live, idx, self.dump).reshape(-1)
+        val = val.reshape(-1, self.hw.VLEN)
+        n = idx.shape[0]
+        if n < self.cr:
+            idx = jnp.concatenate([idx, jnp.full(self.cr - n, self.dump, idx.dtype)])
+            val = jnp.concatenate([val, jnp.zeros((self.cr - n, val.shape[1]), val.dtype)])
+        return self.none()._replace(r_i=idx, r_v=val)
 
-    def b_sfp(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
+    def b_sfp(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         x, y, sub = st.fp[f[:, 1]], st.fp[f[:, 2]], f[:, 3]
         li = lax.bitcast_convert_type(f[:, 4], jnp.float32)
-        z = jnp.zeros_like(x)
-        opts = jnp.stack([x + y, x - y, x * y, jnp.maximum(x, y), jnp.exp(x), 1.0 / x, jnp.sqrt(x), z, z, li])
-        res = opts[sub, jnp.arange(GROUP_WIDTH)]
-        return self.none()._replace(fp_i=f[:, 0], fp_v=res, nan=_first_bad(~jnp.isfinite(res), seq))
+        res = _pick(sub, [x + y, x - y, x * y, jnp.maximum(x, y), jnp.exp(x), 1.0 / x, jnp.sqrt(x), li, li, li])
+        return self.none()._replace(fp_i=jnp.where(on, f[:, 0], self.d.fp), fp_v=res,
+                                    nan=_first_bad(~jnp.isfinite(res), seq))
 
-    def b_fld(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
+    def b_fld(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         res = st.fpm[f[:, 1]]
-        return self.none()._replace(fp_i=f[:, 0], fp_v=res, nan=_first_bad(~jnp.isfinite(res), seq))
+        return self.none()._replace(fp_i=jnp.where(on, f[:, 0], self.d.fp), fp_v=res,
+                                    nan=_first_bad(~jnp.isfinite(res), seq))
 
-    def b_fst(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
-        return self.none()._replace(fpm_i=f[:, 0], fpm_v=st.fp[f[:, 1]])
+    def b_fst(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        return self.none()._replace(fpm_i=jnp.where(on, f[:, 0], self.d.fpm), fpm_v=st.fp[f[:, 1]])
 
-    def b_vec(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
-        a, b, s = st.vs[f[:, 1]], st.vs[f[:, 2]], st.fp[f[:, 3]][:, None]
-        opts = jnp.stack([a + b, a - b, a * b, jnp.maximum(a, b), a + s, a - s, s - a, a * s, jnp.maximum(a, s),
-                          jnp.exp(a), 1.0 / a])
-        res = M.bf16(opts[jnp.clip(f[:, 4], 0, 10), jnp.arange(GROUP_WIDTH)])
-        return self._vs_rows(self.none(), f[:, 0], res)._replace(nan=_first_bad(~jnp.isfinite(res), seq))
+    def b_vec(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        a, b, s = st.mem[f[:, 1]], st.mem[f[:, 2]], st.fp[f[:, 3]][:, None]
+        res = M.bf16(_pick(f[:, 4][:, None], [a + b, a - b, a * b, jnp.maximum(a, b), a + s, a - s, s - a, a * s,
+                                              jnp.maximum(a, s), jnp.exp(a), 1.0 / a]))
+        return self.rows(f[:, 0], res, on)._replace(nan=_first_bad(~jnp.isfinite(res), seq))
 
-    def b_vred(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
-        row, cur = st.vs[f[:, 2]], st.fp[f[:, 1]]
+    def b_vred(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        row, cur = st.mem[f[:, 2]], st.fp[f[:, 1]]
         res = jnp.where(f[:, 3] == 0, cur + jnp.sum(row, axis=1), jnp.maximum(cur, jnp.max(row, axis=1)))
-        return self.none()._replace(fp_i=f[:, 0], fp_v=res, nan=_first_bad(~jnp.isfinite(res) & (f[:, 4] == 1), seq))
+        return self.none()._replace(fp_i=jnp.where(on, f[:, 0], self.d.fp), fp_v=res,
+                                    nan=_first_bad(~jnp.isfinite(res) & (f[:, 4] == 1), seq))
 
-    def b_mm(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
+    def b_mm(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         B, L = self.hw.BLEN, self.hw.MLEN
-        slot, rv, mrow, col, tmm = f[:, 0], f[:, 1], f[:, 2], f[:, 3], f[:, 4]
-        v = st.vs[rv[:, None] + jnp.arange(B)]  # [W, B, L]
-        r = jnp.arange(L)
-        # M_MM: MLEN rows x BLEN columns at col; M_TMM: BLEN whole rows, as the columns of the same [L, B] operand
-        rows = jnp.where(tmm[:, None, None] == 1, mrow[:, None, None] + jnp.arange(B)[None, None, :],
-                         mrow[:, None, None] + r[None, :, None])
-        cols = jnp.where(tmm[:, None, None] == 1, r[None, :, None], col[:, None, None] + jnp.arange(B)[None, None, :])
-        prod = _mm(v, st.ms[rows, cols])  # [W, L, B]
-        return self.none()._replace(acc_i=slot, acc_v=st.acc[slot] + prod)
+        slot, rv, mrow, col, tmm = f[:, 0], f[:, 1], f[:, 2] + self.o_ms, f[:, 3], f[:, 4]
+        window = jax.vmap(lambda r, c, shape: lax.dynamic_slice(st.mem, (r, c), shape), in_axes=(0, 0, None))
+        v = window(rv, jnp.zeros_like(rv), (B, L))
+        m_cols, m_rows = window(mrow, col, (L, B)), window(mrow, jnp.zeros_like(mrow), (B, L))
+        prod = jnp.where((tmm == 1)[:, None, None], _mm(v, jnp.swapaxes(m_rows, 1, 2)), _mm(v, m_cols))
+        return self.none()._replace(acc_i=jnp.where(on, slot, self.d.acc), acc_v=st.acc[slot] + prod)
 
-    def b_mv(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
+    def b_mv(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         L = self.hw.MLEN
-        slot, rv, mrow, sub = f[:, 0], f[:, 1], f[:, 2], f[:, 3]
-        v, T = st.vs[rv], st.ms[mrow[:, None] + jnp.arange(L)]
+        slot, rv, mrow, sub = f[:, 0] + self.o_mv, f[:, 1], f[:, 2] + self.o_ms, f[:, 3]
+        v, T = st.mem[rv], st.mem[mrow[:, None] + jnp.arange(L)]
         prod = jnp.where((sub == 1)[:, None], _mm(T, v), _mm(v, T))
-        return self.none()._replace(mv_i=slot, mv_v=st.mv[slot] + prod)
+        return self.rows(slot, st.mem[slot] + prod, on)
 
-    def b_womm(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
+    def b_womm(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         B = self.hw.BLEN
-        slot, row, col, ok = f[:, 0], f[:, 1], f[:, 2], f[:, 3] == 1
+        slot, row, col, ok = f[:, 0], f[:, 1], f[:, 2], (f[:, 3] == 1) & on
         blk = M.bf16(st.acc[slot])  # [W, B, B]
         rows = jnp.broadcast_to(jnp.where(ok[:, None, None], row[:, None, None] + jnp.arange(B)[None, :, None],
-                                          self.d.vs), blk.shape)
+                                          self.dump), blk.shape)
         cols = jnp.broadcast_to(col[:, None, None] + jnp.arange(B)[None, None, :], blk.shape)
         return self.none()._replace(
             el_r=rows.reshape(-1), el_c=cols.reshape(-1), el_v=blk.reshape(-1),
-            acc_i=slot, acc_v=jnp.zeros_like(blk), nan=_first_bad(~jnp.isfinite(jnp.max(blk, axis=(1, 2))) & ok, seq))
+            acc_i=jnp.where(on, slot, self.d.acc), acc_v=jnp.zeros_like(blk),
+            nan=_first_bad(~jnp.isfinite(jnp.max(blk, axis=(1, 2))) & ok, seq))
 
-    def b_womv(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
-        slot, row, ok = f[:, 0], f[:, 1], f[:, 2] == 1
-        m = M.bf16(st.mv[slot])
-        w = self._vs_rows(self.none(), jnp.where(ok, row, self.d.vs), m)
-        bad = ~jnp.isfinite(jnp.max(m, axis=1)) & ok
-        return w._replace(mv_i=slot, mv_v=jnp.zeros_like(m), nan=_first_bad(bad, seq))
+    def b_womv(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        slot, row, ok = f[:, 0] + self.o_mv, f[:, 1], (f[:, 2] == 1) & on
+        m = M.bf16(st.mem[slot])
+        w = self.rows(jnp.stack([row, slot], 1), jnp.stack([m, jnp.zeros_like(m)], 1), jnp.stack([ok, on], 1))
+        return w._replace(nan=_first_bad(~jnp.isfinite(jnp.max(m, axis=1)) & ok, seq))
 
-    def b_ldv(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
+    def b_ldv(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         r = jnp.arange(self.hw.v_prefetch_rows)
         rv, nrow, base, srow = f[:, 0], f[:, 1], f[:, 2], f[:, 3]
-        live = r[None, :] < nrow[:, None]
-        loaded = st.hbm[jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [W, R, V]
-        w = self._vs_rows(self.none(), jnp.where(live, rv[:, None] + r, self.d.vs), loaded)
+        live = (r[None, :] < nrow[:, None]) & on[:, None]
+        loaded = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [W, R, V]
+        w = self.rows(rv[:, None] + r, loaded, live)
         return w._replace(nan=_first_bad(~jnp.isfinite(loaded) & live[:, :, None], seq))
 
-    def b_stv(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
+    def b_stv(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         r = jnp.arange(self.hw.v_prefetch_rows)
         src, nrow, base, srow = f[:, 0], f[:, 1], f[:, 2], f[:, 3]
-        live = r[None, :] < nrow[:, None]
-        i, v = _fit(jnp.where(live, base[:, None] + r * srow[:, None], self.d.hbm), st.vs[src[:, None] + r], self.ch,
-                    self.d.hbm)
-        return self.none()._replace(h_i=i, h_v=v)
+        live = (r[None, :] < nrow[:, None]) & on[:, None]
+        return self.rows(self.o_h + base[:, None] + r * srow[:, None], st.mem[src[:, None] + r], live)
 
-    def b_ldm(self, st: Data, f: jax.Array, seq: jax.Array) -> Writes:
-        f = f[: WIDTH[K_LDM]]
-        seq = seq[: WIDTH[K_LDM]]
+    def b_ldm(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        n = WIDTH[K_LDM]
+        f, seq, on = f[:n], seq[:n], on[:n]
         r = jnp.arange(self.hw.MLEN)
-        mrow, base, srow, on = f[:, 0], f[:, 1], f[:, 2], f[:, 3] == 1
-        tile = st.hbm[jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [w, L, L]
-        i, v = _fit(jnp.where(on[:, None], mrow[:, None] + r, self.d.ms), tile, self.cm, self.d.ms)
-        return self.none()._replace(ms_i=i, ms_v=v, nan=_first_bad(~jnp.isfinite(tile) & on[:, None, None], seq))
+        mrow, base, srow = f[:, 0] + self.o_ms, f[:, 1], f[:, 2]
+        tile = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [n, L, L]
+        w = self.rows(mrow[:, None] + r, tile, jnp.broadcast_to(on[:, None], (n, self.hw.MLEN)))
+        return w._replace(nan=_first_bad(~jnp.isfinite(tile) & on[:, None, None], seq))
 
     @staticmethod
     def apply(st: Data, w: Writes) -> Data:
-        return Data(
-            vs=st.vs.at[w.vs_i].set(w.vs_v).at[w.el_r, w.el_c].set(w.el_v), ms=st.ms.at[w.ms_i].set(w.ms_v),
-            hbm=st.hbm.at[w.h_i].set(w.h_v), fpm=st.fpm.at[w.fpm_i].set(w.fpm_v), fp=st.fp.at[w.fp_i].set(w.fp_v),
-            acc=st.acc.at[w.acc_i].set(w.acc_v), mv=st.mv.at[w.mv_i].set(w.mv_v),
-            nan_seq=jnp.minimum(st.nan_seq, w.nan))
+        return Data(mem=st.mem.at[w.r_i].set(w.r_v).at[w.el_r, w.el_c].set(w.el_v),
+                    fpm=st.fpm.at[w.fpm_i].set(w.fpm_v), fp=st.fp.at[w.fp_i].set(w.fp_v),
+                    acc=st.acc.at[w.acc_i].set(w.acc_v), nan_seq=jnp.minimum(st.nan_seq, w.nan))
+
+    def initial(self, hbm: jax.Array, fpm: jax.Array) -> Data:
+        hw, d = self.hw, self.d
+        f32 = jnp.float32
+        V = hw.VLEN
+        mem = jnp.concatenate([jnp.zeros((d.vs + d.ms, V), f32), hbm.reshape(d.hbm, V), jnp.zeros((d.mv + 1, V), f32)])
+        return Data(mem=mem, fpm=jnp.concatenate([fpm, jnp.zeros(1, f32)]), fp=jnp.zeros(d.fp + 1, f32),
+                    acc=jnp.zeros((d.acc + 1, hw.BLEN, hw.BLEN), f32), nan_seq=jnp.int32(NO_SEQ))
 
     def run_one(self, kinds: jax.Array, fields: jax.Array, seqs: jax.Array, n_groups: jax.Array, hbm: jax.Array,
                 fpm: jax.Array) -> Data:
         """The first ``n_groups`` groups in order on one input set (``hbm``: f32[H], ``fpm``: f32[fpsram])."""
-        hw, d = self.hw, self.d
-        f32 = jnp.float32
         branches = [self.b_sfp, self.b_fld, self.b_fst, self.b_vec, self.b_vred, self.b_mm, self.b_mv, self.b_womm,
-                    self.b_womv, self.b_ldv, self.b_stv, self.b_ldm, lambda st, f, seq: self.none()]
-        assert len(branches) == N_KINDS + 1
-        st = Data(
-            vs=jnp.zeros((d.vs + 1, hw.VLEN), f32), ms=jnp.zeros((d.ms + 1, hw.MLEN), f32),
-            hbm=jnp.concatenate([hbm.reshape(d.hbm, hw.VLEN), jnp.zeros((1, hw.VLEN), f32)]),
-            fpm=jnp.concatenate([fpm, jnp.zeros(1, f32)]), fp=jnp.zeros(d.fp + 1, f32),
-            acc=jnp.zeros((d.acc + 1, hw.BLEN, hw.BLEN), f32), mv=jnp.zeros((d.mv + 1, hw.MLEN), f32),
-            nan_seq=jnp.int32(NO_SEQ))
+                    self.b_womv, self.b_ldv, self.b_stv, self.b_ldm]
+        assert len(branches) == N_KINDS
 
         def body(i: jax.Array, st: Data) -> Data:
-            kind = kinds[i]
-            w = lax.switch(jnp.where(kind < 0, N_KINDS, kind), branches, st, fields[i], seqs[i])
+            seq = seqs[i]
+            w = lax.switch(jnp.maximum(kinds[i], 0), branches, st, fields[i], seq, seq != NO_SEQ)
             return self.apply(st, w)
 
-        return lax.fori_loop(0, n_groups, body, st)  # a while loop: the bucket's padding costs nothing
+        return lax.fori_loop(0, n_groups, body, self.initial(hbm, fpm))  # a while loop: padding groups cost nothing
 
 
 @functools.lru_cache(maxsize=16)
@@ -769,13 +749,15 @@ def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit
         return np.broadcast_to(x, (N, *x.shape)).copy()
 
     nan_pc = np.array([groups.pc_of_seq[s] if s != NO_SEQ else -1 for s in np.asarray(data.nan_seq)], np.int32)
+    mem = np.asarray(data.mem)
+    o_ms, o_h = d.vs, d.vs + d.ms
+    o_mv = o_h + d.hbm
     zeros = np.zeros((N, 1), np.int32)
     return M.State(
         ctl=each(tr.ctl), gp=each(tr.gp), ar=each(tr.ar), unit_free=each(tr.unit_free), busy=each(tr.busy),
         counts=each(tr.counts), fp_ready=each(tr.fp_ready), vs_ready=each(tr.vs_ready), vs_read=each(tr.vs_read),
         ms_ready=each(tr.ms_ready), ms_read=each(tr.ms_read), im=each(tr.im),
         fp=np.asarray(data.fp)[:, list(tr.fp_slots)], acc=np.asarray(data.acc)[:, tr.acc_slot],
-        mv=np.asarray(data.mv)[:, tr.mv_slot], nan_pc=nan_pc, vs=np.asarray(data.vs)[:, : d.vs],
-        ms=np.asarray(data.ms)[:, : d.ms], hbm=np.asarray(data.hbm)[:, : d.hbm].reshape(N, H),
-        fpm=np.asarray(data.fpm)[:, : d.fpm], prof=np.zeros((N, 1, M.N_PROF), np.int32), vsr_dma=zeros,
-        vs_dma=zeros, ms_dma=zeros)
+        mv=mem[:, o_mv + tr.mv_slot], nan_pc=nan_pc, vs=mem[:, :o_ms], ms=mem[:, o_ms:o_h],
+        hbm=mem[:, o_h:o_mv].reshape(N, H), fpm=np.asarray(data.fpm)[:, : d.fpm],
+        prof=np.zeros((N, 1, M.N_PROF), np.int32), vsr_dma=zeros, vs_dma=zeros, ms_dma=zeros)
