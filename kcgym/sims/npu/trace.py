@@ -31,8 +31,9 @@ from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.isa import CLASSES, UNITS, make_isa
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + HBM limit + budget)
+TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their schedules (a C5 composite's is tens of MB)
 GROUP_WIDTH = 16  # data operations executed together in one scan step (a level's ops of one kind)
-GROUP_BUCKET = 256  # scan lengths are padded to a power of two >= this (compiles are per bucket)
+GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 FP_SLOTS = 64  # renamed FP register values (a slot is reused after FP_SLOTS writes; dependencies keep it safe)
 ACC_SLOTS = 256  # renamed accumulator lifetimes (M_MM chains up to M_MM_WO)
 MV_SLOTS = 16  # renamed MV accumulator lifetimes
@@ -389,7 +390,8 @@ class Groups(NamedTuple):
     kind: np.ndarray  # int32[G] (-1: padding)
     fields: np.ndarray  # int32[G, GROUP_WIDTH, N_FIELDS]
     seq: np.ndarray  # int32[G, GROUP_WIDTH]: dynamic step of each lane (NO_SEQ on padding)
-    pc_of_seq: dict  # step -> pc, for the first non-finite value
+    op_seq: np.ndarray  # int32[ops]: the dynamic step of each data operation, ascending
+    op_pc: np.ndarray  # int32[ops]: its pc (for the first non-finite value's line)
     n: np.int32  # groups in use (the rest pad the bucket)
 
 
@@ -501,14 +503,15 @@ def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
     new_group = new_run | (pos % width == 0)
     gid = np.cumsum(new_group) - 1
     n_groups = int(gid[-1]) + 1 if n else 0
-    G = M.bucket(n_groups, GROUP_BUCKET)
+    G = max(1, -(-n_groups // GROUP_CHUNK)) * GROUP_CHUNK
     g_kind = np.full(G, -1, np.int32)
     g_kind[gid] = kinds[order]
     g_fields = np.zeros((G, GROUP_WIDTH, N_FIELDS), np.int32)  # padding lanes: seq NO_SEQ, their writes dumped
     g_fields[gid, pos % width] = fields[order]
     g_seq = np.full((G, GROUP_WIDTH), NO_SEQ, np.int32)
     g_seq[gid, pos % width] = seqs[order]
-    return Groups(g_kind, g_fields, g_seq, {op[1]: op[2] for op in ops}, np.int32(n_groups))
+    pcs = np.fromiter((op[2] for op in ops), np.int32, n)
+    return Groups(g_kind, g_fields, g_seq, seqs, pcs, np.int32(n_groups))
 
 
 # ---- the data path in JAX ----------------------------------------------------------------------
@@ -689,9 +692,8 @@ class DataPath:
         return Data(mem=mem, fpm=jnp.concatenate([fpm, jnp.zeros(1, f32)]), fp=jnp.zeros(d.fp + 1, f32),
                     acc=jnp.zeros((d.acc + 1, hw.BLEN, hw.BLEN), f32), nan_seq=jnp.int32(NO_SEQ))
 
-    def run_one(self, kinds: jax.Array, fields: jax.Array, seqs: jax.Array, n_groups: jax.Array, hbm: jax.Array,
-                fpm: jax.Array) -> Data:
-        """The first ``n_groups`` groups in order on one input set (``hbm``: f32[H], ``fpm``: f32[fpsram])."""
+    def run_chunk(self, st: Data, kinds: jax.Array, fields: jax.Array, seqs: jax.Array, n_groups: jax.Array) -> Data:
+        """The first ``n_groups`` groups of a chunk, in order, on one input set."""
         branches = [self.b_sfp, self.b_fld, self.b_fst, self.b_vec, self.b_vred, self.b_mm, self.b_mv, self.b_womm,
                     self.b_womv, self.b_ldv, self.b_stv, self.b_ldm]
         assert len(branches) == N_KINDS
@@ -701,16 +703,17 @@ class DataPath:
             w = lax.switch(jnp.maximum(kinds[i], 0), branches, st, fields[i], seq, seq != NO_SEQ)
             return self.apply(st, w)
 
-        return lax.fori_loop(0, n_groups, body, self.initial(hbm, fpm))  # a while loop: padding groups cost nothing
+        return lax.fori_loop(0, n_groups, body, st)  # a while loop: padding groups cost nothing
 
 
 @functools.lru_cache(maxsize=16)
 def data_runner(hw_json: str, H: int):
-    """The jitted, input-set-``vmap``-ped data path for one config and HBM bucket."""
+    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and HBM bucket."""
     enable_persistent_cache()
     hw = NPUConfig.model_validate_json(hw_json)
     dp = DataPath(hw, dims_of(hw, H))
-    return jax.jit(jax.vmap(dp.run_one, in_axes=(None, None, None, None, 0, None)))
+    return (jax.jit(jax.vmap(dp.initial, in_axes=(0, None))),
+            jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None))))
 
 
 _TRACES: OrderedDict = OrderedDict()
@@ -726,8 +729,14 @@ def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps
         return hit
     tr = prepass(words, hw, int(limit), int(max_steps))
     groups = None if tr.exotic else schedule(tr.ops, hw, dims_of(hw, H))
+    tr = tr._replace(ops=[])  # scheduled: the cache keeps only what a run needs
     _TRACES[key] = (tr, groups)
-    while len(_TRACES) > TRACE_CACHE_SIZE:
+
+    def size(entry) -> int:
+        return 0 if entry[1] is None else sum(a.nbytes for a in entry[1][:5])  # the arrays of Groups
+
+    while len(_TRACES) > TRACE_CACHE_SIZE or (len(_TRACES) > 1 and sum(map(size, _TRACES.values()))
+                                                > TRACE_CACHE_BYTES):
         _TRACES.popitem(last=False)
     return tr, groups
 
@@ -742,13 +751,22 @@ def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit
     tr, groups = traced(words, hw, hw_json, int(limit), int(max_steps), H)
     if groups is None:
         return None
-    data = jax.device_get(data_runner(hw_json, H)(groups.kind, groups.fields, groups.seq, groups.n, hbm, fpm))
+    initial, chunk = data_runner(hw_json, H)
+    data = initial(hbm, fpm)
+    for c in range(0, max(int(groups.n), 1), GROUP_CHUNK):
+        sl = slice(c, c + GROUP_CHUNK)
+        data = chunk(data, groups.kind[sl], groups.fields[sl], groups.seq[sl], np.int32(min(GROUP_CHUNK, groups.n - c)))
+    data = jax.device_get(data)
     d = dims_of(hw, H)
 
     def each(x: np.ndarray) -> np.ndarray:
         return np.broadcast_to(x, (N, *x.shape)).copy()
 
-    nan_pc = np.array([groups.pc_of_seq[s] if s != NO_SEQ else -1 for s in np.asarray(data.nan_seq)], np.int32)
+    first = np.asarray(data.nan_seq)
+    hit = first != NO_SEQ
+    nan_pc = np.full(N, -1, np.int32)
+    if hit.any():
+        nan_pc[hit] = groups.op_pc[np.searchsorted(groups.op_seq, first[hit])]
     mem = np.asarray(data.mem)
     o_ms, o_h = d.vs, d.vs + d.ms
     o_mv = o_h + d.hbm
