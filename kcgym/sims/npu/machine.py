@@ -12,6 +12,11 @@ unit busy for its occupancy and its result is ready after its latency. DMA is qu
 the front end does not wait for it; readers of prefetched rows wait instead. Rows are
 tracked with ready/last-read times (VSRAM and MSRAM rows), FP registers and the two
 accumulators with ready times, so prefetch-ahead and double buffering pay.
+
+This interpreter is the reference semantics. Simulation normally takes the trace-ahead path
+(``trace.py``: the control side once per program in Python, then only the data path in JAX),
+which :func:`batched_runner` selects and ``tests/sims/npu/test_trace_differential.py`` holds to
+this interpreter bit for bit; profiling and ``KCGYM_SIM=oracle`` run here.
 """
 
 from __future__ import annotations
