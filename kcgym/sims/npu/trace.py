@@ -414,6 +414,9 @@ def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
     lw = [0] * n_res  # level of the last write of each resource
     lr = [0] * n_res  # highest level that read it
     levels = [0] * len(ops)
+    tile_write: dict = {}  # (first MSRAM resource, rows) -> highest write level, until the next tile load
+    tile_read: dict = {}  # (first MSRAM resource, rows) -> highest level that read it, folded into lr at a load
+    tile = (0, 0)
     nblk = hw.VLEN // B
     lw_full = [0] * d.vs  # VSRAM rows: level of the last whole-row write (lw: of any write, partial included)
     lw_blk = [0] * (d.vs * nblk)  # VSRAM (row, BLEN column block): level of the last M_MM_WO into it
@@ -439,11 +442,11 @@ def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
         elif k == K_VRED:
             rd, wr = (o_s + f[1], f[2]), (o_s + f[0],)
         elif k == K_MM:
-            rd = (o_a + f[0], *range(f[1], f[1] + B), *range(o_ms + f[2], o_ms + f[2] + (B if f[4] else L)))
-            wr = (o_a + f[0],)
+            rd, wr = (o_a + f[0], *range(f[1], f[1] + B)), (o_a + f[0],)
+            tile = (o_ms + f[2], B if f[4] else L)
         elif k == K_MV:
-            rd = (o_m + f[0], f[1], *range(o_ms + f[2], o_ms + f[2] + L))
-            wr = (o_m + f[0],)
+            rd, wr = (o_m + f[0], f[1]), (o_m + f[0],)
+            tile = (o_ms + f[2], L)
         elif k == K_WOMM:  # partial rows: ordered against whole-row writes, readers and its own column block
             rd, wr = (o_a + f[0],), (o_a + f[0],)
         elif k == K_WOMV:
@@ -454,7 +457,15 @@ def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
             rd, wr = range(f[0], f[0] + f[1]), rows(f[2], f[1], f[3])
         else:  # K_LDM
             rd, wr = rows(f[1], L, f[2]), range(o_ms + f[0], o_ms + f[0] + L)
+            for (a, n), v in tile_read.items():  # the tile readers' levels, for this load's write-after-read
+                lr[a:a + n] = [x if x > v else v for x in lr[a:a + n]]
+            tile_read.clear()
+            tile_write.clear()
         lvl = 0
+        if k in (K_MM, K_MV):  # MSRAM rows change only at tile loads: their write levels per block, cached
+            lvl = tile_write.get(tile)
+            if lvl is None:
+                lvl = tile_write[tile] = max(lw[tile[0]:tile[0] + tile[1]])
         for r in rd:
             if lw[r] > lvl:
                 lvl = lw[r]
@@ -472,6 +483,8 @@ def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
                     lvl = lw_blk[c]
         lvl += 1
         levels[i] = lvl
+        if k in (K_MM, K_MV) and tile_read.get(tile, 0) < lvl:
+            tile_read[tile] = lvl
         for r in rd:
             if lr[r] < lvl:
                 lr[r] = lvl
