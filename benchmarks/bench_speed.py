@@ -156,7 +156,8 @@ def main() -> None:
                   f"new {row['new_instr_per_s']:10.3g} instr/s  identical={row['identical']}", flush=True)
     for name, index in COLD_KERNELS:
         row = {"kind": "cold_process", "machine": "NPU", "task": name, "config": index,
-               "old_s": cold_process("NPU", name, index, True), "new_s": cold_process("NPU", name, index, False), **meta}
+               "old_s": cold_process("NPU", name, index, True), "new_s": cold_process("NPU", name, index, False),
+               **meta}
         rows.append(row)
         print(f"cold process NPU {name} C{index}: old {row['old_s']:.2f}s new {row['new_s']:.2f}s", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
