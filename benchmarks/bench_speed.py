@@ -13,6 +13,7 @@ README's Markdown table from that file.
     PYTHONPATH=. python benchmarks/bench_speed.py --quick      # C1 and C3 on five tasks (minutes)
     PYTHONPATH=. python benchmarks/bench_speed.py              # every NPU task at C1, C3, C5
     PYTHONPATH=. python benchmarks/bench_speed.py --table      # Markdown from the results file
+    PYTHONPATH=. python benchmarks/bench_speed.py --tasks batch_matmul --configs 5 --append --no-cold
 """
 
 from __future__ import annotations
@@ -121,8 +122,8 @@ def table(path: Path = RESULTS) -> str:
                 "|---|---|---|---|---|"]
         out += [f"| {r['machine']} | {r['task']} | C{r['config']} | {r['old_s']:.2f} | {r['new_s']:.2f} |"
                 for r in colds]
-    date = rows[0].get("date", "") if rows else ""
-    return "\n".join(out) + (f"\n\n(measured {date}; `{rows[0].get('command', '')}`)" if rows else "")
+    runs = dict.fromkeys((r.get("date", ""), r.get("command", "")) for r in rows)
+    return "\n".join(out) + "".join(f"\n\n(measured {d}: `{c}`)" for d, c in runs)
 
 
 def main() -> None:
@@ -132,6 +133,8 @@ def main() -> None:
     ap.add_argument("--configs", default=None, help="e.g. 1,3,5")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--append", action="store_true", help="add the rows to --out instead of replacing it")
+    ap.add_argument("--no-cold", action="store_true", help="skip the fresh-process cold starts")
     ap.add_argument("--table", action="store_true", help="print the Markdown table of --out and exit")
     args = ap.parse_args()
     if args.table:
@@ -154,14 +157,15 @@ def main() -> None:
             print(f"NPU {name:15s} C{index} {row['instructions']:9d} instr  old {row['old_warm_s']:7.3f}s "
                   f"new {row['new_warm_s']:7.3f}s (first {row['new_first_s']:6.2f}s)  "
                   f"new {row['new_instr_per_s']:10.3g} instr/s  identical={row['identical']}", flush=True)
-    for name, index in COLD_KERNELS:
+    for name, index in () if args.no_cold else COLD_KERNELS:
         row = {"kind": "cold_process", "machine": "NPU", "task": name, "config": index,
                "old_s": cold_process("NPU", name, index, True), "new_s": cold_process("NPU", name, index, False),
                **meta}
         rows.append(row)
         print(f"cold process NPU {name} C{index}: old {row['old_s']:.2f}s new {row['new_s']:.2f}s", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    old = args.out.read_text() if args.append and args.out.exists() else ""
+    args.out.write_text(old + "".join(json.dumps(r) + "\n" for r in rows))
     print()
     print(table(args.out))
 

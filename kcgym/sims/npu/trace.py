@@ -34,6 +34,7 @@ TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + HB
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their schedules (a C5 composite's is tens of MB)
 GROUP_WIDTH = 16  # data operations executed together in one scan step (a level's ops of one kind)
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
+SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
 FP_SLOTS = 64  # renamed FP register values (a slot is reused after FP_SLOTS writes; dependencies keep it safe)
 ACC_SLOTS = 256  # renamed accumulator lifetimes (M_MM chains up to M_MM_WO)
 MV_SLOTS = 16  # renamed MV accumulator lifetimes
@@ -76,16 +77,27 @@ class Trace(NamedTuple):
     exotic: bool  # an HBM row progression wrapped around int32: leave this program to the oracle
 
 
+@functools.lru_cache(maxsize=16)
+def _costs(hw_json: str) -> tuple[list[int], list[int]]:
+    """Occupancy and latency per opcode (the interpreter's tables)."""
+    hw = NPUConfig.model_validate_json(hw_json)
+    isa = make_isa(hw)
+    return [int(x) for x in isa.table("occupancy", hw)], [int(x) for x in isa.table("latency", hw)]
+
+
 def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Trace:
     """Run the control side of ``words`` (a padded program) exactly as ``Machine.run_one`` does."""
-    isa = make_isa(hw)
-    occ_t = [int(x) for x in isa.table("occupancy", hw)]
-    lat_t = [int(x) for x in isa.table("latency", hw)]
+    occ_t, lat_t = _costs(hw.model_dump_json())
     V, L, B, R = hw.VLEN, hw.MLEN, hw.BLEN, hw.v_prefetch_rows
     kv = max(B, R)
     vrows, mrows = hw.vsram_rows, hw.msram_rows
     vsize = hw.vsram_size
-    prog = [tuple(int(x) for x in w) for w in np.asarray(words)]
+    words = np.asarray(words)
+    tail = len(words)
+    if tail and words[-1, 1] == 0 and words[-1, 2] == make_isa(hw).sub_ids["C_HALT"]:  # padded with halts:
+        differs = np.flatnonzero(np.any(words != words[-1], axis=1))  # convert up to the first one only
+        tail = min(tail, (int(differs[-1]) + 2) if len(differs) else 1)
+    prog = words[:tail].tolist()
     gp = [0] * 16
     ar = [M.UNSET] * 8
     im = [0] * hw.intsram_size
@@ -516,7 +528,8 @@ def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
     new_group = new_run | (pos % width == 0)
     gid = np.cumsum(new_group) - 1
     n_groups = int(gid[-1]) + 1 if n else 0
-    G = max(1, -(-n_groups // GROUP_CHUNK)) * GROUP_CHUNK
+    ch = chunk_size(n_groups)
+    G = max(1, -(-n_groups // ch)) * ch
     g_kind = np.full(G, -1, np.int32)
     g_kind[gid] = kinds[order]
     g_fields = np.zeros((G, GROUP_WIDTH, N_FIELDS), np.int32)  # padding lanes: seq NO_SEQ, their writes dumped
@@ -525,6 +538,10 @@ def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
     g_seq[gid, pos % width] = seqs[order]
     pcs = np.fromiter((op[2] for op in ops), np.int32, n)
     return Groups(g_kind, g_fields, g_seq, seqs, pcs, np.int32(n_groups))
+
+
+def chunk_size(n_groups: int) -> int:
+    return SMALL_CHUNK if n_groups <= SMALL_CHUNK else GROUP_CHUNK
 
 
 # ---- the data path in JAX ----------------------------------------------------------------------
@@ -732,8 +749,14 @@ def data_runner(hw_json: str, H: int):
 _TRACES: OrderedDict = OrderedDict()
 
 
+@functools.lru_cache(maxsize=16)
+def _config(hw_json: str) -> NPUConfig:
+    return NPUConfig.model_validate_json(hw_json)
+
+
 def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps: int, H: int):
-    """(Trace, Groups) of a program, cached by program, config, HBM limit and bucket, and step budget."""
+    """(Trace, Groups, chunks) of a program, cached by program, config, HBM limit and bucket, and step
+    budget; ``chunks``: the groups as device arrays, a chunk at a time (sent once, not per run)."""
     words = np.ascontiguousarray(words, np.int32)
     key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, hw_json, int(limit), int(max_steps), H)
     hit = _TRACES.get(key)
@@ -743,7 +766,12 @@ def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps
     tr = prepass(words, hw, int(limit), int(max_steps))
     groups = None if tr.exotic else schedule(tr.ops, hw, dims_of(hw, H))
     tr = tr._replace(ops=[])  # scheduled: the cache keeps only what a run needs
-    _TRACES[key] = (tr, groups)
+    ch = chunk_size(0 if groups is None else int(groups.n))
+    chunks = None if groups is None else [
+        tuple(jax.device_put(a) for a in (groups.kind[c:c + ch], groups.fields[c:c + ch], groups.seq[c:c + ch],
+                                          np.int32(min(ch, groups.n - c))))
+        for c in range(0, max(int(groups.n), 1), ch)]
+    _TRACES[key] = (tr, groups, chunks)
 
     def size(entry) -> int:
         return 0 if entry[1] is None else sum(a.nbytes for a in entry[1][:5])  # the arrays of Groups
@@ -751,24 +779,23 @@ def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps
     while len(_TRACES) > TRACE_CACHE_SIZE or (len(_TRACES) > 1 and sum(map(size, _TRACES.values()))
                                                 > TRACE_CACHE_BYTES):
         _TRACES.popitem(last=False)
-    return tr, groups
+    return tr, groups, chunks
 
 
 def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit, max_steps) -> M.State | None:
     """The interpreter's final State (as numpy, batched over input sets), or None for the rare program
     the data path leaves to the oracle. Profiling counters are not kept (``prof`` as unprofiled)."""
-    hw = NPUConfig.model_validate_json(hw_json)
+    hw = _config(hw_json)
     hbm = np.asarray(hbm, np.float32)
     fpm = np.asarray(fpm, np.float32)
     N, H = hbm.shape
-    tr, groups = traced(words, hw, hw_json, int(limit), int(max_steps), H)
+    tr, groups, chunks = traced(words, hw, hw_json, int(limit), int(max_steps), H)
     if groups is None:
         return None
     initial, chunk = data_runner(hw_json, H)
     data = initial(hbm, fpm)
-    for c in range(0, max(int(groups.n), 1), GROUP_CHUNK):
-        sl = slice(c, c + GROUP_CHUNK)
-        data = chunk(data, groups.kind[sl], groups.fields[sl], groups.seq[sl], np.int32(min(GROUP_CHUNK, groups.n - c)))
+    for part in chunks:
+        data = chunk(data, *part)
     data = jax.device_get(data)
     d = dims_of(hw, H)
 
