@@ -7,10 +7,11 @@ program in plain Python -- the same scoreboard, the same checks, in the same ord
 resolved to rows. :func:`schedule` then orders those operations into *levels* by their true
 dependencies (rows of VSRAM/MSRAM/HBM, FP SRAM words, FP registers and the accumulators, the last
 two renamed per value so that independent chains overlap) and packs each level's operations of one
-kind into fixed-width groups. The JAX part (:class:`DataPath`) is one ``lax.scan`` over those groups,
-``vmap``-ped over input sets: a gather, the arithmetic and a scatter per group, no control, no
-scoreboard, no fault logic. The interpreter in ``machine.py`` stays the oracle
-(``tests/sims/npu/test_trace_differential.py``); results are bit-identical to it.
+kind into fixed-width groups. The JAX part (:class:`DataPath`) is a loop over those groups (in
+fixed-size chunks, so one compile serves every program length), ``vmap``-ped over input sets: per
+group a gather, the arithmetic and one scatter per buffer, no control, no scoreboard, no fault logic.
+The interpreter in ``machine.py`` stays the oracle (``tests/sims/npu/test_trace_differential.py``):
+results are bit-identical to it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from kcgym.sims.npu.isa import CLASSES, UNITS, make_isa
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + HBM limit + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their schedules (a C5 composite's is tens of MB)
-GROUP_WIDTH = 16  # data operations executed together in one scan step (a level's ops of one kind)
+GROUP_WIDTH = 16  # data operations executed together in one loop step (a level's ops of one kind)
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
 FP_SLOTS = 64  # renamed FP register values (a slot is reused after FP_SLOTS writes; dependencies keep it safe)
@@ -40,7 +41,7 @@ ACC_SLOTS = 256  # renamed accumulator lifetimes (M_MM chains up to M_MM_WO)
 MV_SLOTS = 16  # renamed MV accumulator lifetimes
 N_FIELDS = 8  # operand fields of one data operation
 
-# data-operation kinds (one lax.cond branch each)
+# data-operation kinds (one lax.switch branch each)
 (K_SFP, K_FLD, K_FST, K_VEC, K_VRED, K_MM, K_MV, K_WOMM, K_WOMV, K_LDV, K_STV, K_LDM) = range(12)
 N_KINDS = 12
 # lanes per group by kind: a tile load writes MLEN MSRAM rows, so its groups stay narrow
@@ -98,6 +99,7 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
         differs = np.flatnonzero(np.any(words != words[-1], axis=1))  # convert up to the first one only
         tail = min(tail, (int(differs[-1]) + 2) if len(differs) else 1)
     prog = words[:tail].tolist()
+    n_prog = len(prog)
     gp = [0] * 16
     ar = [M.UNSET] * 8
     im = [0] * hw.intsram_size
@@ -154,7 +156,7 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
         return lo if x < lo else hi if x > hi else x
 
     while not halted and steps < max_steps:
-        ins = prog[pc]
+        ins = prog[pc] if pc < n_prog else prog[-1]  # past a full bucket: JAX's clamped index
         op, cls, sub, f0, f1, f2, f3, f4 = ins
         cur = pc
         pc += 1

@@ -312,3 +312,16 @@ def test_long_programs_run_in_chunks(monkeypatch):
     assert groups.n > 2 * 8
     assert_same_results(new, old)
     trace._TRACES.clear()
+
+
+def test_program_filling_its_bucket_runs_on_past_the_end():
+    """A program exactly one bucket long has no halt row after it: both paths keep executing its last
+    instruction (JAX clamps the index) until the step budget stops them."""
+    src = "S_ADDI_INT gp1, gp1, 1\n" * 1023 + "V_ADD_VV gp0, gp0, gp0\n"
+    program = ACCELERATOR.assemble(src, HW)
+    assert program.length == 1024
+    hw_json = HW.model_dump_json()
+    hbm = _hbm(0)
+    new = _run_state(M.batched_runner(hw_json)[1], program, hbm, 1500)
+    assert_same_state(new, _run_state(M.oracle_runner(hw_json)[1], program, hbm, 1500))
+    assert not np.asarray(new.ctl)[0, M.HALTED]
