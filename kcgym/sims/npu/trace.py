@@ -1,0 +1,823 @@
+"""Trace-ahead simulation of the NPU: a scalar pre-pass, then only the data path in JAX.
+
+On the NPU the program counter, loop counters, addresses, faults and the whole timing model never
+depend on tensor data (``machine.py``'s design). So :func:`prepass` runs the control side once per
+program in plain Python -- the same scoreboard, the same checks, in the same order as the handlers of
+:class:`~kcgym.sims.npu.machine.Machine` -- and records every data operation with its operands
+resolved to rows. :func:`schedule` then orders those operations into *levels* by their true
+dependencies (rows of VSRAM/MSRAM/HBM, FP SRAM words, FP registers and the accumulators, the last
+two renamed per value so that independent chains overlap) and packs each level's operations of one
+kind into fixed-width groups. The JAX part (:class:`DataPath`) is a loop over those groups (in
+fixed-size chunks, so one compile serves every program length), ``vmap``-ped over input sets: per
+group a gather, the arithmetic and one scatter per buffer, no control, no scoreboard, no fault logic.
+The interpreter in ``machine.py`` stays the oracle (``tests/sims/npu/test_trace_differential.py``):
+results are bit-identical to it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections import OrderedDict
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from kcgym.sims.jax_cache import enable_persistent_cache
+from kcgym.sims.npu import machine as M
+from kcgym.sims.npu.config import NPUConfig
+from kcgym.sims.npu.isa import CLASSES, UNITS, make_isa
+
+TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + HBM limit + budget)
+TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their schedules (a C5 composite's is tens of MB)
+GROUP_WIDTH = 16  # data operations executed together in one loop step (a level's ops of one kind)
+GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
+SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
+FP_SLOTS = 64  # renamed FP register values (a slot is reused after FP_SLOTS writes; dependencies keep it safe)
+ACC_SLOTS = 256  # renamed accumulator lifetimes (M_MM chains up to M_MM_WO)
+MV_SLOTS = 16  # renamed MV accumulator lifetimes
+N_FIELDS = 8  # operand fields of one data operation
+
+# data-operation kinds (one lax.switch branch each)
+(K_SFP, K_FLD, K_FST, K_VEC, K_VRED, K_MM, K_MV, K_WOMM, K_WOMV, K_LDV, K_STV, K_LDM) = range(12)
+N_KINDS = 12
+# lanes per group by kind: a tile load writes MLEN MSRAM rows, so its groups stay narrow
+WIDTH = tuple(1 if k == K_LDM else GROUP_WIDTH for k in range(N_KINDS))
+
+_I32 = 1 << 32
+
+
+def _w(x: int) -> int:
+    """int32 wrap-around (the interpreter's integer arithmetic)."""
+    x &= 0xFFFFFFFF
+    return x - _I32 if x & 0x80000000 else x
+
+
+class Trace(NamedTuple):
+    """What the pre-pass found: the control side's final state and the data operations in order."""
+
+    ctl: np.ndarray  # int32[N_CTL], as the interpreter's State.ctl at the end
+    gp: np.ndarray
+    ar: np.ndarray
+    unit_free: np.ndarray
+    busy: np.ndarray
+    counts: np.ndarray
+    fp_ready: np.ndarray
+    vs_ready: np.ndarray
+    vs_read: np.ndarray
+    ms_ready: np.ndarray
+    ms_read: np.ndarray
+    im: np.ndarray
+    ops: list  # (kind, seq, pc, fields...) per data operation, program order
+    acc_slot: int  # slot holding the accumulator at the end
+    mv_slot: int
+    fp_slots: tuple  # slot of each FP register at the end
+    exotic: bool  # an HBM row progression wrapped around int32: leave this program to the oracle
+
+
+@functools.lru_cache(maxsize=16)
+def _costs(hw_json: str) -> tuple[list[int], list[int]]:
+    """Occupancy and latency per opcode (the interpreter's tables)."""
+    hw = NPUConfig.model_validate_json(hw_json)
+    isa = make_isa(hw)
+    return [int(x) for x in isa.table("occupancy", hw)], [int(x) for x in isa.table("latency", hw)]
+
+
+def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Trace:
+    """Run the control side of ``words`` (a padded program) exactly as ``Machine.run_one`` does."""
+    occ_t, lat_t = _costs(hw.model_dump_json())
+    V, L, B, R = hw.VLEN, hw.MLEN, hw.BLEN, hw.v_prefetch_rows
+    kv = max(B, R)
+    vrows, mrows = hw.vsram_rows, hw.msram_rows
+    vsize = hw.vsram_size
+    words = np.asarray(words)
+    tail = len(words)
+    if tail and words[-1, 1] == 0 and words[-1, 2] == make_isa(hw).sub_ids["C_HALT"]:  # padded with halts:
+        differs = np.flatnonzero(np.any(words != words[-1], axis=1))  # convert up to the first one only
+        tail = min(tail, (int(differs[-1]) + 2) if len(differs) else 1)
+    prog = words[:tail].tolist()
+    n_prog = len(prog)
+    gp = [0] * 16
+    ar = [M.UNSET] * 8
+    im = [0] * hw.intsram_size
+    unit_free = [0] * len(UNITS)
+    busy = [0] * len(UNITS)
+    counts = [0] * len(CLASSES)
+    fp_ready = [0] * 8
+    vs_ready = [0] * (vrows + kv)
+    vs_read = [0] * (vrows + kv)
+    # MSRAM rows change only at tile loads (rare) but are read in blocks by every M_MM: keep the block
+    # maxima of ms_ready until the next load, and fold the readers' times into ms_read only when a load asks
+    ms_ready = np.zeros(mrows + L, np.int64)
+    ms_read = np.zeros(mrows + L, np.int64)
+    ms_ready_max: dict = {}
+    ms_read_pending: dict = {}
+
+    def ms_ready_of(row: int, n: int) -> int:
+        v = ms_ready_max.get((row, n))
+        if v is None:
+            v = ms_ready_max[(row, n)] = int(ms_ready[row:row + n].max())
+        return v
+
+    def ms_read_flush() -> None:
+        for (row, n), v in ms_read_pending.items():
+            np.maximum(ms_read[row:row + n], v, out=ms_read[row:row + n])
+        ms_read_pending.clear()
+
+    def ms_read_note(row: int, n: int, v: int) -> None:
+        if ms_read_pending.get((row, n), -1) < v:
+            ms_read_pending[(row, n)] = v
+    pc = steps = halted = fault = fault_pc = fault_detail = t_issue = t_end = 0
+    stride, acc_ready, mv_ready = M.UNSET, 0, 0
+    ops: list = []
+    exotic = False
+    fps = list(range(8))  # FP register -> the slot of its value (slots 0..7 hold the initial zeros)
+    fp_next = [0]
+
+    def new_fp(reg: int) -> int:
+        """A fresh slot for a new value of FP register ``reg`` (never one a register still holds)."""
+        while True:
+            slot = 8 + fp_next[0] % FP_SLOTS
+            fp_next[0] += 1
+            if slot not in fps:
+                break
+        if reg != 0:
+            fps[reg] = slot
+        return slot
+    acc_slot, next_acc = 0, 1
+    mv_slot, next_mv = 0, 1
+    U_S, U_V, U_M, U_D = M.U_SCALAR, M.U_VECTOR, M.U_MATRIX, M.U_DMA
+    mm_occ, mv_occ = hw.mm_occupancy, hw.mv_occupancy
+
+    def clip(x: int, lo: int, hi: int) -> int:
+        return lo if x < lo else hi if x > hi else x
+
+    while not halted and steps < max_steps:
+        ins = prog[pc] if pc < n_prog else prog[-1]  # past a full bucket: JAX's clamped index
+        op, cls, sub, f0, f1, f2, f3, f4 = ins
+        cur = pc
+        pc += 1
+        steps += 1
+        counts[cls] += 1
+        checks: list = []
+        # ---- dependencies and unit (the handler's _schedule arguments) ----
+        unit, dep, occ, lat = U_S, 0, occ_t[op], lat_t[op]
+        if cls == 2:  # SFP
+            if sub <= 6:
+                dep = max(fp_ready[f1 & 7], fp_ready[f2 & 7] if sub <= 3 else 0)
+            elif sub == 8:
+                dep = fp_ready[f0 & 7]
+        elif cls == 3:  # VEC
+            unit = U_V
+            uses_b, uses_f = sub < 4, 4 <= sub <= 8
+            ad, aa, ab = gp[f0], gp[f1], gp[f2 & 15]
+            rd, ra, rb = clip(ad // V, 0, vrows), clip(aa // V, 0, vrows), clip(ab // V, 0, vrows)
+            dep = max(vs_ready[ra], vs_ready[rb] if uses_b else 0, fp_ready[f2 & 7] if uses_f else 0,
+                      vs_ready[rd], vs_read[rd])
+        elif cls == 4:  # VRED
+            unit = U_V
+            aa = gp[f1]
+            ra = clip(aa // V, 0, vrows)
+            dep = max(vs_ready[ra], fp_ready[f0])
+        elif cls == 5:  # MM
+            unit = U_M
+            am, av = gp[f0], gp[f1]
+            rv = clip(av // V, 0, vrows)
+            tmm = sub == 1
+            mrow = clip(am // L, 0, mrows)
+            nr = B if tmm else L
+            dep = max(0, max(vs_ready[rv:rv + B]), ms_ready_of(mrow, nr))
+        elif cls == 6:  # MV
+            unit = U_M
+            am, av = gp[f0], gp[f1]
+            rv = clip(av // V, 0, vrows)
+            mrow = clip(am // L, 0, mrows)
+            dep = max(0, vs_ready[rv], ms_ready_of(mrow, L))
+        elif cls == 7:  # WO
+            unit = U_M
+            mvwo = sub == 1
+            addr = _w(gp[f0] + f1)
+            row = clip(addr // V, 0, vrows)
+            nr = 1 if mvwo else B
+            dep = max(mv_ready if mvwo else acc_ready, 0, max(vs_ready[row:row + nr]), max(vs_read[row:row + nr]))
+        elif cls == 8 or cls == 9:  # DMAV / DMAM
+            unit = U_D
+            width, nrow = (V, f4) if cls == 8 else (L, L)
+            base = _w(ar[f2 & 7] + gp[f1])
+            st_ = stride if f3 == 1 else width
+            starts = [_w(base + r * st_) for r in range(R if cls == 8 else L)]
+            live = starts[:nrow]
+            lo, hi = min(live), max(live)
+            okh = lo >= 0 and _w(hi + width) <= limit
+            mis = [s for s in live if s % V != 0]
+            bad = (mis[0] if mis else starts[0]) if okh else (lo if lo < 0 else hi)
+            if cls == 8:
+                av = gp[f0]
+                rv = clip(av // V, 0, vrows)
+                store = sub == 1
+                d = max(vs_ready[rv:rv + nrow])
+                if not store:
+                    d = max(d, max(vs_read[rv:rv + nrow]))
+                dep = max(0, d)
+                occ = (2 * nrow * V + hw.hbm_bytes_per_cycle - 1) // hw.hbm_bytes_per_cycle
+                lat = hw.hbm_latency + occ
+                checks = [(av >= 0 and _w(av + nrow * V) <= vsize, M.F_OOB_VSRAM, av),
+                          (av % V == 0, M.F_MISALIGNED, av), (okh, M.F_OOB_HBM, bad), (not mis, M.F_MISALIGNED, bad)]
+            else:
+                am = gp[f0]
+                mrow = clip(am // L, 0, mrows)
+                ms_read_flush()
+                dep = max(0, ms_ready_of(mrow, L), int(ms_read[mrow:mrow + L].max()))
+                checks = [(am >= 0 and mrow + L <= mrows, M.F_OOB_MSRAM, am), (am % L == 0, M.F_MISALIGNED, am),
+                          (okh, M.F_OOB_HBM, bad), (not mis, M.F_MISALIGNED, bad)]
+        # ---- _schedule ----
+        uf = unit_free[unit]
+        start = t_issue if t_issue > uf else uf
+        if dep > start:
+            start = dep
+        end, ready = start + occ, start + lat
+        t_issue = t_issue + 1 if unit == U_D else start + 1
+        t_end = max(t_end, end, ready)
+        unit_free[unit] = end
+        busy[unit] += occ
+        # ---- checks, effects, data operations (per handler) ----
+        if cls == 0:
+            if sub == 0:
+                ar[f0] = _w(gp[f1] + gp[f2])
+            elif sub == 1:
+                stride = gp[f0]
+            elif sub == 2:
+                gp[f0] = f1
+            elif sub == 3:
+                dec = _w(gp[f0] - 1)
+                gp[f0] = dec
+                if dec != 0:
+                    pc = f1
+            elif sub == 5:
+                halted = 1
+            gp[0] = 0
+            continue
+        if cls == 1:  # SINT
+            a = gp[f1 & 15]  # S_LUI_INT: f1 is the immediate (unused here)
+            idx = _w(a + f2)
+            if sub in (5, 6):
+                checks = [(0 <= idx < hw.intsram_size, M.F_OOB_INTSRAM, idx)]
+        elif cls == 2:
+            idx = _w(gp[f1 & 15] + f2) if sub in (7, 8) else 0
+            if sub in (7, 8):
+                checks = [(0 <= idx < hw.fpsram_size, M.F_OOB_FPSRAM, idx)]
+        elif cls == 3:
+            okb = uses_b is False or (ab >= 0 and _w(ab + V) <= vsize)
+            alb = uses_b is False or ab % V == 0
+            checks = [(ad >= 0 and _w(ad + V) <= vsize, M.F_OOB_VSRAM, ad),
+                      (aa >= 0 and _w(aa + V) <= vsize, M.F_OOB_VSRAM, aa),
+                      (okb, M.F_OOB_VSRAM, ab), (ad % V == 0, M.F_MISALIGNED, ad), (aa % V == 0, M.F_MISALIGNED, aa),
+                      (alb, M.F_MISALIGNED, ab)]
+        elif cls == 4:
+            checks = [(aa >= 0 and _w(aa + V) <= vsize, M.F_OOB_VSRAM, aa), (aa % V == 0, M.F_MISALIGNED, aa)]
+        elif cls == 5:
+            checks = [(av >= 0 and _w(av + B * V) <= vsize, M.F_OOB_VSRAM, av), (am >= 0 and mrow + nr <= mrows,
+                      M.F_OOB_MSRAM, am), (av % V == 0, M.F_MISALIGNED, av),
+                      ((am % L == 0) if tmm else (am % B == 0), M.F_MISALIGNED, am)]
+        elif cls == 6:
+            checks = [(av >= 0 and _w(av + V) <= vsize, M.F_OOB_VSRAM, av), (am >= 0 and mrow + L <= mrows,
+                      M.F_OOB_MSRAM, am), (av % V == 0, M.F_MISALIGNED, av), (am % L == 0, M.F_MISALIGNED, am)]
+        elif cls == 7:
+            checks = [(addr >= 0 and addr // V + nr <= vrows, M.F_OOB_VSRAM, addr),
+                      ((addr % V == 0) if mvwo else (addr % B == 0), M.F_MISALIGNED, addr)]
+        ok = True
+        for cond, code, detail in checks:
+            if not cond:
+                ok, halted, fault, fault_pc, fault_detail = False, 1, code, cur, detail
+                break
+        if cls == 1:
+            if ok and sub != 6:
+                res = (a + gp[f2 & 15], idx, a - gp[f2 & 15], a * gp[f2 & 15], f1 << 12, 0)[sub] if sub != 5 \
+                    else im[idx]
+                gp[f0] = _w(res)
+            gp[0] = 0
+            if ok and sub == 6:
+                im[idx] = gp[f0]
+        elif cls == 2:
+            if sub == 8:
+                if ok:
+                    ops.append((K_FST, steps, cur, idx, fps[f0 & 7]))
+            elif ok:
+                src1, src2 = fps[f1 & 7], fps[f2 & 7]
+                slot = new_fp(f0)
+                if sub == 7:
+                    ops.append((K_FLD, steps, cur, slot, idx))
+                else:
+                    ops.append((K_SFP, steps, cur, slot, src1, src2, sub, f1))
+                fp_ready[f0 & 7] = ready
+        elif cls == 3:
+            if ok:
+                vs_ready[rd] = ready
+                ops.append((K_VEC, steps, cur, rd, ra, rb, fps[f2 & 7], sub))
+            vs_read[ra] = max(vs_read[ra], start + 1)
+            if uses_b:
+                vs_read[rb] = max(vs_read[rb], start + 1)
+        elif cls == 4:
+            if ok:
+                src1 = fps[f0]
+                ops.append((K_VRED, steps, cur, new_fp(f0), src1, ra, sub, int(f0 != 0)))
+            fp_ready[f0] = ready
+            vs_read[ra] = max(vs_read[ra], start + 1)
+        elif cls == 5:
+            if ok:
+                ops.append((K_MM, steps, cur, acc_slot, rv, mrow, 0 if tmm else am % L, int(tmm)))
+            acc_ready = ready
+            t = start + mm_occ
+            for r in range(rv, rv + B):
+                if vs_read[r] < t:
+                    vs_read[r] = t
+            ms_read_note(mrow, nr, t)
+        elif cls == 6:
+            if ok:
+                ops.append((K_MV, steps, cur, mv_slot, rv, mrow, sub))
+            mv_ready = ready
+            vs_read[rv] = max(vs_read[rv], start + mv_occ)
+            ms_read_note(mrow, L, start + mv_occ)
+        elif cls == 7:
+            if mvwo:
+                ops.append((K_WOMV, steps, cur, mv_slot, row, int(ok)))
+                mv_slot, next_mv = next_mv % MV_SLOTS, next_mv + 1
+            else:
+                ops.append((K_WOMM, steps, cur, acc_slot, row, addr % V, int(ok)))
+                acc_slot, next_acc = next_acc % ACC_SLOTS, next_acc + 1
+            if ok:
+                vs_ready[row:row + nr] = [ready] * nr
+        elif cls == 8:
+            if ok:
+                srow = st_ // V if nrow > 1 else 0
+                exotic |= base + (nrow - 1) * st_ != live[-1]  # a wrapped-around progression (oracle only)
+                if store:  # rows are written in order: with STRIDE 0 only the last one lands
+                    first, n_eff = (rv + nrow - 1, 1) if srow == 0 and nrow > 1 else (rv, nrow)
+                    ops.append((K_STV, steps, cur, first, n_eff, base // V, srow))
+                else:
+                    vs_ready[rv:rv + nrow] = [ready] * nrow
+                    ops.append((K_LDV, steps, cur, rv, nrow, base // V, srow))
+            if store:
+                for r in range(rv, rv + nrow):
+                    if vs_read[r] < start + occ:
+                        vs_read[r] = start + occ
+        elif cls == 9 and ok:
+            ms_ready[mrow:mrow + L] = ready
+            ms_ready_max.clear()
+            exotic |= base + (L - 1) * st_ != starts[-1]
+            ops.append((K_LDM, steps, cur, mrow, base // V, st_ // V, 1))
+    ms_read_flush()
+    ctl = np.zeros(M.N_CTL, np.int32)
+    ctl[[M.PC, M.STEPS, M.HALTED, M.FAULT, M.FAULT_PC, M.FAULT_DETAIL, M.T_ISSUE, M.T_END, M.STRIDE,
+         M.ACC_READY, M.MV_READY]] = [pc, steps, halted, fault, fault_pc, fault_detail, t_issue, t_end, stride,
+                                      acc_ready, mv_ready]
+    i32 = np.int32
+    return Trace(ctl, np.array(gp, i32), np.array(ar, i32), np.array(unit_free, i32), np.array(busy, i32),
+                 np.array(counts, i32), np.array(fp_ready, i32), np.array(vs_ready, i32), np.array(vs_read, i32),
+                 ms_ready.astype(i32), ms_read.astype(i32), np.array(im, i32), ops, acc_slot, mv_slot, tuple(fps),
+                 exotic)
+
+
+# ---- scheduling: dependency levels, then fixed-width groups ------------------------------------
+class Dims(NamedTuple):
+    """Row counts of the machine's memories as the data path holds them."""
+
+    vs: int  # VSRAM rows (the interpreter's padded count)
+    ms: int
+    hbm: int  # HBM rows of VLEN elements
+    fpm: int
+    fp: int  # FP value slots (8 initial + FP_SLOTS)
+    acc: int
+    mv: int
+
+
+def dims_of(hw: NPUConfig, H: int) -> Dims:
+    kv = max(hw.BLEN, hw.v_prefetch_rows)
+    return Dims(hw.vsram_rows + kv, hw.msram_rows + hw.MLEN, H // hw.VLEN, hw.fpsram_size, 8 + FP_SLOTS, ACC_SLOTS,
+                MV_SLOTS)
+
+
+class Groups(NamedTuple):
+    kind: np.ndarray  # int32[G] (-1: padding)
+    fields: np.ndarray  # int32[G, GROUP_WIDTH, N_FIELDS]
+    seq: np.ndarray  # int32[G, GROUP_WIDTH]: dynamic step of each lane (NO_SEQ on padding)
+    op_seq: np.ndarray  # int32[ops]: the dynamic step of each data operation, ascending
+    op_pc: np.ndarray  # int32[ops]: its pc (for the first non-finite value's line)
+    n: np.int32  # groups in use (the rest pad the bucket)
+
+
+NO_SEQ = np.iinfo(np.int32).max
+
+
+def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
+    """Level each data operation by its dependencies (read-after-write, write-after-write and
+    write-after-read on rows, words and value slots), then pack each level's operations of one kind
+    into groups of GROUP_WIDTH. Operations in one level touch disjoint state, so a group's lanes can
+    gather, compute and scatter at once; levels run in order, so every value is the oracle's."""
+    B, L, R = hw.BLEN, hw.MLEN, hw.v_prefetch_rows
+    o_ms = d.vs
+    o_h = o_ms + d.ms
+    o_f = o_h + d.hbm
+    o_s = o_f + d.fpm
+    o_a = o_s + d.fp
+    o_m = o_a + d.acc
+    n_res = o_m + d.mv
+    lw = [0] * n_res  # level of the last write of each resource
+    lr = [0] * n_res  # highest level that read it
+    levels = [0] * len(ops)
+    tile_write: dict = {}  # (first MSRAM resource, rows) -> highest write level, until the next tile load
+    tile_read: dict = {}  # (first MSRAM resource, rows) -> highest level that read it, folded into lr at a load
+    tile = (0, 0)
+    nblk = hw.VLEN // B
+    lw_full = [0] * d.vs  # VSRAM rows: level of the last whole-row write (lw: of any write, partial included)
+    lw_blk = [0] * (d.vs * nblk)  # VSRAM (row, BLEN column block): level of the last M_MM_WO into it
+
+    def rows(base: int, n: int, step: int) -> range:
+        return range(o_h + base, o_h + base + n * step, step) if step else range(o_h + base, o_h + base + 1)
+
+    for i, op in enumerate(ops):
+        k = op[0]
+        f = op[3:]
+        if k == K_SFP:
+            sub = f[3]
+            rd = (o_s + f[1], o_s + f[2]) if sub <= 3 else (o_s + f[1],) if sub <= 6 else ()
+            wr = (o_s + f[0],)
+        elif k == K_FLD:
+            rd, wr = (o_f + f[1],), (o_s + f[0],)
+        elif k == K_FST:
+            rd, wr = (o_s + f[1],), (o_f + f[0],)
+        elif k == K_VEC:
+            sub = f[4]
+            rd = (f[1], f[2]) if sub < 4 else (f[1], o_s + f[3]) if sub <= 8 else (f[1],)
+            wr = (f[0],)
+        elif k == K_VRED:
+            rd, wr = (o_s + f[1], f[2]), (o_s + f[0],)
+        elif k == K_MM:
+            rd, wr = (o_a + f[0], *range(f[1], f[1] + B)), (o_a + f[0],)
+            tile = (o_ms + f[2], B if f[4] else L)
+        elif k == K_MV:
+            rd, wr = (o_m + f[0], f[1]), (o_m + f[0],)
+            tile = (o_ms + f[2], L)
+        elif k == K_WOMM:  # partial rows: ordered against whole-row writes, readers and its own column block
+            rd, wr = (o_a + f[0],), (o_a + f[0],)
+        elif k == K_WOMV:
+            rd, wr = (o_m + f[0],), (o_m + f[0], f[1])
+        elif k == K_LDV:
+            rd, wr = rows(f[2], f[1], f[3]), range(f[0], f[0] + f[1])
+        elif k == K_STV:
+            rd, wr = range(f[0], f[0] + f[1]), rows(f[2], f[1], f[3])
+        else:  # K_LDM
+            rd, wr = rows(f[1], L, f[2]), range(o_ms + f[0], o_ms + f[0] + L)
+            for (a, n), v in tile_read.items():  # the tile readers' levels, for this load's write-after-read
+                lr[a:a + n] = [x if x > v else v for x in lr[a:a + n]]
+            tile_read.clear()
+            tile_write.clear()
+        lvl = 0
+        if k in (K_MM, K_MV):  # MSRAM rows change only at tile loads: their write levels per block, cached
+            lvl = tile_write.get(tile)
+            if lvl is None:
+                lvl = tile_write[tile] = max(lw[tile[0]:tile[0] + tile[1]])
+        for r in rd:
+            if lw[r] > lvl:
+                lvl = lw[r]
+        for r in wr:
+            if lw[r] > lvl:
+                lvl = lw[r]
+            if lr[r] > lvl:
+                lvl = lr[r]
+        if k == K_WOMM:
+            blocks = range(f[1] * nblk + f[2] // B, (f[1] + B) * nblk, nblk)
+            for r in range(f[1], f[1] + B):
+                lvl = max(lvl, lw_full[r], lr[r])
+            for c in blocks:
+                if lw_blk[c] > lvl:
+                    lvl = lw_blk[c]
+        lvl += 1
+        levels[i] = lvl
+        if k in (K_MM, K_MV) and tile_read.get(tile, 0) < lvl:
+            tile_read[tile] = lvl
+        for r in rd:
+            if lr[r] < lvl:
+                lr[r] = lvl
+        for r in wr:
+            lw[r] = lvl
+            if r < d.vs:
+                lw_full[r] = lvl
+        if k == K_WOMM:
+            for r in range(f[1], f[1] + B):
+                if lw[r] < lvl:
+                    lw[r] = lvl
+            for c in blocks:
+                lw_blk[c] = lvl
+    del R
+    n = len(ops)
+    kinds = np.fromiter((op[0] for op in ops), np.int32, n)
+    seqs = np.fromiter((op[1] for op in ops), np.int32, n)
+    fields = np.zeros((n, N_FIELDS), np.int32)
+    for i, op in enumerate(ops):
+        fields[i, : len(op) - 3] = op[3:]
+    lv = np.asarray(levels, np.int64)
+    order = np.lexsort((seqs, kinds, lv))
+    key = (lv * N_KINDS + kinds)[order]
+    new_run = np.ones(n, bool)
+    new_run[1:] = key[1:] != key[:-1]
+    run_start = np.maximum.accumulate(np.where(new_run, np.arange(n), 0))
+    pos = np.arange(n) - run_start
+    width = np.asarray(WIDTH)[kinds[order]]
+    new_group = new_run | (pos % width == 0)
+    gid = np.cumsum(new_group) - 1
+    n_groups = int(gid[-1]) + 1 if n else 0
+    ch = chunk_size(n_groups)
+    G = max(1, -(-n_groups // ch)) * ch
+    g_kind = np.full(G, -1, np.int32)
+    g_kind[gid] = kinds[order]
+    g_fields = np.zeros((G, GROUP_WIDTH, N_FIELDS), np.int32)  # padding lanes: seq NO_SEQ, their writes dumped
+    g_fields[gid, pos % width] = fields[order]
+    g_seq = np.full((G, GROUP_WIDTH), NO_SEQ, np.int32)
+    g_seq[gid, pos % width] = seqs[order]
+    pcs = np.fromiter((op[2] for op in ops), np.int32, n)
+    return Groups(g_kind, g_fields, g_seq, seqs, pcs, np.int32(n_groups))
+
+
+def chunk_size(n_groups: int) -> int:
+    return SMALL_CHUNK if n_groups <= SMALL_CHUNK else GROUP_CHUNK
+
+
+# ---- the data path in JAX ----------------------------------------------------------------------
+class Data(NamedTuple):
+    """The data state of one input set. VSRAM, MSRAM, HBM rows and the MV accumulators are all rows
+    of VLEN (= MLEN) elements, kept in one buffer so that a group's writes are one scatter."""
+
+    mem: jax.Array  # f32[rows + 1, VLEN]: VSRAM | MSRAM | HBM | MV slots | dump row
+    fpm: jax.Array  # f32[fpm + 1]
+    fp: jax.Array  # f32[fp + 1]
+    acc: jax.Array  # f32[acc + 1, BLEN, BLEN]
+    nan_seq: jax.Array  # int32: first step that produced a non-finite value (NO_SEQ if none)
+
+
+class Writes(NamedTuple):
+    """A group's writes, applied after the kind switch (XLA would copy a buffer a branch updates)."""
+
+    r_i: jax.Array  # int32[CR]: whole rows of ``mem``
+    r_v: jax.Array
+    el_r: jax.Array  # int32[CE]: single elements of ``mem`` (M_MM_WO blocks)
+    el_c: jax.Array
+    el_v: jax.Array
+    fp_i: jax.Array  # int32[W]: FP value slots
+    fp_v: jax.Array
+    fpm_i: jax.Array
+    fpm_v: jax.Array
+    acc_i: jax.Array  # int32[W]: accumulator slots
+    acc_v: jax.Array
+    nan: jax.Array  # int32: the group's first step with a non-finite value
+
+
+_HI = lax.Precision.HIGHEST
+_mm = jax.vmap(lambda a, b: jnp.matmul(a, b, precision=_HI))  # the interpreter's matmuls, one per lane
+
+
+def _pick(sub: jax.Array, options: list) -> jax.Array:
+    """``options[sub]`` per lane, as one fused select chain (the last option for any larger ``sub``)."""
+    res = options[-1]
+    for k in range(len(options) - 2, -1, -1):
+        res = jnp.where(sub == k, options[k], res)
+    return res
+
+
+def _first_bad(bad: jax.Array, seq: jax.Array) -> jax.Array:
+    bad = bad.reshape(bad.shape[0], -1).any(axis=1)
+    return jnp.min(jnp.where(bad, seq, NO_SEQ))
+
+
+class DataPath:
+    """The data side of the NPU for one config: one branch per kind, each a whole group at once.
+    Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row/slot."""
+
+    def __init__(self, hw: NPUConfig, d: Dims):
+        self.hw, self.d = hw, d
+        W, B, R, L = GROUP_WIDTH, hw.BLEN, hw.v_prefetch_rows, hw.MLEN
+        self.o_ms = d.vs
+        self.o_h = self.o_ms + d.ms
+        self.o_mv = self.o_h + d.hbm
+        self.dump = self.o_mv + d.mv
+        self.cr = max(W * R, 2 * W, WIDTH[K_LDM] * L)
+        self.ce = W * B * B
+
+    def none(self) -> Writes:
+        hw, d, W = self.hw, self.d, GROUP_WIDTH
+        f32, i32 = jnp.float32, jnp.int32
+        return Writes(
+            r_i=jnp.full(self.cr, self.dump, i32), r_v=jnp.zeros((self.cr, hw.VLEN), f32),
+            el_r=jnp.full(self.ce, self.dump, i32), el_c=jnp.zeros(self.ce, i32), el_v=jnp.zeros(self.ce, f32),
+            fp_i=jnp.full(W, d.fp, i32), fp_v=jnp.zeros(W, f32), fpm_i=jnp.full(W, d.fpm, i32),
+            fpm_v=jnp.zeros(W, f32), acc_i=jnp.full(W, d.acc, i32), acc_v=jnp.zeros((W, hw.BLEN, hw.BLEN), f32),
+            nan=jnp.int32(NO_SEQ))
+
+    def rows(self, idx: jax.Array, val: jax.Array, live: jax.Array) -> Writes:
+        """Whole-row writes (``idx``: [...], ``val``: [..., VLEN]); dead ones go to the dump row."""
+        idx = jnp.where(live, idx, self.dump).reshape(-1)
+        val = val.reshape(-1, self.hw.VLEN)
+        n = idx.shape[0]
+        if n < self.cr:
+            idx = jnp.concatenate([idx, jnp.full(self.cr - n, self.dump, idx.dtype)])
+            val = jnp.concatenate([val, jnp.zeros((self.cr - n, val.shape[1]), val.dtype)])
+        return self.none()._replace(r_i=idx, r_v=val)
+
+    def b_sfp(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        x, y, sub = st.fp[f[:, 1]], st.fp[f[:, 2]], f[:, 3]
+        li = lax.bitcast_convert_type(f[:, 4], jnp.float32)
+        res = _pick(sub, [x + y, x - y, x * y, jnp.maximum(x, y), jnp.exp(x), 1.0 / x, jnp.sqrt(x), li, li, li])
+        return self.none()._replace(fp_i=jnp.where(on, f[:, 0], self.d.fp), fp_v=res,
+                                    nan=_first_bad(~jnp.isfinite(res), seq))
+
+    def b_fld(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        res = st.fpm[f[:, 1]]
+        return self.none()._replace(fp_i=jnp.where(on, f[:, 0], self.d.fp), fp_v=res,
+                                    nan=_first_bad(~jnp.isfinite(res), seq))
+
+    def b_fst(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        return self.none()._replace(fpm_i=jnp.where(on, f[:, 0], self.d.fpm), fpm_v=st.fp[f[:, 1]])
+
+    def b_vec(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        a, b, s = st.mem[f[:, 1]], st.mem[f[:, 2]], st.fp[f[:, 3]][:, None]
+        res = M.bf16(_pick(f[:, 4][:, None], [a + b, a - b, a * b, jnp.maximum(a, b), a + s, a - s, s - a, a * s,
+                                              jnp.maximum(a, s), jnp.exp(a), 1.0 / a]))
+        return self.rows(f[:, 0], res, on)._replace(nan=_first_bad(~jnp.isfinite(res), seq))
+
+    def b_vred(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        row, cur = st.mem[f[:, 2]], st.fp[f[:, 1]]
+        res = jnp.where(f[:, 3] == 0, cur + jnp.sum(row, axis=1), jnp.maximum(cur, jnp.max(row, axis=1)))
+        return self.none()._replace(fp_i=jnp.where(on, f[:, 0], self.d.fp), fp_v=res,
+                                    nan=_first_bad(~jnp.isfinite(res) & (f[:, 4] == 1), seq))
+
+    def b_mm(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        B, L = self.hw.BLEN, self.hw.MLEN
+        slot, rv, mrow, col, tmm = f[:, 0], f[:, 1], f[:, 2] + self.o_ms, f[:, 3], f[:, 4]
+        window = jax.vmap(lambda r, c, shape: lax.dynamic_slice(st.mem, (r, c), shape), in_axes=(0, 0, None))
+        v = window(rv, jnp.zeros_like(rv), (B, L))
+        m_cols, m_rows = window(mrow, col, (L, B)), window(mrow, jnp.zeros_like(mrow), (B, L))
+        prod = jnp.where((tmm == 1)[:, None, None], _mm(v, jnp.swapaxes(m_rows, 1, 2)), _mm(v, m_cols))
+        return self.none()._replace(acc_i=jnp.where(on, slot, self.d.acc), acc_v=st.acc[slot] + prod)
+
+    def b_mv(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        L = self.hw.MLEN
+        slot, rv, mrow, sub = f[:, 0] + self.o_mv, f[:, 1], f[:, 2] + self.o_ms, f[:, 3]
+        v, T = st.mem[rv], st.mem[mrow[:, None] + jnp.arange(L)]
+        prod = jnp.where((sub == 1)[:, None], _mm(T, v), _mm(v, T))
+        return self.rows(slot, st.mem[slot] + prod, on)
+
+    def b_womm(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        B = self.hw.BLEN
+        slot, row, col, ok = f[:, 0], f[:, 1], f[:, 2], (f[:, 3] == 1) & on
+        blk = M.bf16(st.acc[slot])  # [W, B, B]
+        rows = jnp.broadcast_to(jnp.where(ok[:, None, None], row[:, None, None] + jnp.arange(B)[None, :, None],
+                                          self.dump), blk.shape)
+        cols = jnp.broadcast_to(col[:, None, None] + jnp.arange(B)[None, None, :], blk.shape)
+        return self.none()._replace(
+            el_r=rows.reshape(-1), el_c=cols.reshape(-1), el_v=blk.reshape(-1),
+            acc_i=jnp.where(on, slot, self.d.acc), acc_v=jnp.zeros_like(blk),
+            nan=_first_bad(~jnp.isfinite(jnp.max(blk, axis=(1, 2))) & ok, seq))
+
+    def b_womv(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        slot, row, ok = f[:, 0] + self.o_mv, f[:, 1], (f[:, 2] == 1) & on
+        m = M.bf16(st.mem[slot])
+        w = self.rows(jnp.stack([row, slot], 1), jnp.stack([m, jnp.zeros_like(m)], 1), jnp.stack([ok, on], 1))
+        return w._replace(nan=_first_bad(~jnp.isfinite(jnp.max(m, axis=1)) & ok, seq))
+
+    def b_ldv(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        r = jnp.arange(self.hw.v_prefetch_rows)
+        rv, nrow, base, srow = f[:, 0], f[:, 1], f[:, 2], f[:, 3]
+        live = (r[None, :] < nrow[:, None]) & on[:, None]
+        loaded = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [W, R, V]
+        w = self.rows(rv[:, None] + r, loaded, live)
+        return w._replace(nan=_first_bad(~jnp.isfinite(loaded) & live[:, :, None], seq))
+
+    def b_stv(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        r = jnp.arange(self.hw.v_prefetch_rows)
+        src, nrow, base, srow = f[:, 0], f[:, 1], f[:, 2], f[:, 3]
+        live = (r[None, :] < nrow[:, None]) & on[:, None]
+        return self.rows(self.o_h + base[:, None] + r * srow[:, None], st.mem[src[:, None] + r], live)
+
+    def b_ldm(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        n = WIDTH[K_LDM]
+        f, seq, on = f[:n], seq[:n], on[:n]
+        r = jnp.arange(self.hw.MLEN)
+        mrow, base, srow = f[:, 0] + self.o_ms, f[:, 1], f[:, 2]
+        tile = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [n, L, L]
+        w = self.rows(mrow[:, None] + r, tile, jnp.broadcast_to(on[:, None], (n, self.hw.MLEN)))
+        return w._replace(nan=_first_bad(~jnp.isfinite(tile) & on[:, None, None], seq))
+
+    @staticmethod
+    def apply(st: Data, w: Writes) -> Data:
+        return Data(mem=st.mem.at[w.r_i].set(w.r_v).at[w.el_r, w.el_c].set(w.el_v),
+                    fpm=st.fpm.at[w.fpm_i].set(w.fpm_v), fp=st.fp.at[w.fp_i].set(w.fp_v),
+                    acc=st.acc.at[w.acc_i].set(w.acc_v), nan_seq=jnp.minimum(st.nan_seq, w.nan))
+
+    def initial(self, hbm: jax.Array, fpm: jax.Array) -> Data:
+        hw, d = self.hw, self.d
+        f32 = jnp.float32
+        V = hw.VLEN
+        mem = jnp.concatenate([jnp.zeros((d.vs + d.ms, V), f32), hbm.reshape(d.hbm, V), jnp.zeros((d.mv + 1, V), f32)])
+        return Data(mem=mem, fpm=jnp.concatenate([fpm, jnp.zeros(1, f32)]), fp=jnp.zeros(d.fp + 1, f32),
+                    acc=jnp.zeros((d.acc + 1, hw.BLEN, hw.BLEN), f32), nan_seq=jnp.int32(NO_SEQ))
+
+    def run_chunk(self, st: Data, kinds: jax.Array, fields: jax.Array, seqs: jax.Array, n_groups: jax.Array) -> Data:
+        """The first ``n_groups`` groups of a chunk, in order, on one input set."""
+        branches = [self.b_sfp, self.b_fld, self.b_fst, self.b_vec, self.b_vred, self.b_mm, self.b_mv, self.b_womm,
+                    self.b_womv, self.b_ldv, self.b_stv, self.b_ldm]
+        assert len(branches) == N_KINDS
+
+        def body(i: jax.Array, st: Data) -> Data:
+            seq = seqs[i]
+            w = lax.switch(jnp.maximum(kinds[i], 0), branches, st, fields[i], seq, seq != NO_SEQ)
+            return self.apply(st, w)
+
+        return lax.fori_loop(0, n_groups, body, st)  # a while loop: padding groups cost nothing
+
+
+@functools.lru_cache(maxsize=16)
+def data_runner(hw_json: str, H: int):
+    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and HBM bucket."""
+    enable_persistent_cache()
+    hw = NPUConfig.model_validate_json(hw_json)
+    dp = DataPath(hw, dims_of(hw, H))
+    return (jax.jit(jax.vmap(dp.initial, in_axes=(0, None))),
+            jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None))))
+
+
+_TRACES: OrderedDict = OrderedDict()
+
+
+@functools.lru_cache(maxsize=16)
+def _config(hw_json: str) -> NPUConfig:
+    return NPUConfig.model_validate_json(hw_json)
+
+
+def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps: int, H: int):
+    """(Trace, Groups, chunks) of a program, cached by program, config, HBM limit and bucket, and step
+    budget; ``chunks``: the groups as device arrays, a chunk at a time (sent once, not per run)."""
+    words = np.ascontiguousarray(words, np.int32)
+    key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, hw_json, int(limit), int(max_steps), H)
+    hit = _TRACES.get(key)
+    if hit is not None:
+        _TRACES.move_to_end(key)
+        return hit
+    tr = prepass(words, hw, int(limit), int(max_steps))
+    groups = None if tr.exotic else schedule(tr.ops, hw, dims_of(hw, H))
+    tr = tr._replace(ops=[])  # scheduled: the cache keeps only what a run needs
+    ch = chunk_size(0 if groups is None else int(groups.n))
+    chunks = None if groups is None else [
+        tuple(jax.device_put(a) for a in (groups.kind[c:c + ch], groups.fields[c:c + ch], groups.seq[c:c + ch],
+                                          np.int32(min(ch, groups.n - c))))
+        for c in range(0, max(int(groups.n), 1), ch)]
+    _TRACES[key] = (tr, groups, chunks)
+
+    def size(entry) -> int:
+        return 0 if entry[1] is None else sum(a.nbytes for a in entry[1][:5])  # the arrays of Groups
+
+    while len(_TRACES) > TRACE_CACHE_SIZE or (len(_TRACES) > 1 and sum(map(size, _TRACES.values()))
+                                                > TRACE_CACHE_BYTES):
+        _TRACES.popitem(last=False)
+    return tr, groups, chunks
+
+
+def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit, max_steps) -> M.State | None:
+    """The interpreter's final State (as numpy, batched over input sets), or None for the rare program
+    the data path leaves to the oracle. Profiling counters are not kept (``prof`` as unprofiled)."""
+    hw = _config(hw_json)
+    hbm = np.asarray(hbm, np.float32)
+    fpm = np.asarray(fpm, np.float32)
+    N, H = hbm.shape
+    tr, groups, chunks = traced(words, hw, hw_json, int(limit), int(max_steps), H)
+    if groups is None:
+        return None
+    initial, chunk = data_runner(hw_json, H)
+    data = initial(hbm, fpm)
+    for part in chunks:
+        data = chunk(data, *part)
+    data = jax.device_get(data)
+    d = dims_of(hw, H)
+
+    def each(x: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(x, (N, *x.shape)).copy()
+
+    first = np.asarray(data.nan_seq)
+    hit = first != NO_SEQ
+    nan_pc = np.full(N, -1, np.int32)
+    if hit.any():
+        nan_pc[hit] = groups.op_pc[np.searchsorted(groups.op_seq, first[hit])]
+    mem = np.asarray(data.mem)
+    o_ms, o_h = d.vs, d.vs + d.ms
+    o_mv = o_h + d.hbm
+    zeros = np.zeros((N, 1), np.int32)
+    return M.State(
+        ctl=each(tr.ctl), gp=each(tr.gp), ar=each(tr.ar), unit_free=each(tr.unit_free), busy=each(tr.busy),
+        counts=each(tr.counts), fp_ready=each(tr.fp_ready), vs_ready=each(tr.vs_ready), vs_read=each(tr.vs_read),
+        ms_ready=each(tr.ms_ready), ms_read=each(tr.ms_read), im=each(tr.im),
+        fp=np.asarray(data.fp)[:, list(tr.fp_slots)], acc=np.asarray(data.acc)[:, tr.acc_slot],
+        mv=mem[:, o_mv + tr.mv_slot], nan_pc=nan_pc, vs=mem[:, :o_ms], ms=mem[:, o_ms:o_h],
+        hbm=mem[:, o_h:o_mv].reshape(N, H), fpm=np.asarray(data.fpm)[:, : d.fpm],
+        prof=np.zeros((N, 1, M.N_PROF), np.int32), vsr_dma=zeros, vs_dma=zeros, ms_dma=zeros)
