@@ -26,6 +26,7 @@ import numpy as np
 
 import kcgym  # noqa: F401
 from kcgym.sims.npu import machine as M
+from kcgym.sims.npu import trace
 from kcgym.sims.npu.accelerator import HBM_BUCKET, PROGRAM_BUCKET
 
 MAX_STEPS = 200_000
@@ -72,7 +73,7 @@ def main() -> None:
             if r.space == "HBM" and r.role == "input":
                 hbm[b, r.offset : r.offset + r.size] = np.asarray(inp[r.name], np.float32).reshape(-1)
     fpm = np.zeros(hw.fpsram_size, np.float32)
-    machine, _ = M.batched_runner(hw.model_dump_json())
+    machine, _ = trace.batched_runner(hw.model_dump_json())
     size = M.bucket(max(p.length for p in programs), PROGRAM_BUCKET)
     words = np.stack([p.padded(size, machine.halt_row) for p in programs])
     inner = jax.vmap(machine.run_one, in_axes=(None, 0, None, None, None))

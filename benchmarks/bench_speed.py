@@ -107,7 +107,11 @@ def cold_process(machine: str, name: str, index: int, oracle: bool) -> float:
 
 
 def table(path: Path = RESULTS) -> str:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return readme_table([json.loads(line) for line in path.read_text().splitlines() if line.strip()])
+
+
+def readme_table(rows: list[dict]) -> str:
+    """The README's speed tables from the results rows (``benchmarks/readme_tables.py`` calls it)."""
     kernels = [r for r in rows if r.get("kind", "kernel") == "kernel"]
     colds = [r for r in rows if r.get("kind") == "cold_process"]
     out = ["| machine | task | config | instructions | old warm s | new warm s | new first s | old instr/s | "

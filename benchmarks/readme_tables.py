@@ -10,8 +10,7 @@ results file. The benchmark writes the results file; this rewrites the README fr
 ``tests/test_readme_numbers.py`` runs the check, so a README number that disagrees with its results file
 fails the suite. To add a block: a ``render``-style function in the benchmark (results rows -> Markdown),
 an entry here, and the markers in the README (the first ``--write`` fills them). An entry whose script
-or results file does not exist yet (``optional``) is skipped until both do, e.g. the simulator speed table
-that ``benchmarks/bench_speed.py`` may provide as ``readme_table(rows)`` over ``results/speed.jsonl``.
+or results file does not exist yet (``optional``) is skipped until both do.
 """
 
 from __future__ import annotations
@@ -85,7 +84,8 @@ BLOCKS: tuple[Block, ...] = (
     Block("scoring", "bench_scoring", ("scoring.jsonl",), lambda m, p: m.render(_jsonl(p[0]))),
     Block("program-axis", "bench_program_axis", ("program_axis.json",),
           lambda m, p: m.readme_sentence(json.loads(p[0].read_text())), inline=True),
-    Block("speed", "bench_speed", ("speed.jsonl",), _speed, optional=True),
+    Block("speed", "bench_speed", ("speed.jsonl",), _speed),
+    Block("sweep", "bench_sweep", ("sweep_npu_matmul_c3/episodes.jsonl",), lambda m, p: m.render(p[0])),
 )
 
 

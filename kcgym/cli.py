@@ -147,8 +147,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_docs(args: argparse.Namespace) -> int:
     from kcgym.envs import docsearch
-    from kcgym.envs.text import sanitize
     from kcgym.sims.hwconfig import fields_table
+    from kcgym.text import sanitize
 
     acc = _accelerator(args.accelerator)
     try:

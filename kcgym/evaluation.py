@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import BaseModel
 
+from kcgym import seeding
 from kcgym.isa.diagnostics import AssemblyError, Diagnostic
 from kcgym.isa.program import Program, ProgramCache
 from kcgym.limits import (
@@ -33,6 +34,7 @@ from kcgym.sims.profiling import LineProfile, line_profile
 from kcgym.sims.sol import SolBound
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.compare import OutputComparison, compare_outputs
+from kcgym.text import valid_text
 
 # MAX_SOURCE_CHARS lives in kcgym.limits
 __all__ = ["MAX_SOURCE_CHARS", "Baseline", "Evaluator", "KernelReport", "assemble_cached"]
@@ -96,8 +98,6 @@ class KernelReport:
     @classmethod
     def of_internal_error(cls, e: BaseException) -> KernelReport:
         """The report of a kernel whose scoring hit a kcgym bug: scores 0, says so, never raises."""
-        from kcgym.envs.text import valid_text  # kcgym.envs imports this module
-
         what = valid_text(f"{type(e).__name__}: {e}")[:500]
         text = (f"internal error in kcgym while scoring this kernel ({what}). This is a kcgym bug, not a problem "
                 "with your kernel; please report it.")
@@ -162,7 +162,7 @@ class Evaluator:
 
     # -- inputs -----------------------------------------------------------------------
     def _rng(self, seed: int, stream: int) -> np.random.Generator:
-        return np.random.default_rng([abs(int(seed)), int(int(seed) < 0), stream, self.cfg.index])
+        return seeding.generator(*seeding.signed(seed), stream, self.cfg.index)
 
     def input_sets(self, seed: int, count: int) -> list[dict[str, np.ndarray]]:
         """``count`` input sets drawn from ``seed`` (visible: seed; hidden: derived seeds)."""
@@ -244,8 +244,6 @@ class Evaluator:
 
         ``expected``: the task's reference outputs of each input set (:meth:`expected_outputs`), for callers
         that score many kernels on the same inputs; computed here when None."""
-        from kcgym.envs.text import valid_text  # kcgym.envs imports this module
-
         try:
             return self._evaluate(valid_text(source), inputs, with_baseline, max_steps, set_names, expected)
         except Exception as e:  # noqa: BLE001  (one kernel must never take an RL run or a batch down)
@@ -308,6 +306,8 @@ class Evaluator:
             return None
         max_steps = self.max_steps(self.baseline())
         (res,) = self.accelerator.run(program, self.task, self.cfg, self.hw, [inputs], max_steps, profile=True)
+        if res.profile is None:  # a machine without profiling support
+            return None
         return line_profile(program, res.profile, self.accelerator.loop_ranges(program), res.cycles, res.unit_busy)
 
     def _fill(

@@ -31,10 +31,10 @@ from pydantic import BaseModel, ConfigDict
 
 from kcgym.envs.kernel_env import KernelCraftEnv, episode_seeds
 from kcgym.envs.rewards import RewardSpec
-from kcgym.envs.text import valid_text
 from kcgym.evaluation import KernelReport
 from kcgym.limits import MAX_CACHED_SCORERS, MAX_COMPLETION_CHARS, STEP_BUDGET_MULTIPLE
 from kcgym.registry import parse_config
+from kcgym.text import valid_text
 
 ErrorClass = Literal["no_kernel", "syntax", "functional", "below_roofline", "internal_error"]
 Completion = str | Sequence[Mapping[str, Any]]  # plain text, or chat messages (TRL's conversational format)

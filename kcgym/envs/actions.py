@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kcgym.envs.text import excerpt, safe_repr, sanitize, valid_text
 from kcgym.envs.tools import PAPER_NAMES, TOOLS, Param, Tool
 from kcgym.suggest import did_you_mean
+from kcgym.text import excerpt, safe_repr, sanitize, valid_text
 
 _FLAT_KEYS = ("name", "arguments", "id", "call_id", "type", "status")
 _CHAT_KEYS = ("id", "type", "function", "index")

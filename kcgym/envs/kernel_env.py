@@ -24,7 +24,6 @@ from kcgym.envs import reports
 from kcgym.envs.actions import InvalidAction, parse_action
 from kcgym.envs.prompts import build_prompt
 from kcgym.envs.rewards import RewardSpec
-from kcgym.envs.text import CHARSET, json_safe, to_observation, truncate_middle
 from kcgym.envs.tools import TOOLS, ToolResult, openai_tools
 from kcgym.envs.vector import stable_info
 from kcgym.evaluation import Evaluator, KernelReport
@@ -32,6 +31,7 @@ from kcgym.limits import MAX_SOURCE_CHARS, STEP_BUDGET_MULTIPLE
 from kcgym.registry import ACCELERATORS, env_id, parse_config, unknown_name_message
 from kcgym.sims.base import Accelerator, DocSection
 from kcgym.tasks.base import Task, Tolerance
+from kcgym.text import CHARSET, json_safe, to_observation, truncate_middle
 
 OBS_MAX_CHARS = 500_000
 # A JSON tool call carrying the largest accepted source (newlines escaped as two chars each).

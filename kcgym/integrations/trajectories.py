@@ -26,7 +26,7 @@ import gymnasium
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kcgym.envs.actions import InvalidAction, split_action
-from kcgym.envs.text import json_safe, safe_repr
+from kcgym.text import json_safe, safe_repr
 
 EPISODES_FILE = "episodes.jsonl"
 # The first user message of every episode, after the env prompt as the system message. The one source:

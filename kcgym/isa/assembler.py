@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections import ChainMap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -272,7 +273,7 @@ def encode_bundles(isa: ISA, parsed: list[ParsedInstr], n_bundles: int, source: 
     """VLIW words: one row per bundle, one ``n_fields`` group per slot (``isa.slot_units``), NOP-filled."""
     units = isa.slot_units
     S, F = len(units), isa.n_fields
-    rows = [_tables(isa).nop_row] * (n_bundles * S)  # bundle-major: row pc * S + slot
+    rows: list[Sequence[int]] = [_tables(isa).nop_row] * (n_bundles * S)  # bundle-major: row pc * S + slot
     lines = [0] * n_bundles
     slot_lines = [[0] * S for _ in range(n_bundles)]
     origins: list[str | None] = [None] * n_bundles
@@ -322,7 +323,7 @@ def _check_operands(isa: ISA, tables: _Tables, pi: ParsedInstr, labels: dict[str
                           f"{rf.prefix}0..{rf.prefix}{rf.count - 1}", col, len(text))
             else:
                 sug = rep.suggest(low, rf.names())
-                hint = f"did you mean '{sug}'?" if sug else f"syntax: {spec.syntax}"
+                hint: str | None = f"did you mean '{sug}'?" if sug else f"syntax: {spec.syntax}"
                 rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be a {rf.doc} "
                           f"({rf.prefix}0..{rf.prefix}{rf.count - 1}), got '{text}'", col, len(text), hint)
             pi.values.append(0)
@@ -334,7 +335,8 @@ def _check_operands(isa: ISA, tables: _Tables, pi: ParsedInstr, labels: dict[str
                       f"got register '{text}'", col, len(text), hint=f"syntax: {spec.syntax}")
             pi.values.append(0)
             continue
-        symbols = ChainMap(labels, sl.symbols) if labels else sl.symbols
+        symbols: Mapping[str, int | float] = ChainMap(cast(dict[str, int | float], labels), sl.symbols) if labels \
+            else sl.symbols
         try:
             v = evaluate(text, symbols, allow_float=imm.is_float)
         except ExprError as e:

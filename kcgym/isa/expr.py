@@ -36,7 +36,7 @@ class ExprError(Exception):
         self.hint = hint
 
 
-def _token(m: re.Match) -> tuple[str, str, int]:
+def _token(m: re.Match[str]) -> tuple[str, str, int]:
     kind = m.lastgroup
     assert kind is not None
     if kind == "bad":
@@ -134,19 +134,20 @@ class _Parser:
             return q if (a >= 0) == (b >= 0) else -q
         if op == "%":
             return a - b * (abs(a) // abs(b) if (a >= 0) == (b >= 0) else -(abs(a) // abs(b)))
+        ia, ib = int(a), int(b)  # the bitwise operators: both are ints here (floats were rejected above)
         if op == "<<":
-            if b < 0 or b > 62:
+            if ib < 0 or ib > 62:
                 raise ExprError("shift amount out of range 0..62", off, 2)
-            return a << b
+            return ia << ib
         if op == ">>":
-            if b < 0 or b > 62:
+            if ib < 0 or ib > 62:
                 raise ExprError("shift amount out of range 0..62", off, 2)
-            return a >> b
+            return ia >> ib
         if op == "&":
-            return a & b
+            return ia & ib
         if op == "|":
-            return a | b
-        return a ^ b
+            return ia | ib
+        return ia ^ ib
 
     def unary(self) -> int | float:
         t = self.peek()

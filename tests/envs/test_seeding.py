@@ -13,9 +13,7 @@ from kcgym.envs.kernel_env import episode_seeds
 
 ROOT = Path(__file__).resolve().parents[2]
 # Files that still seed numpy themselves, with the helper that moves them onto kcgym.seeding.
-NOT_YET: dict[str, str] = {
-    "kcgym/evaluation.py": "h16asm: Evaluator._rng -> seeding.generator(*seeding.signed(seed), stream, cfg.index)",
-}
+NOT_YET: dict[str, str] = {}
 DIRECT = re.compile(r"default_rng\(|SeedSequence\(")
 
 

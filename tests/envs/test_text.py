@@ -7,7 +7,7 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kcgym.envs.text import CHARSET, excerpt, sanitize, to_observation, truncate_middle
+from kcgym.text import CHARSET, excerpt, sanitize, to_observation, truncate_middle
 
 
 def test_common_unicode_is_spelled_out():

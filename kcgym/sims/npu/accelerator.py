@@ -18,6 +18,7 @@ from kcgym.sims.base import FinalState, MemoryLayout, MemoryRegion, SimulatedAcc
 from kcgym.sims.interpreter import bucket
 from kcgym.sims.layout import SCRATCH, Buffer, LayoutRule, carve
 from kcgym.sims.npu import machine as M
+from kcgym.sims.npu import trace
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.isa import CATEGORY, CLASSES, UNITS, make_isa
 from kcgym.tasks.base import Task, TaskConfig
@@ -82,7 +83,7 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
         for r in layout.regions:
             if r.space == "FPSRAM":
                 fpm[r.offset] = constants[r.name]
-        machine, runner = M.batched_runner(hw.model_dump_json(), profile)
+        machine, runner = trace.batched_runner(hw.model_dump_json(), profile)
         words = program.padded(bucket(program.length, PROGRAM_BUCKET), machine.halt_row)
         return jax.device_get(runner(words, hbm, fpm, np.int32(limit), np.int32(max_steps)))
 

@@ -15,14 +15,13 @@ accumulators with ready times, so prefetch-ahead and double buffering pay.
 
 This interpreter is the reference semantics. Simulation normally takes the trace-ahead path
 (``trace.py``: the control side once per program in Python, then only the data path in JAX),
-which :func:`batched_runner` selects and ``tests/sims/npu/test_trace_differential.py`` holds to
+which ``trace.batched_runner`` selects and ``tests/sims/npu/test_trace_differential.py`` holds to
 this interpreter bit for bit; profiling and ``KCGYM_SIM=oracle`` run here.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from typing import NamedTuple
 
 import jax
@@ -565,29 +564,3 @@ def oracle_runner(hw_json: str, profile: bool = False):
     ``profile``: a separate interpreter that also fills ``State.prof`` (same cycles and outputs)."""
     machine = Machine(NPUConfig.model_validate_json(hw_json), profile)
     return interpreter.batched_runner(machine, (None, 0, None, None, None))
-
-
-SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: run every program on the interpreter (debugging, benchmarks)
-
-
-def use_oracle() -> bool:
-    return os.environ.get(SIM_ENV, "").strip().lower() == "oracle"
-
-
-@functools.lru_cache(maxsize=64)
-def batched_runner(hw_json: str, profile: bool = False):
-    """``(machine, runner)``: ``runner(words, hbm, fpm, hbm_limit, max_steps)`` returns the final State
-    batched over input sets. The trace-ahead path (``trace.py``) unless profiling or ``KCGYM_SIM=oracle``;
-    the same results as :func:`oracle_runner`, bit for bit."""
-    machine, oracle = oracle_runner(hw_json, profile)
-    if profile:
-        return machine, oracle
-
-    def runner(words, hbm, fpm, hbm_limit, max_steps):
-        from kcgym.sims.npu import trace
-
-        st = None if use_oracle() else trace.run(hw_json, words, hbm, fpm, hbm_limit, max_steps)
-        return oracle(words, hbm, fpm, hbm_limit, max_steps) if st is None else st
-
-    return machine, runner
-

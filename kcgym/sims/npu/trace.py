@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from collections import OrderedDict
 from typing import NamedTuple
 
@@ -821,3 +822,26 @@ def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit
         mv=mem[:, o_mv + tr.mv_slot], nan_pc=nan_pc, vs=mem[:, :o_ms], ms=mem[:, o_ms:o_h],
         hbm=mem[:, o_h:o_mv].reshape(N, H), fpm=np.asarray(data.fpm)[:, : d.fpm],
         prof=np.zeros((N, 1, M.N_PROF), np.int32), vsr_dma=zeros, vs_dma=zeros, ms_dma=zeros)
+
+
+SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: run every program on the interpreter (debugging, benchmarks)
+
+
+def use_oracle() -> bool:
+    return os.environ.get(SIM_ENV, "").strip().lower() == "oracle"
+
+
+@functools.lru_cache(maxsize=64)
+def batched_runner(hw_json: str, profile: bool = False):
+    """``(machine, runner)``: ``runner(words, hbm, fpm, hbm_limit, max_steps)`` returns the final State
+    batched over input sets. The trace-ahead path (``trace.py``) unless profiling or ``KCGYM_SIM=oracle``;
+    the same results as :func:`oracle_runner`, bit for bit."""
+    machine, oracle = M.oracle_runner(hw_json, profile)
+    if profile:
+        return machine, oracle
+
+    def runner(words, hbm, fpm, hbm_limit, max_steps):
+        st = None if use_oracle() else run(hw_json, words, hbm, fpm, hbm_limit, max_steps)
+        return oracle(words, hbm, fpm, hbm_limit, max_steps) if st is None else st
+
+    return machine, runner

@@ -6,6 +6,7 @@ import jax
 import numpy as np
 
 from kcgym.sims.npu import machine as M
+from kcgym.sims.npu import trace
 from kcgym.sims.npu.accelerator import ACCELERATOR
 from kcgym.sims.npu.config import NPUConfig
 
@@ -22,7 +23,7 @@ def run(src: str, hbm: np.ndarray | None = None, fpm: np.ndarray | None = None, 
     H = M.bucket(batch.shape[1], 4096)
     padded = np.full((batch.shape[0], H), np.nan, np.float32)
     padded[:, : batch.shape[1]] = batch
-    machine, runner = M.batched_runner(hw.model_dump_json())
+    machine, runner = trace.batched_runner(hw.model_dump_json())
     words = prog.padded(M.bucket(prog.length, 1024), machine.halt_row)
     st = jax.device_get(runner(words, padded, f, np.int32(batch.shape[1]), np.int32(max_steps)))
     return st, prog

@@ -44,9 +44,9 @@ def assert_same_results(new, old) -> None:
 
 def _both(monkeypatch, program, task, cfg, inputs, max_steps=MAX_STEPS):
     new = ACCELERATOR.run(program, task, cfg, HW, inputs, max_steps)
-    monkeypatch.setenv(M.SIM_ENV, "oracle")
+    monkeypatch.setenv(trace.SIM_ENV, "oracle")
     old = ACCELERATOR.run(program, task, cfg, HW, inputs, max_steps)
-    monkeypatch.delenv(M.SIM_ENV)
+    monkeypatch.delenv(trace.SIM_ENV)
     return new, old
 
 
@@ -219,7 +219,7 @@ def _hbm(seed: int, n: int = 2) -> np.ndarray:
 def test_generated_programs_whole_state(seed):
     program = ACCELERATOR.assemble(generated_program(seed), HW)
     hw_json = HW.model_dump_json()
-    fast = M.batched_runner(hw_json)[1]
+    fast = trace.batched_runner(hw_json)[1]
     oracle = M.oracle_runner(hw_json)[1]
     hbm = _hbm(seed)
     max_steps = 400 if seed % 4 == 0 else 100_000  # every fourth: the step budget may stop it first
@@ -269,7 +269,7 @@ def test_profiling_and_the_switch_use_the_oracle(monkeypatch):
     """``profile=True`` runs on the interpreter (it alone keeps per-PC counters), with the fast path's
     cycles; ``KCGYM_SIM=oracle`` keeps every run off the trace path."""
     hw_json = HW.model_dump_json()
-    assert M.batched_runner(hw_json, True)[1] is M.oracle_runner(hw_json, True)[1]
+    assert trace.batched_runner(hw_json, True)[1] is M.oracle_runner(hw_json, True)[1]
     task = TASKS["matmul"]
     cfg = task.config("NPU", 1)
     program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
@@ -283,7 +283,7 @@ def test_profiling_and_the_switch_use_the_oracle(monkeypatch):
         raise AssertionError("the trace path ran under KCGYM_SIM=oracle")
 
     monkeypatch.setattr(trace, "run", boom)
-    monkeypatch.setenv(M.SIM_ENV, "oracle")
+    monkeypatch.setenv(trace.SIM_ENV, "oracle")
     assert_same_results(ACCELERATOR.run(program, task, cfg, HW, inputs, MAX_STEPS), fast)
 
 
@@ -322,6 +322,6 @@ def test_program_filling_its_bucket_runs_on_past_the_end():
     assert program.length == 1024
     hw_json = HW.model_dump_json()
     hbm = _hbm(0)
-    new = _run_state(M.batched_runner(hw_json)[1], program, hbm, 1500)
+    new = _run_state(trace.batched_runner(hw_json)[1], program, hbm, 1500)
     assert_same_state(new, _run_state(M.oracle_runner(hw_json)[1], program, hbm, 1500))
     assert not np.asarray(new.ctl)[0, M.HALTED]
