@@ -58,3 +58,16 @@ def base_address(asm: Asm, layout: MemoryLayout, name: str, areg: str, tmp: str 
 def load_constant(asm: Asm, layout: MemoryLayout, name: str, freg: str) -> None:
     """freg = the FP SRAM constant ``name``."""
     asm(f"S_LD_FP {freg}, gp0, {layout.region(name).offset}", f"{freg} = {name}")
+
+
+def prefetch_all_rows(asm: Asm, layout: MemoryLayout, rows: int, group: int, vlen: int) -> None:
+    """Queue every DMA of X into VSRAM (row r <- HBM row r, ``group`` rows each) before any compute; a1 = &Y.
+
+    The experts that keep a whole input in VSRAM start this way, so the DMA latency is paid once.
+    """
+    base_address(asm, layout, "X", "a0")
+    asm.li("gp2", 0, "VSRAM row r of X <- HBM row r: one register addresses both")
+    with asm.loop("gp15", rows // group, f"queue every input DMA ({group} rows each) before any compute"):
+        asm(f"H_PREFETCH_V gp2, gp2, a0, 0, {group}")
+        asm(f"S_ADDI_INT gp2, gp2, {group * vlen}")
+    base_address(asm, layout, "Y", "a1")
