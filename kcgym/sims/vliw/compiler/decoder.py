@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.compiler.attention import projected_attention_stage, projection_scratch, sum_halves
-from kcgym.sims.vliw.compiler.composites import _silu, _silu_constants
+from kcgym.sims.vliw.compiler.composites import silu_times_up
 from kcgym.sims.vliw.compiler.emit import Asm, ext_bytes
 from kcgym.sims.vliw.compiler.primitives import CHUNK_BYTES, matmul_stage, stream_stage
 from kcgym.sims.vliw.config import LANES, VECTOR_BYTES, VLIWConfig
@@ -109,22 +109,6 @@ def _relu_in_place(asm: Asm, addr: int, total_bytes: int) -> None:
     stream_stage(asm, addr, addr, total_bytes, body)
 
 
-def _silu_times_up(asm: Asm, gate: int, up: int, total_bytes: int) -> None:
-    """gate = bf16(bf16(SiLU(gate)) * up), in place."""
-    chunk = min(total_bytes, CHUNK_BYTES)
-    _silu_constants(asm)
-
-    def body(s: Asm) -> None:
-        with s.loop(chunk // VECTOR_BYTES, "vectors of the chunk"):
-            s("VLD x0, p1, 64")
-            s("VLD x3, p3, 64")
-            _silu(s)
-            s("VMUL x1, x1, x3", "* up")
-            s("VST x1, p2, 64")
-
-    stream_stage(asm, gate, gate, total_bytes, body, second=up)
-
-
 class _Block:
     """Addresses and shapes of one decoder block's layout, and the stages over them."""
 
@@ -179,7 +163,7 @@ def _llama(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) ->
     b.normed_up("H1")
     b.matmul("Z", "W3", "U", b.h, b.hi)
     b.asm.comment("==== G = bf16(bf16(SiLU(G)) * U)")
-    _silu_times_up(b.asm, b.at("G"), b.at("U"), 2 * b.s * b.hi)
+    silu_times_up(b.asm, b.at("G"), b.at("U"), 2 * b.s * b.hi)
     b.down_residual("H1", "Y")
     return b.asm.text()
 
