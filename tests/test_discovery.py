@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from kcgym.discovery import collect
+from kcgym.discovery import collect, expert_dispatch, template
 from kcgym.registry import SUPPORTED
 
 
@@ -36,3 +36,17 @@ def test_every_supported_task_has_a_discovered_template():
 
     assert set(SUPPORTED["NPU"]) <= set(NPU_TEMPLATES)
     assert set(SUPPORTED["VLIW"]) <= set(VLIW_TEMPLATES)
+
+
+def test_template_lookup_names_the_compiler_and_expert_dispatch_says_none():
+    assert template({"x": len}, "x", "the NPU compiler") is len
+    with pytest.raises(KeyError, match="the VLIW compiler has no template for 'y'"):
+        template({"x": len}, "y", "the VLIW compiler")
+
+    class T:
+        name = "x"
+
+    kernel = expert_dispatch({"x": lambda task, *rest: f"{task.name} {rest}"})
+    assert kernel(T(), 1, 2, 3) == "x (1, 2, 3)"
+    T.name = "y"
+    assert kernel(T(), 1, 2, 3) is None

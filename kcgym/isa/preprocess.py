@@ -29,7 +29,14 @@ from kcgym.limits import (
 
 MAX_DEPTH = MAX_MACRO_DEPTH  # re-exported under its old name
 DIRECTIVES = (".equ", ".set", ".macro", ".endm", ".rept", ".irp", ".endr", ".if", ".else", ".endif")
-_OPENERS = (".macro", ".rept", ".irp", ".if")
+# block directive -> (the openers that nest inside it, its closer, the error code of a missing closer)
+_BLOCKS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    ".macro": ((".macro",), ".endm", "E012"),
+    ".rept": ((".rept", ".irp"), ".endr", "E013"),
+    ".irp": ((".rept", ".irp"), ".endr", "E013"),
+    ".if": ((".if",), ".endif", "E013"),
+}
+_OPENERS = tuple(_BLOCKS)
 
 
 # What the guides say about the directives this module adds to GNU-style macros (rendered into each
@@ -203,32 +210,21 @@ class Preprocessor:
             rest_col = (sl.text.find(rest, col + len(head)) + 1) if rest else col + len(head) + 2
             if low in (".equ", ".set"):
                 self._define(sl, rest, rest_col)
-            elif low == ".macro":
-                block = self._collect_block(lines, i, (".macro",), ".endm")
+            elif low in _BLOCKS:
+                opener, closer, code = _BLOCKS[low]
+                block = self._collect_block(lines, i, opener, closer)
                 if block is None:
-                    self.err(sl, "E012", "'.macro' without a matching '.endm'", col + 1, len(head))
+                    self.err(sl, code, f"'{low}' without a matching '{closer}'", col + 1, len(head))
                     return
                 body, end = block
-                self._define_macro(sl, rest, body, col)
-                i = end
-            elif low in (".rept", ".irp"):
-                block = self._collect_block(lines, i, (".rept", ".irp"), ".endr")
-                if block is None:
-                    self.err(sl, "E013", f"'{low}' without a matching '.endr'", col + 1, len(head))
-                    return
-                body, end = block
-                if low == ".rept":
+                if low == ".macro":
+                    self._define_macro(sl, rest, body, col)
+                elif low == ".rept":
                     self._rept(sl, rest, body, depth, rest_col)
-                else:
+                elif low == ".irp":
                     self._irp(sl, rest, body, depth, col)
-                i = end
-            elif low == ".if":
-                block = self._collect_block(lines, i, (".if",), ".endif")
-                if block is None:
-                    self.err(sl, "E013", "'.if' without a matching '.endif'", col + 1, len(head))
-                    return
-                body, end = block
-                self._if(sl, rest, body, depth, rest_col)
+                else:
+                    self._if(sl, rest, body, depth, rest_col)
                 i = end
             elif low in (".endm", ".endr", ".endif", ".else"):
                 what = "a '.if'" if low in (".endif", ".else") else "an opening directive"

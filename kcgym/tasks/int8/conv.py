@@ -7,7 +7,9 @@ int32. Shapes: the paper's Table 14 (H = W).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import ClassVar
 
 import numpy as np
 
@@ -45,38 +47,41 @@ def depthwise(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return _taps(x, w, x.shape[2], np.multiply)
 
 
-class Conv2DInt8(RequantTask):
+class _ConvInt8(RequantTask):
+    """A requantised convolution of X by W: ``convolve`` sums k x k taps of the ``fan_in_channels``.
+
+    ``mac_channels`` are the channel counts one output pixel's products run over (with the taps).
+    """
+
+    stress_sets = (extremes_in("X", "W"),)
+    convolve: ClassVar[Callable[[np.ndarray, np.ndarray], np.ndarray]]
+    fan_in_channels: ClassVar[tuple[str, ...]]
+    mac_channels: ClassVar[tuple[str, ...]]
+
+    def fan_in(self, cfg: TaskConfig) -> int:
+        return cfg["k"] * cfg["k"] * math.prod(cfg[c] for c in self.fan_in_channels)
+
+    def accumulate(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        return type(self).convolve(inputs["X"], inputs["W"])
+
+    def macs(self, cfg: TaskConfig) -> int:
+        return cfg["H"] ** 2 * cfg["k"] ** 2 * math.prod(cfg[c] for c in self.mac_channels)
+
+
+class Conv2DInt8(_ConvInt8):
     formula = "Y = requant(conv2d(X, W) + bias)"
     description = ("2-D convolution, stride 1, zero padding k//2: acc[y, x, o] = bias[o] + sum_{ky, kx, c} "
                    "X[y + ky - k//2, x + kx - k//2, c] * W[ky, kx, c, o]; X (H, H, cin) int8 NHWC, W (k, k, cin, "
                    "cout) int8, bias (cout,) int32, Y (H, H, cout) int8." + RequantTask.requant_doc)
-    stress_sets = (extremes_in("X", "W"),)
-
-    def fan_in(self, cfg: TaskConfig) -> int:
-        return cfg["k"] * cfg["k"] * cfg["cin"]
-
-    def accumulate(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
-        return conv2d(inputs["X"], inputs["W"])
-
-    def macs(self, cfg: TaskConfig) -> int:
-        return cfg["H"] ** 2 * cfg["k"] ** 2 * cfg["cin"] * cfg["cout"]
+    convolve, fan_in_channels, mac_channels = conv2d, ("cin",), ("cin", "cout")
 
 
-class DepthwiseConvInt8(RequantTask):
+class DepthwiseConvInt8(_ConvInt8):
     formula = "Y = requant(depthwise(X, W) + bias)"
     description = ("Depthwise 2-D convolution, stride 1, zero padding k//2: acc[y, x, c] = bias[c] + sum_{ky, kx} "
                    "X[y + ky - k//2, x + kx - k//2, c] * W[ky, kx, c]; X (H, H, c) int8 NHWC, W (k, k, c) int8, "
                    "bias (c,) int32, Y (H, H, c) int8." + RequantTask.requant_doc)
-    stress_sets = (extremes_in("X", "W"),)
-
-    def fan_in(self, cfg: TaskConfig) -> int:
-        return cfg["k"] * cfg["k"]
-
-    def accumulate(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
-        return depthwise(inputs["X"], inputs["W"])
-
-    def macs(self, cfg: TaskConfig) -> int:
-        return cfg["H"] ** 2 * cfg["k"] ** 2 * cfg["c"]
+    convolve, fan_in_channels, mac_channels = depthwise, (), ("c",)
 
 
 class ConvBlockInt8(RequantTask):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kcgym.discovery import collect
+from kcgym.discovery import collect, template
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.npu.compiler.emit import Asm
 from kcgym.sims.npu.compiler.scratch import ScratchSpec
@@ -39,11 +39,7 @@ def scratch_regions(task: Task, cfg: TaskConfig, hw: NPUConfig) -> list[ScratchS
 
 def compile_task(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout) -> str:
     """The baseline kernel for ``task`` at ``cfg``; raises KeyError for a task without a template."""
-    try:
-        template = TEMPLATES[task.name]
-    except KeyError as e:
-        raise KeyError(f"the NPU compiler has no template for {task.name!r}") from e
-    return template(task, cfg, hw, layout)
+    return template(TEMPLATES, task.name, "the NPU compiler")(task, cfg, hw, layout)
 
 
 __all__ = ["SCRATCH", "TEMPLATES", "Asm", "compile_task", "scratch_regions"]

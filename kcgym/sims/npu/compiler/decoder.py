@@ -19,45 +19,58 @@ def _views(layout: MemoryLayout, names: str) -> list[View]:
     return [View.of(layout, scratch_name(n)) for n in names.split()]
 
 
+def _attention_block(asm: Asm, hw: NPUConfig, layout: MemoryLayout, x: View, kv: View | None, suffix: str,
+                     out: View, nh: int) -> None:
+    """out = x + attention(RMSNorm(x)) (kv None: self-attention, else cross-attention over kv), through Z and A."""
+    z, a = _views(layout, "Z A")
+    stages.rmsnorm(asm, hw, layout, x, z)
+    projected_attention(asm, hw, layout, z, z if kv is None else kv, nh, nh, suffix, a)
+    stages.binary(asm, hw, "add", x, a, out)
+
+
+def _normed_up(asm: Asm, hw: NPUConfig, layout: MemoryLayout, h: View, g: View) -> None:
+    """The MLP's first step: Z = RMSNorm(h), g = Z @ W1 (Z stays for a gated MLP's second projection)."""
+    (z,) = _views(layout, "Z")
+    stages.rmsnorm(asm, hw, layout, h, z)
+    stages.gemm(asm, hw, z, View.of(layout, "W1"), g)
+
+
+def _down_residual(asm: Asm, hw: NPUConfig, layout: MemoryLayout, act: View, h: View, out: View) -> None:
+    """The MLP's last step: out = h + act @ W2, through F."""
+    (f,) = _views(layout, "F")
+    stages.gemm(asm, hw, act, View.of(layout, "W2"), f)
+    stages.binary(asm, hw, "add", h, f, out)
+
+
 def _llama(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout) -> str:
     asm = Asm(f"{task.title} {cfg.label}")
     x, y = View.of(layout, "X"), View.of(layout, "Y")
-    z, a, h1, g, u, m, f = _views(layout, "Z A H1 G U M F")
+    z, h1, g, u, m = _views(layout, "Z H1 G U M")
     nh = cfg["nh"]
     asm.comment("==== H1 = X + attention(RMSNorm(X))")
-    stages.rmsnorm(asm, hw, layout, x, z)
-    projected_attention(asm, hw, layout, z, z, nh, nh, "", a)
-    stages.binary(asm, hw, "add", x, a, h1)
+    _attention_block(asm, hw, layout, x, None, "", h1, nh)
     asm.comment("==== Y = H1 + SwiGLU(RMSNorm(H1))")
-    stages.rmsnorm(asm, hw, layout, h1, z)
-    stages.gemm(asm, hw, z, View.of(layout, "W1"), g)
+    _normed_up(asm, hw, layout, h1, g)
     stages.unary(asm, hw, "silu", g, m)
     stages.gemm(asm, hw, z, View.of(layout, "W3"), u)
     stages.binary(asm, hw, "mul", m, u, m)
-    stages.gemm(asm, hw, m, View.of(layout, "W2"), f)
-    stages.binary(asm, hw, "add", h1, f, y)
+    _down_residual(asm, hw, layout, m, h1, y)
     return asm.text()
 
 
 def _t5(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout) -> str:
     asm = Asm(f"{task.title} {cfg.label}")
     x, e, y = View.of(layout, "X"), View.of(layout, "E"), View.of(layout, "Y")
-    z, a, h1, h2, g, f = _views(layout, "Z A H1 H2 G F")
+    h1, h2, g = _views(layout, "H1 H2 G")
     nh = cfg["nh"]
     asm.comment("==== H1 = X + self-attention(RMSNorm(X))")
-    stages.rmsnorm(asm, hw, layout, x, z)
-    projected_attention(asm, hw, layout, z, z, nh, nh, "", a)
-    stages.binary(asm, hw, "add", x, a, h1)
+    _attention_block(asm, hw, layout, x, None, "", h1, nh)
     asm.comment("==== H2 = H1 + cross-attention(RMSNorm(H1), E)")
-    stages.rmsnorm(asm, hw, layout, h1, z)
-    projected_attention(asm, hw, layout, z, e, nh, nh, "_cross", a)
-    stages.binary(asm, hw, "add", h1, a, h2)
+    _attention_block(asm, hw, layout, h1, e, "_cross", h2, nh)
     asm.comment("==== Y = H2 + ReLU(RMSNorm(H2) @ W1) @ W2")
-    stages.rmsnorm(asm, hw, layout, h2, z)
-    stages.gemm(asm, hw, z, View.of(layout, "W1"), g)
+    _normed_up(asm, hw, layout, h2, g)
     stages.unary(asm, hw, "relu", g, g)
-    stages.gemm(asm, hw, g, View.of(layout, "W2"), f)
-    stages.binary(asm, hw, "add", h2, f, y)
+    _down_residual(asm, hw, layout, g, h2, y)
     return asm.text()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kcgym.isa.spec import Imm
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.emit import Emitter
@@ -58,3 +60,28 @@ def base_address(asm: Asm, layout: MemoryLayout, name: str, areg: str, tmp: str 
 def load_constant(asm: Asm, layout: MemoryLayout, name: str, freg: str) -> None:
     """freg = the FP SRAM constant ``name``."""
     asm(f"S_LD_FP {freg}, gp0, {layout.region(name).offset}", f"{freg} = {name}")
+
+
+def prefetch_all_rows(asm: Asm, layout: MemoryLayout, rows: int, group: int, vlen: int) -> None:
+    """Queue every DMA of X into VSRAM (row r <- HBM row r, ``group`` rows each) before any compute; a1 = &Y.
+
+    The experts that keep a whole input in VSRAM start this way, so the DMA latency is paid once.
+    """
+    base_address(asm, layout, "X", "a0")
+    asm.li("gp2", 0, "VSRAM row r of X <- HBM row r: one register addresses both")
+    with asm.loop("gp15", rows // group, f"queue every input DMA ({group} rows each) before any compute"):
+        asm(f"H_PREFETCH_V gp2, gp2, a0, 0, {group}")
+        asm(f"S_ADDI_INT gp2, gp2, {group * vlen}")
+    base_address(asm, layout, "Y", "a1")
+
+
+def prefetch_weight_tiles(asm: Asm, mlen: int, ld: int, tiles: int, stride_note: str,
+                          tile_note: Callable[[int], str]) -> None:
+    """MSRAM tile t <- the MLEN x MLEN block of W (a1) at row t * MLEN, column gp8, rows ``ld`` apart."""
+    asm.li("gp1", ld)
+    asm("C_SET_STRIDE_REG gp1", stride_note)
+    for t in range(tiles):
+        asm.li("gp2", t * mlen * ld)
+        asm("S_ADD_INT gp2, gp2, gp8")
+        asm.li("gp3", t * mlen * mlen)
+        asm("H_PREFETCH_M gp3, gp2, a1, 1", tile_note(t))

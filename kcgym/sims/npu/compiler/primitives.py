@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.npu.compiler.emit import Asm, base_address, load_constant
+from kcgym.sims.npu.compiler.emit import Asm, base_address, load_constant, prefetch_weight_tiles
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.templates import primitive_templates
 from kcgym.tasks.base import Task, TaskConfig
@@ -152,13 +152,7 @@ def _matmul_core(asm: Asm, hw: NPUConfig, M: int, K: int, N: int, bias: bool) ->
         asm.li(xregs[k], XBUF + k * B * L, f"X block, k-tile {k}")
     asm.li("gp8", 0, "column offset of the W strip / Y strip")
     with asm.loop("gp14", N // L, "64-column strips of W and Y"):
-        asm.li("gp1", N)
-        asm("C_SET_STRIDE_REG gp1", "W rows are N apart")
-        for k in range(kt):
-            asm.li("gp2", k * L * N)
-            asm("S_ADD_INT gp2, gp2, gp8")
-            asm.li("gp3", k * L * L)
-            asm("H_PREFETCH_M gp3, gp2, a1, 1", f"W tile k={k} -> MSRAM tile {k}")
+        prefetch_weight_tiles(asm, L, N, kt, "W rows are N apart", lambda k: f"W tile k={k} -> MSRAM tile {k}")
         if bias:
             asm("C_SET_STRIDE_REG gp0", "stride 0: broadcast one bias row")
             asm.li("gp3", BBUF)

@@ -17,7 +17,7 @@ fusion and no prefetch-ahead, as the paper's PLENA compiler composes operators.
 from __future__ import annotations
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.npu.compiler.emit import Asm, base_address
+from kcgym.sims.npu.compiler.emit import Asm, base_address, prefetch_weight_tiles
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.tasks.base import Task, TaskConfig
 
@@ -77,13 +77,8 @@ def _conv(asm: Asm, cfg: TaskConfig, hw: NPUConfig) -> None:
     load_padded_image(asm, hw, H, cin, p, IMG, "a0")
     asm.li("gp8", 0, "column offset of the output strip")
     with asm.loop("gp14", cout // L, "64-channel output strips"):
-        asm.li("gp1", cout)
-        asm("C_SET_STRIDE_REG gp1", "W and Y rows are cout apart")
-        for t in range(kt):
-            asm.li("gp2", t * L * cout)
-            asm("S_ADD_INT gp2, gp2, gp8")
-            asm.li("gp3", t * T)
-            asm("H_PREFETCH_M gp3, gp2, a1, 1", f"W rows {t * L}.. of the strip -> MSRAM tile {t}")
+        prefetch_weight_tiles(asm, L, cout, kt, "W and Y rows are cout apart",
+                              lambda t: f"W rows {t * L}.. of the strip -> MSRAM tile {t}")
         asm.li("gp9", IMG, "VSRAM address of padded row h, pixel 0")
         asm.li("gp10", 0, "HBM offset of Y row h")
         with asm.loop("gp13", H, "output image rows"):

@@ -11,7 +11,7 @@ by the time its row's next op issues. The ops are the template's own activation 
 from __future__ import annotations
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.npu.compiler.emit import Asm, base_address, load_constant
+from kcgym.sims.npu.compiler.emit import Asm, load_constant, prefetch_all_rows
 from kcgym.sims.npu.compiler.primitives import _gelu, _relu, _silu
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.tasks.base import Task, TaskConfig
@@ -39,12 +39,7 @@ def expert_elementwise(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: Memor
     if rows + 2 * G > hw.vsram_rows:
         raise ValueError("the expert keeps every row in VSRAM; this VSRAM is too small")
     asm = Asm(f"expert {task.title} {cfg.label}: everything prefetched, {G} rows interleaved op by op")
-    base_address(asm, layout, "X", "a0")
-    asm.li("gp2", 0, "VSRAM row r of X <- HBM row r: one register addresses both")
-    with asm.loop("gp15", rows // G, f"queue every input DMA ({G} rows each) before any compute"):
-        asm(f"H_PREFETCH_V gp2, gp2, a0, 0, {G}")
-        asm(f"S_ADDI_INT gp2, gp2, {G * V}")
-    base_address(asm, layout, "Y", "a1")
+    prefetch_all_rows(asm, layout, rows, G, V)
     asm("S_LI_FP f1, -1.0")
     asm("S_LI_FP f2, 1.0")
     if task.name == "gelu":  # the template's constants

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
-from kcgym.sims.npu.compiler.emit import Asm, base_address, load_constant
+from kcgym.sims.npu.compiler.emit import Asm, load_constant, prefetch_all_rows
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.tasks.base import Task, TaskConfig
 
@@ -69,12 +69,7 @@ def expert_rowwise(task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLay
     if rows + G > hw.vsram_rows:
         raise ValueError("the expert keeps every row in VSRAM; this VSRAM is too small")
     asm = Asm(f"expert {task.title} {cfg.label}: everything prefetched, {GROUP} rows interleaved per stage")
-    base_address(asm, layout, "X", "a0")
-    asm.li("gp2", 0, "VSRAM row r of X <- HBM row r: one register addresses both")
-    with asm.loop("gp15", rows // G, f"queue every input DMA ({G} rows each) before any compute"):
-        asm(f"H_PREFETCH_V gp2, gp2, a0, 0, {G}")
-        asm(f"S_ADDI_INT gp2, gp2, {G * V}")
-    base_address(asm, layout, "Y", "a1")
+    prefetch_all_rows(asm, layout, rows, G, V)
     if task.name != "softmax":
         load_constant(asm, layout, "inv_hidden", "f6")
         load_constant(asm, layout, "eps", "f7")

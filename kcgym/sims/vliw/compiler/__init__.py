@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kcgym.discovery import collect
+from kcgym.discovery import collect, template
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.compiler.emit import Asm
 from kcgym.sims.vliw.config import VLIWConfig
@@ -25,11 +25,7 @@ SCRATCH = collect(__name__, "SCRATCH")
 
 def compile_task(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
     """The baseline kernel for ``task`` at ``cfg``; raises KeyError for a task without a template."""
-    try:
-        template = TEMPLATES[task.name]
-    except KeyError as e:
-        raise KeyError(f"the VLIW compiler has no template for {task.name!r}") from e
-    return template(task, cfg, hw, layout)
+    return template(TEMPLATES, task.name, "the VLIW compiler")(task, cfg, hw, layout)
 
 
 __all__ = ["SCRATCH", "TEMPLATES", "Asm", "compile_task"]

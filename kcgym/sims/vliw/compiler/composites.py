@@ -16,7 +16,7 @@ import numpy as np
 
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.compiler.emit import Asm, ext_bytes
-from kcgym.sims.vliw.compiler.primitives import matmul_stage, stream_stage
+from kcgym.sims.vliw.compiler.primitives import CHUNK_BYTES, matmul_stage, stream_stage
 from kcgym.sims.vliw.config import VECTOR_BYTES, VLIWConfig
 from kcgym.tasks.base import Task, TaskConfig
 from kcgym.tasks.numerics import round_bf16
@@ -55,6 +55,36 @@ def _silu(asm: Asm) -> None:
     asm("VMUL x1, x0, x2")
 
 
+def silu_in_place(asm: Asm, addr: int, total_bytes: int) -> None:
+    """addr = bf16(SiLU(addr)), in place, streamed through DM in chunks."""
+    chunk = min(total_bytes, CHUNK_BYTES)
+    _silu_constants(asm)
+
+    def body(s: Asm) -> None:
+        with s.loop(chunk // VECTOR_BYTES, "vectors of the chunk"):
+            s("VLD x0, p1, 64")
+            _silu(s)
+            s("VST x1, p2, 64")
+
+    stream_stage(asm, addr, addr, total_bytes, body)
+
+
+def silu_times_up(asm: Asm, gate: int, up: int, total_bytes: int) -> None:
+    """gate = bf16(bf16(SiLU(gate)) * up), in place."""
+    chunk = min(total_bytes, CHUNK_BYTES)
+    _silu_constants(asm)
+
+    def body(s: Asm) -> None:
+        with s.loop(chunk // VECTOR_BYTES, "vectors of the chunk"):
+            s("VLD x0, p1, 64")
+            s("VLD x3, p3, 64")
+            _silu(s)
+            s("VMUL x1, x1, x3", "* up")
+            s("VST x1, p2, 64")
+
+    stream_stage(asm, gate, gate, total_bytes, body, second=up)
+
+
 def _ffn(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
     asm = Asm(f"{task.title} {cfg.label}")
     n, h, hi = cfg["n"], cfg["h"], cfg["hi"]
@@ -62,15 +92,7 @@ def _ffn(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> s
     asm.comment("stage 1: H = bf16(X @ W1)")
     matmul_stage(asm, hw, (1, n, h, hi), x, w1, hid)
     asm.comment("stage 2: H = bf16(SiLU(H)), in place")
-    _silu_constants(asm)
-
-    def body(a: Asm) -> None:
-        with a.loop(min(2 * n * hi, 8192) // VECTOR_BYTES, "vectors of the chunk"):
-            a("VLD x0, p1, 64")
-            _silu(a)
-            a("VST x1, p2, 64")
-
-    stream_stage(asm, hid, hid, 2 * n * hi, body)
+    silu_in_place(asm, hid, 2 * n * hi)
     asm.comment("stage 3: Y = bf16(H @ W2)")
     matmul_stage(asm, hw, (1, n, hi, h), hid, w2, y)
     return asm.text()
@@ -85,17 +107,7 @@ def _swiglu(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -
     asm.comment("stage 2: U = bf16(X @ W3)")
     matmul_stage(asm, hw, (1, n, h, hi), x, w3, u)
     asm.comment("stage 3: G = bf16(bf16(SiLU(G)) * U), in place")
-    _silu_constants(asm)
-
-    def body(a: Asm) -> None:
-        with a.loop(min(2 * n * hi, 8192) // VECTOR_BYTES, "vectors of the chunk"):
-            a("VLD x0, p1, 64")
-            a("VLD x3, p3, 64")
-            _silu(a)
-            a("VMUL x1, x1, x3", "* up")
-            a("VST x1, p2, 64")
-
-    stream_stage(asm, g, g, 2 * n * hi, body, second=u)
+    silu_times_up(asm, g, u, 2 * n * hi)
     asm.comment("stage 4: Y = bf16(G @ W2)")
     matmul_stage(asm, hw, (1, n, hi, h), g, w2, y)
     return asm.text()

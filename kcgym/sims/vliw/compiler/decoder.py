@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.compiler.attention import projected_attention_stage, projection_scratch, sum_halves
-from kcgym.sims.vliw.compiler.composites import _silu, _silu_constants
+from kcgym.sims.vliw.compiler.composites import silu_times_up
 from kcgym.sims.vliw.compiler.emit import Asm, ext_bytes
 from kcgym.sims.vliw.compiler.primitives import CHUNK_BYTES, matmul_stage, stream_stage
 from kcgym.sims.vliw.config import LANES, VECTOR_BYTES, VLIWConfig
@@ -109,22 +109,6 @@ def _relu_in_place(asm: Asm, addr: int, total_bytes: int) -> None:
     stream_stage(asm, addr, addr, total_bytes, body)
 
 
-def _silu_times_up(asm: Asm, gate: int, up: int, total_bytes: int) -> None:
-    """gate = bf16(bf16(SiLU(gate)) * up), in place."""
-    chunk = min(total_bytes, CHUNK_BYTES)
-    _silu_constants(asm)
-
-    def body(s: Asm) -> None:
-        with s.loop(chunk // VECTOR_BYTES, "vectors of the chunk"):
-            s("VLD x0, p1, 64")
-            s("VLD x3, p3, 64")
-            _silu(s)
-            s("VMUL x1, x1, x3", "* up")
-            s("VST x1, p2, 64")
-
-    stream_stage(asm, gate, gate, total_bytes, body, second=up)
-
-
 class _Block:
     """Addresses and shapes of one decoder block's layout, and the stages over them."""
 
@@ -156,36 +140,42 @@ class _Block:
         self.asm.comment(f"==== {y} = {x} @ {w}")
         matmul_stage(self.asm, self.hw, (1, self.s, k, n), self.at(x), self.at(w), self.at(y))
 
+    def attention_block(self, x: str, out: str, ctx: str = "Z", suffix: str = "") -> None:
+        """out = x + attention(RMSNorm(x), ctx) through Z and A (ctx Z: self-attention)."""
+        self.rmsnorm(x, "Z")
+        self.attention("Z", ctx, suffix, "A")
+        self.add(x, "A", out)
+
+    def normed_up(self, h: str) -> None:
+        """The MLP's first step: Z = RMSNorm(h), G = Z @ W1."""
+        self.rmsnorm(h, "Z")
+        self.matmul("Z", "W1", "G", self.h, self.hi)
+
+    def down_residual(self, h: str, out: str) -> None:
+        """The MLP's last step: out = h + G @ W2, through F."""
+        self.matmul("G", "W2", "F", self.hi, self.h)
+        self.add(h, "F", out)
+
 
 def _llama(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
     b = _Block(task, cfg, hw, layout)
-    b.rmsnorm("X", "Z")
-    b.attention("Z", "Z", "", "A")
-    b.add("X", "A", "H1")
-    b.rmsnorm("H1", "Z")
-    b.matmul("Z", "W1", "G", b.h, b.hi)
+    b.attention_block("X", "H1")
+    b.normed_up("H1")
     b.matmul("Z", "W3", "U", b.h, b.hi)
     b.asm.comment("==== G = bf16(bf16(SiLU(G)) * U)")
-    _silu_times_up(b.asm, b.at("G"), b.at("U"), 2 * b.s * b.hi)
-    b.matmul("G", "W2", "F", b.hi, b.h)
-    b.add("H1", "F", "Y")
+    silu_times_up(b.asm, b.at("G"), b.at("U"), 2 * b.s * b.hi)
+    b.down_residual("H1", "Y")
     return b.asm.text()
 
 
 def _t5(task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout) -> str:
     b = _Block(task, cfg, hw, layout)
-    b.rmsnorm("X", "Z")
-    b.attention("Z", "Z", "", "A")
-    b.add("X", "A", "H1")
-    b.rmsnorm("H1", "Z")
-    b.attention("Z", "E", "_cross", "A")
-    b.add("H1", "A", "H2")
-    b.rmsnorm("H2", "Z")
-    b.matmul("Z", "W1", "G", b.h, b.hi)
+    b.attention_block("X", "H1")
+    b.attention_block("H1", "H2", ctx="E", suffix="_cross")
+    b.normed_up("H2")
     b.asm.comment("==== G = ReLU(G)")
     _relu_in_place(b.asm, b.at("G"), 2 * b.s * b.hi)
-    b.matmul("G", "W2", "F", b.hi, b.h)
-    b.add("H2", "F", "Y")
+    b.down_residual("H2", "Y")
     return b.asm.text()
 
 
