@@ -12,7 +12,8 @@ README's Markdown table from that file.
 
 ``--crossover``: where the interpreter beats the trace path. Per compiler kernel (every NPU task at C1,
 and C3 matmul), ``--distinct`` variants that differ in one immediate (so each misses the trace cache,
-as an RL batch of new kernels does) are simulated on each path -- the interpreter, the trace path and
+as an RL batch of new kernels does; ``--sets`` input sets each, as ``BatchScorer`` checks a kernel on)
+are simulated on each path -- the interpreter, the trace path and
 the default dispatch -- and the median CPU time per simulate is kept. Rows go to
 ``benchmarks/results/speed_crossover.jsonl``, with a ``choice`` row: the dispatch threshold (dynamic
 instructions, ``trace.ORACLE_MAX_INSTRUCTIONS``) that minimises the summed CPU time of the rows.
@@ -62,7 +63,7 @@ def _accelerator(machine: str):
     return ACCELERATOR
 
 
-def _setup(machine: str, name: str, index: int):
+def _setup(machine: str, name: str, index: int, sets: int = 1):
     from kcgym.evaluation import Evaluator
     from kcgym.tasks import TASKS
 
@@ -71,7 +72,7 @@ def _setup(machine: str, name: str, index: int):
     task = TASKS[name]
     cfg = task.config(machine, index)
     program = acc.assemble(acc.compile(task, cfg, hw), hw)
-    inputs = Evaluator(acc, task, cfg, hw).input_sets(0, 1)
+    inputs = Evaluator(acc, task, cfg, hw).input_sets(0, sets)
     return acc, task, cfg, hw, program, inputs
 
 
@@ -128,16 +129,18 @@ _VARIANT = itertools.count(1)
 def _distinct_cpu(acc, task, cfg, hw, source: str, inputs, n: int) -> tuple[dict, dict]:
     """Per path: the median CPU seconds of ``simulate`` over ``n`` variants of ``source`` that differ in
     one immediate (a write to the zero register ahead of the kernel: one more instruction and cycle, no
-    other effect), the paths taking turns so a shared machine's load hits them alike; and a result."""
+    other effect), the paths taking turns (in rotating order) so a shared machine's load hits them alike;
+    and a result."""
     cpus: dict = {p: [] for p in PATHS}
     results = {}
+    order = list(PATHS.items())
     for i in range(n + 1):
-        for path, mode in PATHS.items():
+        for path, mode in order[i % len(order):] + order[:i % len(order)]:  # each path after each other
             program = acc.assemble(f"S_ADDI_INT gp0, gp0, {next(_VARIANT)}\n{source}", hw)
             os.environ["KCGYM_SIM"] = mode
             try:
                 c0 = time.process_time()
-                (results[path],) = acc.run(program, task, cfg, hw, inputs, MAX_STEPS)
+                results[path] = acc.run(program, task, cfg, hw, inputs, MAX_STEPS)[0]
                 if i:  # the first round compiles where a shape bucket is new
                     cpus[path].append(time.process_time() - c0)
             finally:
@@ -145,7 +148,7 @@ def _distinct_cpu(acc, task, cfg, hw, source: str, inputs, n: int) -> tuple[dict
     return {p: statistics.median(c) for p, c in cpus.items()}, results
 
 
-def crossover(kernels: list[tuple[str, int, int]], n: int, meta: dict) -> list[dict]:
+def crossover(kernels: list[tuple[str, int, int]], n: int, sets: int, meta: dict) -> list[dict]:
     """One row per (task, config, repeats): the compiler kernel (``repeats`` copies back to back: the same
     outputs, written again), its dynamic instructions and CPU ms per distinct simulate on each path."""
     from kcgym.sims.npu import machine as M
@@ -154,10 +157,10 @@ def crossover(kernels: list[tuple[str, int, int]], n: int, meta: dict) -> list[d
 
     rows = []
     for name, index, repeats in kernels:
-        acc, task, cfg, hw, program, inputs = _setup("NPU", name, index)
+        acc, task, cfg, hw, program, inputs = _setup("NPU", name, index, sets)
         source = acc.compile(task, cfg, hw) * repeats
         row = {"kind": "crossover", "machine": "NPU", "task": name, "config": index, "repeats": repeats,
-               "distinct": n}
+               "distinct": n, "input_sets": sets}
         cpus, results = _distinct_cpu(acc, task, cfg, hw, source, inputs, n)
         row.update({f"{path}_cpu_ms": round(cpu * 1e3, 3) for path, cpu in cpus.items()})
         first = acc.assemble(f"S_ADDI_INT gp0, gp0, 0\n{source}", hw)
@@ -220,6 +223,8 @@ def main() -> None:
     ap.add_argument("--table", action="store_true", help="print the Markdown table of --out and exit")
     ap.add_argument("--crossover", action="store_true", help="measure the interpreter/trace dispatch threshold")
     ap.add_argument("--distinct", type=int, default=5, help="--crossover: distinct variants per kernel and path")
+    ap.add_argument("--sets", type=int, default=4, help="--crossover: input sets per simulate (as BatchScorer's "
+                    "3 hidden + stress, padded to 4)")
     args = ap.parse_args()
     if args.table:
         print(table(args.out))
@@ -238,7 +243,7 @@ def main() -> None:
         kernels = [(n, c, 1) for c in configs for n in names]
         if not args.tasks:
             kernels += [(n, 1, r) for n, r in CROSSOVER_SWEEP] + list(CROSSOVER_EXTRA)
-        rows = crossover(kernels, args.distinct, meta)
+        rows = crossover(kernels, args.distinct, args.sets, meta)
         c1 = [r for r in rows if r["config"] == 1]
         choice = {"kind": "choice", "threshold": choose_threshold(c1), "from_rows": len(c1),
                   "dispatch_threshold_then": trace.ORACLE_MAX_INSTRUCTIONS, **meta}
