@@ -856,10 +856,10 @@ def dynamic_count(words: np.ndarray, stop: int) -> int:
     a halt runs into the step budget (``stop + 1``). Cost: one pass over the control instructions."""
     words = np.asarray(words)
     ctrl, start, end, halt = _ctrl_ids()
-    sub = words[:, 2]
-    at = np.flatnonzero((words[:, 1] == ctrl) & ((sub == start) | (sub == end) | (sub == halt)))
+    subs = words[:, 2]
+    at = np.flatnonzero((words[:, 1] == ctrl) & ((subs == start) | (subs == end) | (subs == halt)))
     total, mult, prev, counts = 0, 1, 0, []
-    for pc, sub, imm in zip(at.tolist(), words[at, 2].tolist(), words[at, 4].tolist(), strict=True):
+    for pc, sub, imm in zip(at.tolist(), subs[at].tolist(), words[at, 4].tolist(), strict=True):
         total += (pc - prev + 1) * mult  # the straight run before it, and itself
         if sub == halt or total > stop:
             return total
