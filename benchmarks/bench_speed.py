@@ -10,15 +10,25 @@ persistent cache times its first ``simulate`` (the cold start a user sees).
 Rows go to ``benchmarks/results/speed.jsonl`` (one JSON object per line); ``--table`` prints the
 README's Markdown table from that file.
 
+``--crossover``: where the interpreter beats the trace path. Per compiler kernel (every NPU task at C1,
+and C3 matmul), ``--distinct`` variants that differ in one immediate (so each misses the trace cache,
+as an RL batch of new kernels does; ``--sets`` input sets each, as ``BatchScorer`` checks a kernel on)
+are simulated on each path -- the interpreter, the trace path and
+the default dispatch -- and the median CPU time per simulate is kept. Rows go to
+``benchmarks/results/speed_crossover.jsonl``, with a ``choice`` row: the dispatch threshold (dynamic
+instructions, ``trace.ORACLE_MAX_INSTRUCTIONS``) that minimises the summed CPU time of the rows.
+
     PYTHONPATH=. python benchmarks/bench_speed.py --quick      # C1 and C3 on five tasks (minutes)
     PYTHONPATH=. python benchmarks/bench_speed.py              # every NPU task at C1, C3, C5
     PYTHONPATH=. python benchmarks/bench_speed.py --table      # Markdown from the results file
     PYTHONPATH=. python benchmarks/bench_speed.py --tasks batch_matmul --configs 5 --append --no-cold
+    PYTHONPATH=. python benchmarks/bench_speed.py --crossover [--quick]  # the dispatch threshold
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -36,6 +46,13 @@ QUICK_CONFIGS = (1, 3)
 FULL_CONFIGS = (1, 3, 5)
 COLD_KERNELS = (("matmul", 1), ("decoder_llama", 3))  # (task, config) timed in a fresh process
 MAX_STEPS = 50_000_000
+CROSSOVER = Path(__file__).parent / "results" / "speed_crossover.jsonl"
+CROSSOVER_EXTRA = (("matmul", 3, 1),)  # besides every task at C1: a kernel that must stay on the trace path
+# (task, repeats) at C1: the kernel run back to back ``repeats`` times, points between the real kernels' sizes
+CROSSOVER_SWEEP = (("relu", 2), ("relu", 4), ("softmax", 2), ("softmax", 3), ("softmax", 4), ("matmul", 2),
+                   ("matmul", 3))
+QUICK_CROSSOVER = ("relu", "softmax", "matmul", "gemv", "layernorm", "rope")
+PATHS = {"old": "oracle", "trace": "trace", "auto": ""}  # KCGYM_SIM per path ("": the default dispatch)
 
 
 def _accelerator(machine: str):
@@ -46,7 +63,7 @@ def _accelerator(machine: str):
     return ACCELERATOR
 
 
-def _setup(machine: str, name: str, index: int):
+def _setup(machine: str, name: str, index: int, sets: int = 1):
     from kcgym.evaluation import Evaluator
     from kcgym.tasks import TASKS
 
@@ -55,7 +72,7 @@ def _setup(machine: str, name: str, index: int):
     task = TASKS[name]
     cfg = task.config(machine, index)
     program = acc.assemble(acc.compile(task, cfg, hw), hw)
-    inputs = Evaluator(acc, task, cfg, hw).input_sets(0, 1)
+    inputs = Evaluator(acc, task, cfg, hw).input_sets(0, sets)
     return acc, task, cfg, hw, program, inputs
 
 
@@ -106,6 +123,70 @@ def cold_process(machine: str, name: str, index: int, oracle: bool) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+_VARIANT = itertools.count(1)
+
+
+def _distinct_cpu(acc, task, cfg, hw, source: str, inputs, n: int) -> tuple[dict, dict]:
+    """Per path: the median CPU seconds of ``simulate`` over ``n`` variants of ``source`` that differ in
+    one immediate (a write to the zero register ahead of the kernel: one more instruction and cycle, no
+    other effect), the paths taking turns (in rotating order) so a shared machine's load hits them alike;
+    and a result."""
+    cpus: dict = {p: [] for p in PATHS}
+    results = {}
+    order = list(PATHS.items())
+    for i in range(n + 1):
+        for path, mode in order[i % len(order):] + order[:i % len(order)]:  # each path after each other
+            program = acc.assemble(f"S_ADDI_INT gp0, gp0, {next(_VARIANT)}\n{source}", hw)
+            os.environ["KCGYM_SIM"] = mode
+            try:
+                c0 = time.process_time()
+                results[path] = acc.run(program, task, cfg, hw, inputs, MAX_STEPS)[0]
+                if i:  # the first round compiles where a shape bucket is new
+                    cpus[path].append(time.process_time() - c0)
+            finally:
+                os.environ.pop("KCGYM_SIM", None)
+    return {p: statistics.median(c) for p, c in cpus.items()}, results
+
+
+def crossover(kernels: list[tuple[str, int, int]], n: int, sets: int, meta: dict) -> list[dict]:
+    """One row per (task, config, repeats): the compiler kernel (``repeats`` copies back to back: the same
+    outputs, written again), its dynamic instructions and CPU ms per distinct simulate on each path."""
+    from kcgym.sims.npu import machine as M
+    from kcgym.sims.npu import trace
+    from kcgym.sims.npu.accelerator import PROGRAM_BUCKET
+
+    rows = []
+    for name, index, repeats in kernels:
+        acc, task, cfg, hw, program, inputs = _setup("NPU", name, index, sets)
+        source = acc.compile(task, cfg, hw) * repeats
+        row = {"kind": "crossover", "machine": "NPU", "task": name, "config": index, "repeats": repeats,
+               "distinct": n, "input_sets": sets}
+        cpus, results = _distinct_cpu(acc, task, cfg, hw, source, inputs, n)
+        row.update({f"{path}_cpu_ms": round(cpu * 1e3, 3) for path, cpu in cpus.items()})
+        first = acc.assemble(f"S_ADDI_INT gp0, gp0, 0\n{source}", hw)
+        words = first.padded(M.bucket(first.length, PROGRAM_BUCKET), M.Machine(hw).halt_row)
+        row["instructions"] = results["old"].instructions
+        row["dynamic_count"] = trace.dynamic_count(words, 1 << 62)
+        row["identical"] = all(results[p].cycles == results["old"].cycles and all(
+            np.array_equal(np.asarray(results[p].outputs[o]).view(np.uint32),
+                           np.asarray(results["old"].outputs[o]).view(np.uint32)) for o in results["old"].outputs)
+            for p in PATHS)
+        rows.append({**row, **meta})
+        print(f"NPU {name:15s} C{index} x{repeats} {row['dynamic_count']:7d} instr  CPU ms per distinct kernel: "
+              f"old {row['old_cpu_ms']:7.3f} trace {row['trace_cpu_ms']:7.3f} auto {row['auto_cpu_ms']:7.3f}  "
+              f"identical={row['identical']}", flush=True)
+    return rows
+
+
+def choose_threshold(rows: list[dict]) -> int:
+    """The threshold (a row's dynamic count, or 0) minimising the summed CPU ms of the rows when a kernel
+    of at most that many instructions takes the interpreter and every other one the trace path."""
+    def total(t: int) -> float:
+        return sum(r["old_cpu_ms"] if r["dynamic_count"] <= t else r["trace_cpu_ms"] for r in rows)
+
+    return min([0, *sorted(r["dynamic_count"] for r in rows)], key=lambda t: (total(t), t))
+
+
 def table(path: Path = RESULTS) -> str:
     return readme_table([json.loads(line) for line in path.read_text().splitlines() if line.strip()])
 
@@ -140,6 +221,10 @@ def main() -> None:
     ap.add_argument("--append", action="store_true", help="add the rows to --out instead of replacing it")
     ap.add_argument("--no-cold", action="store_true", help="skip the fresh-process cold starts")
     ap.add_argument("--table", action="store_true", help="print the Markdown table of --out and exit")
+    ap.add_argument("--crossover", action="store_true", help="measure the interpreter/trace dispatch threshold")
+    ap.add_argument("--distinct", type=int, default=5, help="--crossover: distinct variants per kernel and path")
+    ap.add_argument("--sets", type=int, default=4, help="--crossover: input sets per simulate (as BatchScorer's "
+                    "3 hidden + stress, padded to 4)")
     args = ap.parse_args()
     if args.table:
         print(table(args.out))
@@ -147,12 +232,31 @@ def main() -> None:
     from kcgym.tasks import TASKS
 
     acc = _accelerator("NPU")
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "command": "python benchmarks/bench_speed.py " + " ".join(sys.argv[1:])}
+    if args.crossover:
+        from kcgym.sims.npu import trace
+
+        names = args.tasks.split(",") if args.tasks else (
+            list(QUICK_CROSSOVER) if args.quick else [n for n, t in TASKS.items() if acc.supports(t)])
+        configs = [int(c) for c in args.configs.split(",")] if args.configs else [1]
+        kernels = [(n, c, 1) for c in configs for n in names]
+        if not args.tasks:
+            kernels += [(n, 1, r) for n, r in CROSSOVER_SWEEP] + list(CROSSOVER_EXTRA)
+        rows = crossover(kernels, args.distinct, args.sets, meta)
+        c1 = [r for r in rows if r["config"] == 1]
+        choice = {"kind": "choice", "threshold": choose_threshold(c1), "from_rows": len(c1),
+                  "dispatch_threshold_then": trace.ORACLE_MAX_INSTRUCTIONS, **meta}
+        print(f"threshold minimising the summed CPU time of the C1 rows: {choice['threshold']} instructions "
+              f"(trace.ORACLE_MAX_INSTRUCTIONS is {trace.ORACLE_MAX_INSTRUCTIONS})")
+        out = CROSSOVER if args.out == RESULTS else args.out
+        old = out.read_text() if args.append and out.exists() else ""
+        out.write_text(old + "".join(json.dumps(r) + "\n" for r in [*rows, choice]))
+        return
     tasks = args.tasks.split(",") if args.tasks else (
         list(QUICK_TASKS) if args.quick else [n for n, t in TASKS.items() if acc.supports(t)])
     configs = [int(c) for c in args.configs.split(",")] if args.configs else list(
         QUICK_CONFIGS if args.quick else FULL_CONFIGS)
-    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "command": "python benchmarks/bench_speed.py " + " ".join(sys.argv[1:])}
     rows = []
     for index in configs:
         for name in tasks:

@@ -824,24 +824,76 @@ def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit
         prof=np.zeros((N, 1, M.N_PROF), np.int32), vsr_dma=zeros, vs_dma=zeros, ms_dma=zeros)
 
 
-SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: run every program on the interpreter (debugging, benchmarks)
+SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =trace: none (tests, benchmarks)
+# Programs of at most this many dynamic instructions (``dynamic_count``) run on the interpreter: there the
+# trace path's fixed cost per distinct program (pre-pass, schedule, sending the groups, two jitted calls)
+# exceeds what it saves. A simulator tuning constant, not a budget: both paths give the same results.
+# From ``python benchmarks/bench_speed.py --crossover`` (benchmarks/results/speed_crossover.jsonl, its
+# "choice" row: the threshold that minimises the summed CPU time of distinct kernels over its rows).
+ORACLE_MAX_INSTRUCTIONS = 194
+
+
+def sim_mode() -> str:
+    """``oracle``, ``trace`` or ``auto`` (the default: by program size, see ``ORACLE_MAX_INSTRUCTIONS``)."""
+    mode = os.environ.get(SIM_ENV, "").strip().lower()
+    return mode if mode in ("oracle", "trace") else "auto"
 
 
 def use_oracle() -> bool:
-    return os.environ.get(SIM_ENV, "").strip().lower() == "oracle"
+    return sim_mode() == "oracle"
+
+
+@functools.lru_cache(maxsize=1)
+def _ctrl_ids() -> tuple[int, int, int, int]:
+    isa = make_isa(NPUConfig())
+    return (isa.class_ids["CTRL"], isa.sub_ids["C_LOOP_START"], isa.sub_ids["C_LOOP_END"], isa.sub_ids["C_HALT"])
+
+
+def dynamic_count(words: np.ndarray, stop: int) -> int:
+    """The instructions a program executes, read off its hardware loops (a body runs C_LOOP_START's
+    count times, nested) up to its first C_HALT; counting ends once past ``stop``. Exact while loop
+    counters are left alone in their bodies (as the ISA asks), an estimate otherwise; a program without
+    a halt runs into the step budget (``stop + 1``). Cost: one pass over the control instructions."""
+    words = np.asarray(words)
+    ctrl, start, end, halt = _ctrl_ids()
+    subs = words[:, 2]
+    at = np.flatnonzero((words[:, 1] == ctrl) & ((subs == start) | (subs == end) | (subs == halt)))
+    total, mult, prev, counts = 0, 1, 0, []
+    for pc, sub, imm in zip(at.tolist(), subs[at].tolist(), words[at, 4].tolist(), strict=True):
+        total += (pc - prev + 1) * mult  # the straight run before it, and itself
+        if sub == halt or total > stop:
+            return total
+        if sub == start:
+            counts.append(max(imm, 1))
+            mult *= counts[-1]
+        elif counts:
+            mult //= counts.pop()
+        prev = pc + 1
+    return stop + 1
 
 
 @functools.lru_cache(maxsize=64)
 def batched_runner(hw_json: str, profile: bool = False):
     """``(machine, runner)``: ``runner(words, hbm, fpm, hbm_limit, max_steps)`` returns the final State
-    batched over input sets. The trace-ahead path (``trace.py``) unless profiling or ``KCGYM_SIM=oracle``;
-    the same results as :func:`oracle_runner`, bit for bit."""
+    batched over input sets, the same as :func:`oracle_runner`'s bit for bit. The trace-ahead path
+    (``trace.py``) unless profiling, ``KCGYM_SIM=oracle``, or a program of at most
+    ``ORACLE_MAX_INSTRUCTIONS`` instructions (the interpreter is faster there; it runs with that many
+    steps at most, and a program that has not halted by then -- its loop count was an estimate -- goes
+    on to the trace path)."""
     machine, oracle = M.oracle_runner(hw_json, profile)
     if profile:
         return machine, oracle
 
     def runner(words, hbm, fpm, hbm_limit, max_steps):
-        st = None if use_oracle() else run(hw_json, words, hbm, fpm, hbm_limit, max_steps)
+        mode = sim_mode()
+        if mode == "oracle":
+            return oracle(words, hbm, fpm, hbm_limit, max_steps)
+        if mode == "auto" and dynamic_count(words, ORACLE_MAX_INSTRUCTIONS) <= ORACLE_MAX_INSTRUCTIONS:
+            steps = min(int(max_steps), ORACLE_MAX_INSTRUCTIONS)
+            st = oracle(words, hbm, fpm, hbm_limit, np.int32(steps))
+            if steps == int(max_steps) or np.asarray(st.ctl)[0, M.HALTED]:
+                return st
+        st = run(hw_json, words, hbm, fpm, hbm_limit, max_steps)
         return oracle(words, hbm, fpm, hbm_limit, max_steps) if st is None else st
 
     return machine, runner

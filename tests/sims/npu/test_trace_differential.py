@@ -42,11 +42,17 @@ def assert_same_results(new, old) -> None:
             np.testing.assert_array_equal(_bits(a.outputs[k]), _bits(b.outputs[k]), err_msg=k)
 
 
+@pytest.fixture(autouse=True)
+def _trace_path(monkeypatch):
+    """The trace path for every program here, the small ones too (by default they take the oracle)."""
+    monkeypatch.setenv(trace.SIM_ENV, "trace")
+
+
 def _both(monkeypatch, program, task, cfg, inputs, max_steps=MAX_STEPS):
     new = ACCELERATOR.run(program, task, cfg, HW, inputs, max_steps)
     monkeypatch.setenv(trace.SIM_ENV, "oracle")
     old = ACCELERATOR.run(program, task, cfg, HW, inputs, max_steps)
-    monkeypatch.delenv(trace.SIM_ENV)
+    monkeypatch.setenv(trace.SIM_ENV, "trace")
     return new, old
 
 
@@ -325,3 +331,59 @@ def test_program_filling_its_bucket_runs_on_past_the_end():
     new = _run_state(trace.batched_runner(hw_json)[1], program, hbm, 1500)
     assert_same_state(new, _run_state(M.oracle_runner(hw_json)[1], program, hbm, 1500))
     assert not np.asarray(new.ctl)[0, M.HALTED]
+
+
+# ---- the default dispatch: programs of at most ORACLE_MAX_INSTRUCTIONS take the interpreter ----------
+def _loop(count: int) -> str:
+    return f"C_LOOP_START gp1, {count}\nS_ADDI_INT gp2, gp2, 1\nC_LOOP_END gp1\n"  # 2 * count + 2 with the halt
+
+
+def _words(program):
+    return program.padded(M.bucket(program.length, 1024), M.Machine(HW).halt_row)
+
+
+@pytest.mark.parametrize("name", ["relu", "softmax", "matmul", "conv2d", "rope"])
+def test_dynamic_count_is_the_step_count(name):
+    task = TASKS[name]
+    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, task.config("NPU", 1), HW), HW)
+    st = _run_state(M.oracle_runner(HW.model_dump_json())[1], program, _hbm(0), MAX_STEPS)
+    steps = int(np.asarray(st.ctl)[0, M.STEPS])
+    assert trace.dynamic_count(_words(program), 1 << 40) == steps
+    assert trace.dynamic_count(_words(program), steps // 2) <= steps  # stops counting early
+    assert trace.dynamic_count(_words(program), steps // 2) > steps // 2
+
+
+def test_dispatch_by_dynamic_count(monkeypatch):
+    """At the threshold the interpreter runs (nothing is pre-passed); one loop iteration more and the
+    trace path does (its trace is cached); both give the oracle's state."""
+    monkeypatch.delenv(trace.SIM_ENV)
+    limit = trace.ORACLE_MAX_INSTRUCTIONS
+    hw_json = HW.model_dump_json()
+    auto, oracle = trace.batched_runner(hw_json)[1], M.oracle_runner(hw_json)[1]
+    for count, traced in (((limit - 2) // 2, False), ((limit - 2) // 2 + 1, True)):
+        program = ACCELERATOR.assemble(_loop(count), HW)
+        assert (trace.dynamic_count(_words(program), limit) > limit) == traced
+        trace._TRACES.clear()
+        st = _run_state(auto, program, _hbm(0), MAX_STEPS)
+        assert len(trace._TRACES) == int(traced)
+        assert_same_state(st, _run_state(oracle, program, _hbm(0), MAX_STEPS))
+        assert np.asarray(st.ctl)[0, M.HALTED]
+    trace._TRACES.clear()
+
+
+def test_misjudged_loop_goes_on_to_the_trace_path(monkeypatch):
+    """A loop that rewrites its own counter (the ISA says not to) runs far longer than its count says:
+    the interpreter stops at the threshold's step count and the trace path runs the whole program."""
+    monkeypatch.delenv(trace.SIM_ENV)
+    src = ("C_LOOP_START gp1, 1\nS_LD_INT gp6, gp0, 0\nS_ADDI_INT gp6, gp6, 1\nS_ST_INT gp6, gp0, 0\n"
+           "S_ADDI_INT gp7, gp0, 150\nS_SUB_INT gp1, gp7, gp6\nC_LOOP_END gp1\n")  # 149 iterations, not 1
+    program = ACCELERATOR.assemble(src, HW)
+    assert trace.dynamic_count(_words(program), trace.ORACLE_MAX_INSTRUCTIONS) <= trace.ORACLE_MAX_INSTRUCTIONS
+    hw_json = HW.model_dump_json()
+    trace._TRACES.clear()
+    st = _run_state(trace.batched_runner(hw_json)[1], program, _hbm(0), MAX_STEPS)
+    assert len(trace._TRACES) == 1
+    assert_same_state(st, _run_state(M.oracle_runner(hw_json)[1], program, _hbm(0), MAX_STEPS))
+    ctl = np.asarray(st.ctl)[0]
+    assert ctl[M.HALTED] and ctl[M.FAULT] == 0 and ctl[M.STEPS] > trace.ORACLE_MAX_INSTRUCTIONS
+    trace._TRACES.clear()
