@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kcgym.sims.base import MemoryLayout
+from kcgym.sims.rvv import clang_baseline
 from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, RVVConfig
 from kcgym.tasks.base import Task, TaskConfig
 
@@ -301,7 +302,17 @@ def _check_element_widths(task: Task, layout: MemoryLayout) -> None:
 
 
 def compile_task(task: Task, cfg: TaskConfig, hw: RVVConfig, layout: MemoryLayout) -> str:
-    """The baseline kernel for ``task`` at ``cfg``: GNU as source; raises KeyError for a task without a template."""
+    """The baseline kernel for ``task`` at ``cfg``: clang's C kernel where the task has one, else the template.
+
+    Raises KeyError for a task with neither.
+    """
+    _check_element_widths(task, layout)
+    source = clang_baseline.program(task.name, *kernel_operands(task, cfg, layout))
+    return source if source is not None else compile_template(task, cfg, hw, layout)
+
+
+def compile_template(task: Task, cfg: TaskConfig, hw: RVVConfig, layout: MemoryLayout) -> str:
+    """The template compiler's kernel for ``task`` at ``cfg`` (the baseline before clang's); KeyError without one."""
     template = TEMPLATES.get(task.name)
     if template is None:
         raise KeyError(f"the RVV compiler has no template for task {task.name!r}")
