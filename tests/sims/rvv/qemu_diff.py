@@ -32,9 +32,22 @@ def differences(source: str, ext: np.ndarray, hw: RVVConfig | None = None, max_s
         a, b = ours.vregs[16 * v : 16 * v + 16], ref.vregs[16 * v : 16 * v + 16]
         if not np.array_equal(a, b):
             out.append(f"v{v}: sim {a.tobytes().hex()} qemu {b.tobytes().hex()}")
-    for name, a, b in (("dtcm", ours.dtcm, ref.dtcm), ("ext", ours.ext, ref.ext)):
+    dtcm = _unlink(ours.dtcm, int(ours.x[1]), ref.dtcm, int(ref.x[1]))
+    for name, a, b in (("dtcm", dtcm, ref.dtcm), ("ext", ours.ext, ref.ext)):
         bad = np.flatnonzero(a != b)
         if bad.size:
             out.append(f"{name}: {bad.size} bytes differ, first at offset {bad[0]:#x} (sim {a[bad[0]]:#x} "
                        f"qemu {b[bad[0]]:#x})")
     return out
+
+
+def _unlink(ours: np.ndarray, our_ra: int, ref: np.ndarray, ref_ra: int) -> np.ndarray:
+    """``ours`` with each aligned word that holds our return address where QEMU's holds its own set to QEMU's.
+
+    A compiled kernel that needs ``ra`` as a register saves it on the stack (clang does): the word left there
+    is the harness's return address, a code address that differs between the two layouts (code at 0 here,
+    at 0x40000000 under QEMU) -- the reason x1 is not compared either.
+    """
+    a, b = ours.view("<u4").copy(), ref.view("<u4")
+    a[(a == np.uint32(our_ra & 0xFFFFFFFF)) & (b == np.uint32(ref_ra & 0xFFFFFFFF))] = np.uint32(ref_ra & 0xFFFFFFFF)
+    return a.view(np.uint8)
