@@ -209,3 +209,9 @@ def test_section_push_pop_previous_and_ignored_directives():
 def test_compiler_directive_errors(source, code, col):
     d = errors(source)[0]
     assert (d.code, d.col) == (code, col), d.render()
+
+
+def test_set_to_a_location_in_text_is_a_code_label_and_equ_may_name_a_label():
+    p = assemble("nop\n.set here, .\n.equ there, w + 4\nj here\n.data\nw: .word there\n")
+    assert p.words[1, I.F_IMM] == 1 and p.symbols["here"] == 4
+    assert p.data == (DTCM_BASE + 4).to_bytes(4, "little")
