@@ -148,7 +148,10 @@ def test_npu_rmsnorm_reusing_a_leftover_accumulator_fails_submit():
 
 def test_rvv_int_softmax_with_an_8_bit_difference_fails_submit():
     """max - x computed at e8 and sign-extended: right while rows span < 128, wrong on full-range rows."""
-    src = _compiled("RVV", "softmax")
+    from kcgym.sims.rvv.compiler import compile_template
+
+    ev = _evaluator("RVV", "softmax", 1)  # the template kernel: its text is kcgym's own, stable to edit
+    src = compile_template(ev.task, ev.cfg, ev.hw, ev.accelerator.kernel_layout(ev.task, ev.cfg, ev.hw))
     widen = "    vsetvli x0, t1, e32, m4, ta, ma\n    vsext.vf4 v4, v1\n    vrsub.vx v4, v4, s4\n"
     narrow = "    vrsub.vx v1, v1, s4\n    vsetvli x0, t1, e32, m4, ta, ma\n    vsext.vf4 v4, v1\n"
     assert src.count(widen) == 2
