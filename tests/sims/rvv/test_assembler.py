@@ -215,3 +215,18 @@ def test_set_to_a_location_in_text_is_a_code_label_and_equ_may_name_a_label():
     p = assemble("nop\n.set here, .\n.equ there, w + 4\nj here\n.data\nw: .word there\n")
     assert p.words[1, I.F_IMM] == 1 and p.symbols["here"] == 4
     assert p.data == (DTCM_BASE + 4).to_bytes(4, "little")
+
+
+def test_gcc_jump_table_holds_code_addresses_and_main_goes_in_text_startup():
+    """GCC 12 -O2: a switch's jump table (.word .L58 in .rodata) and main in .section .text.startup."""
+    from kcgym.sims.rvv.accelerator import simulate_images
+    from kcgym.sims.rvv.config import ITCM_BASE
+
+    p = assemble("j main\n" + (OUTPUT / "gcc_switch_recursion.s").read_text())
+    s = p.symbols
+    table = np.frombuffer(p.data[s[".L52"] - DTCM_BASE:][:28], "<i4")
+    assert [int(v) for v in table] == [s[f".L{k}"] for k in (58, 57, 56, 55, 54, 53, 51)]
+    assert ITCM_BASE < s["isort"] < s["main"]  # .text.startup after .text, as ld places it
+    st = simulate_images(p, np.zeros((1, 64), np.uint8), RVVConfig(), 1_000_000)
+    results = np.asarray(st.mem[0][s["results"] - DTCM_BASE:][:8]).view("<i4")
+    assert list(results[:2]) == [31, 1203]  # towers(5) moves, the switch sum (as under QEMU)
