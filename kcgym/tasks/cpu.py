@@ -441,7 +441,8 @@ class Dhrystone(CPUTask):
 # ---- L3: PMP -------------------------------------------------------------------------------------
 PMP_R, PMP_W, PMP_X = 1, 2, 4  # pmpcfg permission bits
 PMP_GRAIN_LOG2 = 3  # regions are naturally aligned powers of two of at least 8 bytes (NAPOT)
-PMP_SPAN_LOG2 = 16  # probe addresses and regions lie in a 64 KiB window at the data memory's base
+PMP_SPAN_LOG2 = 11  # probes and regions lie in a 2 KiB window: scratch's address rounded up to 512 bytes
+PMP_MAX_LOG2 = 9  # regions of 8..512 bytes (so each is naturally aligned inside the window)
 PROBE_READ, PROBE_WRITE = 0, 1
 
 
@@ -463,8 +464,8 @@ def pmp_allowed(regions: np.ndarray, probes: np.ndarray, base: int = 0) -> np.nd
 
 
 def pmp_regions(rng: np.random.Generator, count: int) -> np.ndarray:
-    """``count`` NAPOT regions: sizes 2^3..2^12, aligned, anywhere in the window (they may overlap)."""
-    log2 = rng.integers(PMP_GRAIN_LOG2, 13, count)
+    """``count`` NAPOT regions: sizes 2^3..2^9, aligned, anywhere in the window (they may overlap)."""
+    log2 = rng.integers(PMP_GRAIN_LOG2, PMP_MAX_LOG2 + 1, count)
     offset = rng.integers(0, 1 << PMP_SPAN_LOG2, count) >> log2 << log2
     perm = rng.integers(0, 8, count) & ~PMP_X  # R/W only (a probe is a load or a store)
     perm = np.where(perm == PMP_W, PMP_R | PMP_W, perm)  # W without R is reserved
@@ -486,14 +487,14 @@ def pmp_probes(rng: np.random.Generator, regions: np.ndarray, count: int) -> np.
 class PMP(CPUTask):
     formula = "allowed[j] = PMP check of probes[j] under regions (U-mode)"
     description = ("Physical memory protection: program one NAPOT PMP entry per row of `regions` (offset from the "
-                   "data memory base, log2 size, R=1/W=2 permission bits) into pmpaddr0.. / pmpcfg0.., drop to "
+                   "window base = the scratch region's address rounded up to 512, log2 size, R=1/W=2 permission bits) into pmpaddr0.. / pmpcfg0.., drop to "
                    "user mode, attempt every probe (offset, 0 load / 1 store) and record allowed[j] = 1 if it "
                    "completed, 0 if it raised an access fault (caught by a machine-mode trap handler).")
     stress_sets = ()
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        regions = pmp_regions(rng, cfg["regions"])
-        return {"regions": regions, "probes": pmp_probes(rng, regions, cfg["probes"])}
+        regions = pmp_regions(rng, cfg["nregions"])
+        return {"regions": regions, "probes": pmp_probes(rng, regions, cfg["nprobes"])}
 
     def reference(self, cfg: TaskConfig, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"allowed": pmp_allowed(inputs["regions"], inputs["probes"])}

@@ -485,11 +485,11 @@ CPU_TASKS: tuple[TaskEntry, ...] = (
          {"seeds": "rows (a, b): b uniform on 2..14, a uniform on 1..b-1; domain: any such rows, whose corners "
           "(1, 14), (13, 14), (1, 2) one hidden stress set draws"}),
     _cpu("pmp", "pmp (physical memory protection)", 3, "PMP", "System",
-         (W("regions", "regions, 3", "input", "NAPOT regions (offset, log2 size, R=1/W=2 bits)"),
-          W("probes", "probes, 2", "input", "accesses (offset, 0 load / 1 store)"),
-          W("allowed", "probes", "output", "1 where the user-mode access completed, 0 where it faulted")),
-         configs("regions probes", (1, 64), (2, 64), (4, 64), (8, 64), (16, 64)),
-         {"regions": "log2 size uniform on 3..12, offset aligned to it in a 64 KiB window, R/W bits (W alone is "
+         (W("regions", "nregions, 3", "input", "NAPOT regions (offset, log2 size, R=1/W=2 bits)"),
+          W("probes", "nprobes, 2", "input", "accesses (offset, 0 load / 1 store)"),
+          W("allowed", "nprobes", "output", "1 where the user-mode access completed, 0 where it faulted")),
+         configs("nregions nprobes", (1, 64), (2, 64), (4, 64), (8, 64), (16, 64)),
+         {"regions": "log2 size uniform on 3..9, offset aligned to it in a 2 KiB window, R/W bits (W alone is "
           "reserved, never drawn)", "probes": "word-aligned offsets: a region's first, last or a random word, or "
           "anywhere in the window; loads and stores alike"}, supported=False),
 )
