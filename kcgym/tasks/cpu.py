@@ -487,9 +487,10 @@ def pmp_probes(rng: np.random.Generator, regions: np.ndarray, count: int) -> np.
 class PMP(CPUTask):
     formula = "allowed[j] = PMP check of probes[j] under regions (U-mode)"
     description = ("Physical memory protection: program one NAPOT PMP entry per row of `regions` (offset from the "
-                   "window base = the scratch region's address rounded up to 512, log2 size, R=1/W=2 permission bits) into pmpaddr0.. / pmpcfg0.., drop to "
-                   "user mode, attempt every probe (offset, 0 load / 1 store) and record allowed[j] = 1 if it "
-                   "completed, 0 if it raised an access fault (caught by a machine-mode trap handler).")
+                   "window base = the scratch region's address rounded up to 512, log2 size, R=1/W=2 permission "
+                   "bits) into pmpaddr0.. / pmpcfg0.., then attempt every probe (offset, 0 load / 1 store) as a "
+                   "user-mode access and record allowed[j] = 1 if it completed, 0 if it raised an access fault "
+                   "(caught by a machine-mode trap handler).")
     stress_sets = ()
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -66,8 +66,8 @@ def gcc_available() -> bool:
 
 def run_gcc(task_name: str) -> str:
     """Compile the task's C source now (``GCC``, :data:`GCC_FLAGS`): the assembly text GCC emits."""
-    result = subprocess.run([GCC, *GCC_FLAGS, *EXTRA_FLAGS.get(task_name, ()), "-S", c_source(task_name).name, "-o", "-"], cwd=BASELINE_DIR,
-                            capture_output=True, text=True, timeout=120)
+    command = [GCC, *GCC_FLAGS, *EXTRA_FLAGS.get(task_name, ()), "-S", c_source(task_name).name, "-o", "-"]
+    result = subprocess.run(command, cwd=BASELINE_DIR, capture_output=True, text=True, timeout=120)
     if result.returncode != 0:
         raise RuntimeError(f"{GCC} failed on {task_name}.c:\n{result.stderr[-3000:]}")
     return result.stdout
