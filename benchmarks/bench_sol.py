@@ -18,6 +18,10 @@ The committed results came from (2 CPU cores, about 25 min under load):
     python benchmarks/bench_sol.py --hw 'NPU=...' --hw 'RVV=...' --configs 3,4,5 --override-only \
         --accelerators NPU,RVV --merge
 
+The CPU rows take their cycles from the CPU task benchmark (``bench_cpu_tasks.py``):
+
+    python benchmarks/bench_sol.py --accelerators CPU --reuse CPU=benchmarks/results/cpu_tasks.jsonl --merge
+
 ``--quick`` runs config 1 only and writes neither the results file nor the README (a smoke run).
 ``--reuse ACC=FILE`` takes that machine's default-hw compiler and expert cycles from a results file of its
 own benchmark (``bench_vliw.py`` writes ``cycles`` and ``expert_cycles`` per task and config) instead of
