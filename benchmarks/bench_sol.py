@@ -21,6 +21,8 @@ The committed results came from (2 CPU cores, about 25 min under load):
 The CPU rows take their cycles from the CPU task benchmark (``bench_cpu_tasks.py``):
 
     python benchmarks/bench_sol.py --accelerators CPU --reuse CPU=benchmarks/results/cpu_tasks.jsonl --merge
+    python benchmarks/bench_sol.py --accelerators CPU --hw 'CPU={"mem_latency": 8, "mem_units": 2}' \
+        --override-only --merge
 
 ``--quick`` runs config 1 only and writes neither the results file nor the README (a smoke run).
 ``--reuse ACC=FILE`` takes that machine's default-hw compiler and expert cycles from a results file of its
