@@ -13,6 +13,7 @@ dynamic count.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -66,10 +67,19 @@ def _on(stress: StressSet, transform, *names: str) -> StressSet:
     return StressSet(stress.name, stress.description, dict.fromkeys(names, transform))
 
 
+# the C sources of the tasks (task data: the definition the agent reads, and what the GCC baseline compiles)
+C_SOURCES = Path(__file__).resolve().parents[1] / "sims" / "cpu" / "baseline"
+
+
 class CPUTask(Task):
     """A task of the CPU case study: int32 tensors, an exact reference (the C function's effect)."""
 
     family = "int32"
+
+    def reference_c(self) -> str:
+        """The task's C source: ``kernel``'s effect on the outputs is what a kernel must reproduce (the prompt
+        shows it, as the paper's CPU tasks came with their C code)."""
+        return (C_SOURCES / f"{self.name}.c").read_text()
 
 
 # ---- L1 ---------------------------------------------------------------------------------------

@@ -114,3 +114,12 @@ def test_pmp_reference_follows_the_priority_rule():
     # entry 0 (16 bytes, read-only) wins over entry 1 where both match; nothing matches 256: denied
     assert cpu.pmp_allowed(regions, probes).tolist() == [1, 0, 1, 1, 0]
     assert "CPU" in manifest.BY_NAME["pmp"].unsupported
+
+
+def test_the_prompt_shows_the_c_source_and_the_env_the_cpu_budgets():
+    from kcgym.envs.prompts import task_section
+
+    task = TASKS["dhrystone"]
+    text = task_section(task, task.config("CPU", 1))
+    assert "static void proc_8(" in text and "```c" in text
+    assert "```c" not in task_section(tasks_for("bf16")["matmul"], tasks_for("bf16")["matmul"].config("NPU", 1))
