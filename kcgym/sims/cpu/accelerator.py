@@ -53,6 +53,19 @@ def simulate_images(program: RVVProgram, images: np.ndarray, hw: CPUConfig, max_
     return jax.tree.map(lambda *xs: np.stack(xs), *states)
 
 
+def pipeline_trace(program: RVVProgram, image: np.ndarray, hw: CPUConfig, n: int = 256) -> np.ndarray:
+    """The pipeline times of the first ``n`` executed instructions on one tensor image (rules CPU-T*):
+    ``int[k, 6]`` rows of pc, fetch, dispatch, issue, complete, commit (k <= n: halted or faulted rows dropped)."""
+    size = int(np.asarray(image).size)
+    words = program.padded(round_up(program.length + 1, hw.imem_instructions + 1), HALT_WORD)
+    mem = np.zeros(hw.ram_bytes + ext_bucket(size) + 1, np.uint8)
+    data = np.frombuffer(program.data, np.uint8)
+    mem[: data.size] = data
+    mem[hw.ram_bytes : hw.ram_bytes + size] = np.asarray(image, np.uint8)
+    rows = np.asarray(M.tracer(hw.model_dump_json(), n)(words, mem, np.int32(program.length), np.int32(size)))
+    return rows[rows[:, 6] == 1, :6]
+
+
 def arch_state(st: M.State, b: int, hw: CPUConfig, ext_size: int) -> ArchState:
     """The architectural state of batch row ``b`` in the QEMU harness's terms (no vector state: zeros)."""
     mem = np.asarray(st.mem[b])

@@ -297,6 +297,11 @@ class Machine:
     # ---- one step -----------------------------------------------------------------------------
     def step(self, st: State, prog: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
              max_steps: jax.Array) -> State:
+        return self.step_times(st, prog, prog_len, ext_size, max_steps)[0]
+
+    def step_times(self, st: State, prog: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
+                   max_steps: jax.Array) -> tuple[State, Times, jax.Array]:
+        """One instruction: the new state, its pipeline times and whether it ran (not halted, no fault)."""
         ins = R.Machine.decode(st, prog, max_steps)  # type: ignore[arg-type]  # reads only ctl[PC/STEPS/HALTED], x
         is_ = R.Is(ins.cls)
         no_vector = R.VType(*(jnp.int32(0),) * 6)  # the scalar ALU's CSR read (vl, vtype) is unused here
@@ -327,7 +332,8 @@ class Machine:
             **upd.pop("ctl"),
         }.items():
             new_ctl = new_ctl.at[index].set(value)
-        return st._replace(ctl=new_ctl, x=x, mem=mem, counts=st.counts.at[ins.cls].add(jnp.where(on, 1, 0)), **upd)
+        new = st._replace(ctl=new_ctl, x=x, mem=mem, counts=st.counts.at[ins.cls].add(jnp.where(on, 1, 0)), **upd)
+        return new, times, on
 
     def run_one(self, words: jax.Array, mem: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
                 max_steps: jax.Array) -> State:
@@ -336,6 +342,24 @@ class Machine:
 
         return lax.while_loop(cond, lambda s: self.step(s, words, prog_len, ext_size, max_steps),
                               self.init_state(mem, prog_len))
+
+
+    def trace(self, words: jax.Array, mem: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
+              n: int) -> jax.Array:
+        """``int32[n, 7]``: pc, F, D, I, X, C and ran (0/1) of the first ``n`` steps: a pipeline trace."""
+        def body(s: State, _: Any) -> tuple[State, jax.Array]:
+            pc = s.ctl[PC]
+            s, t, on = self.step_times(s, words, prog_len, ext_size, jnp.int32(n))
+            return s, jnp.stack([pc, *t, on.astype(jnp.int32)])
+
+        return lax.scan(body, self.init_state(mem, prog_len), None, length=n)[1]
+
+
+@functools.lru_cache(maxsize=8)
+def tracer(hw_json: str, n: int) -> Any:
+    """``jit(Machine.trace)`` for ``n`` steps on one config (tests and debugging)."""
+    machine = Machine(CPUConfig.model_validate_json(hw_json))
+    return jax.jit(lambda words, mem, prog_len, ext_size: machine.trace(words, mem, prog_len, ext_size, n))
 
 
 @functools.lru_cache(maxsize=8)
