@@ -95,6 +95,8 @@ def split_operands(text: str, start: int) -> list[tuple[str, int]]:
 
 
 def strip_comment(text: str, prefixes: tuple[str, ...]) -> str:
+    if '"' in text:  # a comment character inside a string literal (.string "a#b") starts no comment
+        return _strip_comment_quoted(text, prefixes)
     cut = len(text)
     for p in prefixes:
         i = text.find(p)
@@ -103,9 +105,31 @@ def strip_comment(text: str, prefixes: tuple[str, ...]) -> str:
     return text[:cut]
 
 
+def _strip_comment_quoted(text: str, prefixes: tuple[str, ...]) -> str:
+    quoted, i = False, 0
+    while i < len(text):
+        c = text[i]
+        if quoted and c == "\\":
+            i += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+        elif not quoted and any(text.startswith(p, i) for p in prefixes):
+            return text[:i]
+        i += 1
+    return text
+
+
+# '.' alone (the location counter) or a name GNU as allows but this evaluator does not (".LANCHOR0")
+_ASSEMBLER_VALUE = re.compile(r"(?<![\w.$])\.(?![\w$])|(?<![\w.$])[.$][\w.$]*|\$")
+
+
 class Preprocessor:
     def __init__(self, comment_prefixes: tuple[str, ...], base_symbols: dict[str, int | float],
-                 reserved: Set[str]):
+                 reserved: Set[str], defer_sets: bool = False):
+        """``defer_sets``: a ``.set``/``.equ`` whose value needs labels or the location counter ``.`` (compiler
+        output: ``.set .LANCHOR0, . + 0``) is left in the output for the assembler instead of being an error."""
+        self.defer_sets = defer_sets
         self.prefixes = comment_prefixes
         self.base = dict(base_symbols)
         self.symbols: dict[str, int | float] = dict(base_symbols)
@@ -209,7 +233,8 @@ class Preprocessor:
             self._charge(sl, 1)
             rest_col = (sl.text.find(rest, col + len(head)) + 1) if rest else col + len(head) + 2
             if low in (".equ", ".set"):
-                self._define(sl, rest, rest_col)
+                if not self._define(sl, rest, rest_col):
+                    self._emit(sl)
             elif low in _BLOCKS:
                 opener, closer, code = _BLOCKS[low]
                 block = self._collect_block(lines, i, opener, closer)
@@ -240,30 +265,37 @@ class Preprocessor:
                 self._emit(sl)
             i += 1
 
-    def _define(self, sl: SourceLine, rest: str, col: int) -> None:
+    def _define(self, sl: SourceLine, rest: str, col: int) -> bool:
+        """Define the symbol (True), or return False to leave the line to the assembler (``defer_sets``)."""
         args = self.split_args(rest)
         if len(args) != 2 or not args[0]:
             self.err(sl, "E011", "expected '.equ NAME, expression'", col)
-            return
+            return True
         name = args[0]
+        if self.defer_sets and (_ASSEMBLER_VALUE.search(name) or _ASSEMBLER_VALUE.search(args[1])):
+            return False
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
             self.err(sl, "E011", f"invalid symbol name {name[:40]!r}", col)
-            return
+            return True
         if name in self.base:
             self.err(sl, "E011", f"'{name}' is a predefined hardware constant and cannot be redefined", col,
                      len(name))
-            return
+            return True
         if name.lower() in self.reserved:
             self.err(sl, "E011", f"'{name}' is a register or mnemonic and cannot be a symbol", col, len(name))
-            return
+            return True
         ecol = sl.text.find(args[1], col - 1) + 1 if args[1] else col
         try:
             value = evaluate(args[1], self.symbols, allow_float=True)
         except ExprError as e:
+            if self.defer_sets and e.message.startswith("unknown symbol"):
+                return False  # maybe a label: the assembler knows
             self.err(sl, "E007", e.message, ecol + e.offset, e.length, e.hint)
-            return
+            return True
         self.symbols = {**self.symbols, name: value}
         self._charge(sl, len(self.symbols) // 64)  # the snapshot copies the table
+        return True
+
 
     def _define_macro(self, sl: SourceLine, rest: str, body: list[SourceLine], col: int) -> None:
         parts = rest.replace(",", " ").split()

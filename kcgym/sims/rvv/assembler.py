@@ -30,11 +30,21 @@ from kcgym.isa.program import Program
 from kcgym.isa.spec import Imm, Reg
 from kcgym.limits import MAX_EXPR_DEPTH
 from kcgym.sims.rvv import isa as I
+from kcgym.sims.rvv import sections
 from kcgym.sims.rvv.config import DTCM_BASE, ITCM_BASE, RVVConfig
+from kcgym.sims.rvv.sections import DataSection, DataSections
 
-DIRECTIVES = (".text", ".data", ".rodata", ".bss", ".section", ".globl", ".global", ".align", ".p2align",
-              ".balign", ".word", ".half", ".short", ".byte", ".zero", ".space", ".type", ".size", ".option",
-              ".file", ".ident", ".local", ".weak")
+DIRECTIVES = (".text", ".data", ".rodata", ".bss", ".section", ".pushsection", ".popsection", ".previous",
+              ".globl", ".global", ".align", ".p2align", ".balign", ".word", ".4byte", ".long", ".half", ".short",
+              ".2byte", ".byte", ".dword", ".8byte", ".quad", ".zero", ".space", ".skip", ".ascii", ".asciz",
+              ".string", ".comm", ".lcomm", ".set", ".equ", ".type", ".size", ".option", ".attribute", ".file",
+              ".ident", ".local", ".weak", ".hidden", ".protected", ".internal", ".addrsig", ".addrsig_sym")
+# Directives that only annotate symbols or the object file for a linker or debugger: no bytes, no effect here.
+_BOOKKEEPING = (".globl", ".global", ".type", ".size", ".file", ".ident", ".local", ".weak", ".hidden", ".protected",
+                ".internal", ".attribute", ".addrsig", ".addrsig_sym")
+_OPTIONS = ("push", "pop", "nopic", "pic", "relax", "norelax", "rvc", "norvc", "arch")  # .option words GNU as knows
+_DATA_SIZES = {".word": 4, ".4byte": 4, ".long": 4, ".half": 2, ".short": 2, ".2byte": 2, ".byte": 1, ".dword": 8,
+               ".8byte": 8, ".quad": 8}
 # Pseudo-instructions: syntax (for hints and the reference) and expansion. An expansion operand is a
 # template over the written operands ({0}, {1}, ...; its column is the first one it names) and "*"
 # passes the optional trailing operands (v0.t) through. ``li`` picks its expansion by the value.
@@ -57,6 +67,12 @@ PSEUDO_TABLE: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
     "call": ("label", (("auipc", "ra", "%pcrel_hi({0})"), ("jalr", "ra", "%pclo_prev({0})(ra)"))),
     "tail": ("label", (("auipc", "t1", "%pcrel_hi({0})"), ("jalr", "x0", "%pclo_prev({0})(t1)"))),
     "nop": ("", (("addi", "x0", "x0", "0"),)),
+    "lla": ("rd, symbol", (("auipc", "{0}", "%pcrel_hi({1})"), ("addi", "{0}", "{0}", "%pclo_prev({1})"))),
+    "sgt": ("rd, rs, rt", (("slt", "{0}", "{2}", "{1}"),)), "sgtu": ("rd, rs, rt", (("sltu", "{0}", "{2}", "{1}"),)),
+    "zext.b": ("rd, rs", (("andi", "{0}", "{1}", "255"),)),
+    "sext.b": ("rd, rs", (("slli", "{0}", "{1}", "24"), ("srai", "{0}", "{0}", "24"))),
+    "sext.h": ("rd, rs", (("slli", "{0}", "{1}", "16"), ("srai", "{0}", "{0}", "16"))),
+    "zext.h": ("rd, rs", (("slli", "{0}", "{1}", "16"), ("srli", "{0}", "{0}", "16"))),
     "vneg.v": ("vd, vs[, v0.t]", (("vrsub.vx", "{0}", "{1}", "x0", "*"),)),
     "vnot.v": ("vd, vs[, v0.t]", (("vxor.vi", "{0}", "{1}", "-1", "*"),)),
     "vmnot.m": ("vd, vs", (("vmnand.mm", "{0}", "{1}", "{1}"),)),
@@ -77,6 +93,8 @@ _REF = re.compile(r"\{(\d)\}")
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][A-Za-z0-9_.$]*|\d+)\s*:")
 _LOCAL_REF = re.compile(r"(?<![A-Za-z0-9_.])(\d+)([bf])(?![A-Za-z0-9_.])")
 _MEM = re.compile(r"^(.*?)\(\s*([A-Za-z0-9]+)\s*\)\s*$")
+# a symbol GNU as allows but the shared evaluator does not spell (".LANCHOR0", "a$b"), or "." (here)
+_ASM_SYMBOL = re.compile(r"(?<![\w.$])(\.(?![\w.$])|[.$A-Za-z_][\w.$]*)")
 _FUNC = re.compile(r"%(hi|lo|pcrel_hi|pcrel_lo|pclo_prev)\s*\(")
 HALT_WORD = np.array([I.HALT_OPCODE, I.CLASS_ID["HALT"]] + [0] * (I.N_FIELDS - 2), np.int32)
 
@@ -112,7 +130,16 @@ class _Asm:
         self.rep = Reporter()
         self.source = source
         self.slots: list[Slot] = []
-        self.data = bytearray()
+        self.data = b""  # the DTCM image, once pass 1 has laid the data sections out
+        self.dsec = DataSections()
+        self.cur: DataSection = self.dsec.get(".data")  # the data section being assembled into
+        self.text_name = ".text"  # the code section being assembled into, and the order code sections got code
+        self.text_order: list[str] = []
+        self.stack: list[str] = []  # .pushsection
+        self.previous = ".text"  # .previous
+        self.data_labels: dict[str, tuple[str, int]] = {}  # name -> (section, offset) until the layout
+        self.fixups: list[tuple[DataSection, int, int, str, int, SourceLine]] = []  # .word sym: after the layout
+        self.sets: list[tuple[str, str, int, str, int, SourceLine]] = []  # .set NAME, expr with '.' or labels
         self.labels: dict[str, int] = {}  # name -> byte address
         self.text_labels: dict[str, int] = {}  # name -> instruction index
         self.local_defs: dict[str, tuple[list[int], list[str]]] = {}  # "1" -> (text slot indices, internal names)
@@ -138,9 +165,11 @@ class _Asm:
                 pos.append(len(self.slots))
                 names.append(internal)
             name = internal
-        elif name in self.labels:
+        elif name in self.labels or name in self.data_labels:
             self.err(sl, "E009", f"label '{name}' is defined twice", col, len(name))
             return
+        if self.section == "discard":
+            return  # a label in a note or debug section: no address in the image
         if self.section == "text":
             self.text_labels[name] = len(self.slots)
             self.labels[name] = ITCM_BASE + 4 * len(self.slots)
@@ -149,7 +178,7 @@ class _Asm:
                     self.slots[-1].ops[0][0] in ("x0", "zero"):
                 self.vtype = None  # reached only by jumps: the textual vtype may not hold
         else:
-            self.labels[name] = DTCM_BASE + len(self.data)
+            self.data_labels[name] = (self.cur.name, len(self.cur.data))
 
     def resolve_locals(self, text: str, slot_index: int, data_pos: int | None = None) -> str:
         """``1b``/``1f`` -> the internal name of the nearest numeric label ``1`` before/after."""
@@ -181,23 +210,59 @@ class _Asm:
             if low.startswith("."):
                 self.directive(sl, low, ops, mcol + 1)
             elif self.section != "text":
-                self.err(sl, "E020", f"instruction '{word}' in the .{self.section} section", mcol + 1, len(word),
+                where = self.cur.name if self.section == "data" else "non-loaded"
+                self.err(sl, "E020", f"instruction '{word}' in the {where} section", mcol + 1, len(word),
                          hint="put instructions after '.text'")
             else:
                 self.instruction(sl, low, word, ops, mcol + 1)
 
+    def switch(self, sl: SourceLine, name: str, col: int) -> None:
+        """Make ``name`` the current section (GNU as: each section continues where it left off)."""
+        k = sections.kind(name)
+        if k is None:
+            self.err(sl, "E021", f"unknown section '{name[:40]}'", col, hint="code goes in .text (or .text.*), data "
+                     "in .data .rodata .sdata .srodata .bss .sbss (or their .* subsections)")
+            return
+        self.previous = self.current_section()
+        self.section = k
+        if k == "text":
+            self.text_name = name
+        elif k == "data":
+            self.cur = self.dsec.get(name)
+
+    def current_section(self) -> str:
+        return self.text_name if self.section == "text" else self.cur.name if self.section == "data" else ".note"
+
     def directive(self, sl: SourceLine, d: str, ops: list[tuple[str, int]], col: int) -> None:
         if d in (".text", ".data", ".rodata", ".bss"):
-            self.section = "text" if d == ".text" else "data"
-        elif d == ".section":
-            name = ops[0][0] if ops else ""
-            if name.startswith(".text"):
-                self.section = "text"
-            elif name.startswith((".data", ".rodata", ".bss", ".sdata", ".sbss")):
-                self.section = "data"
-            else:
-                self.err(sl, "E021", f"unknown section '{name}'", col, hint="sections: .text, .data, .rodata, .bss")
-        elif d in (".globl", ".global", ".type", ".size", ".option", ".file", ".ident", ".local", ".weak"):
+            self.switch(sl, d, col)
+        elif d in (".section", ".pushsection"):
+            if not ops or not ops[0][0]:
+                self.err(sl, "E021", f"'{d}' needs a section name", col, len(d))
+                return
+            if d == ".pushsection":
+                self.stack.append(self.current_section())
+            self.switch(sl, ops[0][0].strip('"'), ops[0][1])
+        elif d == ".popsection":
+            if not self.stack:
+                self.err(sl, "E021", "'.popsection' without a '.pushsection'", col, len(d))
+                return
+            self.switch(sl, self.stack.pop(), col)
+        elif d == ".previous":
+            self.switch(sl, self.previous, col)
+        elif d in (".set", ".equ"):  # what the preprocessor left: a value that needs '.' or labels
+            if len(ops) != 2 or not ops[0][0]:
+                self.err(sl, "E011", f"expected '{d} NAME, expression'", col, len(d))
+                return
+            loc = self.text_name if self.section == "text" else self.cur.name if self.section == "data" else ""
+            here = len(self.slots) if self.section == "text" else len(self.cur.data)
+            self.sets.append((ops[0][0], loc, here, ops[1][0], ops[1][1], sl))
+        elif d == ".option":
+            word = ops[0][0].lower() if ops else ""
+            if word not in _OPTIONS:
+                self.err(sl, "E011", f"unknown option '{word[:40]}'", ops[0][1] if ops else col,
+                         hint="GNU as options: " + " ".join(_OPTIONS))
+        elif d in _BOOKKEEPING:
             pass  # symbol bookkeeping for the linker: nothing to do in a flat image
         elif d in (".align", ".p2align", ".balign"):
             n = self.const(sl, ops[0] if ops else ("", col), 0, 4096)
@@ -205,46 +270,174 @@ class _Asm:
                 return
             size = max(1, n if d == ".balign" else 1 << min(n, 12))
             if self.section == "data":
-                self.add_data(sl, (-len(self.data)) % size, col)
-            else:
+                fill = self.const(sl, ops[1], 0, 255) if len(ops) > 1 and ops[1][0] else 0
+                limit = self.const(sl, ops[2], 0, 1 << 30) if len(ops) > 2 else None
+                pad = (-len(self.cur.data)) % size
+                if fill is None or limit is None and len(ops) > 2 or limit is not None and pad > limit:
+                    return  # GNU as: no alignment when it would skip more than the limit
+                self.cur.align = max(self.cur.align, size)
+                if self.add_data(sl, pad, col):
+                    self.cur.data[len(self.cur.data) - pad:] = bytes([fill]) * pad
+                    self.nobits_check(sl, fill, col)
+            elif self.section == "text":
                 pad = (-4 * len(self.slots)) % size // 4
                 if len(self.slots) + pad > self.hw.itcm_instructions:
                     self.section_full(sl, "text", col, f"'{d} {n}' pads the program past the ITCM's "
                                       f"{self.hw.itcm_instructions} instructions")
                     return
                 nop = [("x0", col), ("x0", col), ("0", col)]
-                self.slots.extend(Slot(I.BY_MNEMONIC["addi"], sl, nop, col, self.vtype, self.vtype_exact)
-                                  for _ in range(pad))
-        elif d in (".word", ".half", ".short", ".byte"):
-            if self.section != "data":
+                for _ in range(pad):
+                    self.emit(sl, "addi", nop, col)
+        elif d in _DATA_SIZES or d in (".ascii", ".asciz", ".string"):
+            if self.section == "text":
                 self.err(sl, "E020", f"'{d}' in the .text section: data must go in '.data'", col, len(d),
                          hint="the ITCM holds instructions only; put tables in .data (they load into the DTCM)")
                 return
-            size = {".word": 4, ".half": 2, ".short": 2, ".byte": 1}[d]
-            for text, c in ops:
-                v = self.const(sl, (text, c), -(1 << (8 * size - 1)), (1 << (8 * size)) - 1)
-                if v is not None and self.add_data(sl, size, c):
-                    self.data[-size:] = int(v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
-        elif d in (".zero", ".space"):
-            if self.section != "data":
+            if d in _DATA_SIZES:
+                self.data_values(sl, _DATA_SIZES[d], ops)
+            else:
+                self.data_strings(sl, d, col)
+        elif d in (".zero", ".space", ".skip"):
+            if self.section == "text":
                 self.err(sl, "E020", f"'{d}' in the .text section", col, len(d), hint="use it in '.data'")
                 return
             n = self.const(sl, ops[0] if ops else ("", col), 0, self.hw.dtcm_bytes)
-            if n is not None:
-                self.add_data(sl, n, col)
+            fill = self.const(sl, ops[1], -128, 255) if len(ops) > 1 else 0
+            if n is not None and fill is not None and self.add_data(sl, n, col):
+                self.cur.data[len(self.cur.data) - n:] = bytes([fill & 0xFF]) * n
+                self.nobits_check(sl, fill, col)
+        elif d in (".comm", ".lcomm"):
+            self.common(sl, d, ops, col)
         else:
             close = self.rep.suggest(d, DIRECTIVES)
             self.err(sl, "E011", f"unknown directive '{d[:40]}'", col, len(d),
                      hint=f"did you mean '{close}'?" if close else "supported: " + " ".join(DIRECTIVES))
 
+    def data_values(self, sl: SourceLine, size: int, ops: list[tuple[str, int]]) -> None:
+        """``.word``/``.half``/``.byte`` ...: room now, the value after the layout (it may name any label)."""
+        for text, c in ops:
+            if self.add_data(sl, size, c):
+                self.fixups.append((self.cur, len(self.cur.data) - size, size, text, c, sl))
+
+    def data_strings(self, sl: SourceLine, d: str, col: int) -> None:
+        start = col - 1 + len(d)
+        try:
+            strings = sections.parse_strings(sl.text[start:])
+        except sections.StringError as e:
+            self.err(sl, "E007", f"{d}: {e.message}", start + e.offset + 1, hint=f'syntax: {d} "text"[, "more"]')
+            return
+        for b in strings:
+            b += b"\0" if d != ".ascii" else b""
+            if self.add_data(sl, len(b), col):
+                self.cur.data[len(self.cur.data) - len(b):] = b
+                self.nobits_check(sl, any(b), col)
+
+    def common(self, sl: SourceLine, d: str, ops: list[tuple[str, int]], col: int) -> None:
+        """``.comm``/``.lcomm NAME, size[, align]``: zeroed storage in COMMON / .bss (align in bytes, ELF)."""
+        if len(ops) not in (2, 3) or not ops[0][0]:
+            self.err(sl, "E011", f"expected '{d} NAME, size[, alignment]'", col, len(d))
+            return
+        size = self.const(sl, ops[1], 0, self.hw.dtcm_bytes)
+        align = self.const(sl, ops[2], 1, 4096) if len(ops) == 3 else 1
+        if size is None or align is None:
+            return
+        if align & (align - 1):
+            self.err(sl, "E005", f"alignment {align} is not a power of two", ops[2][1], len(ops[2][0]))
+            return
+        saved, self.cur = self.cur, self.dsec.get("COMMON" if d == ".comm" else ".bss")
+        self.cur.align = max(self.cur.align, align)
+        if self.add_data(sl, (-len(self.cur.data)) % align, col):
+            section = self.section
+            self.section = "data"
+            self.define_label(sl, ops[0][0], ops[0][1])
+            self.section = section
+            self.add_data(sl, size, col)
+        self.cur = saved
+
+    def nobits_check(self, sl: SourceLine, value: int, col: int) -> None:
+        if value and sections.is_nobits(self.cur.name):
+            self.err(sl, "E020", f"a non-zero value in the zero-filled section '{self.cur.name}'", col,
+                     hint="initialized data goes in .data, .sdata or .rodata; .bss and .sbss hold zeros only")
+
     def add_data(self, sl: SourceLine, n: int, col: int) -> bool:
-        """Append ``n`` zero bytes to .data if they fit in the DTCM (checked before allocating)."""
-        if len(self.data) + n > self.hw.dtcm_bytes:
-            self.section_full(sl, "data", col, f".data needs more than {self.hw.dtcm_bytes} bytes, the size of "
-                              "the DTCM")
+        """Append ``n`` zero bytes to the current data section if all of them fit in the DTCM (checked first)."""
+        if self.section == "discard":
             return False
-        self.data += bytes(n)
+        if self.dsec.total + n > self.hw.dtcm_bytes:
+            self.section_full(sl, "data", col, f"the data sections need more than {self.hw.dtcm_bytes} bytes, the "
+                              "size of the DTCM")
+            return False
+        self.cur.data += bytes(n)
         return True
+
+    def layout(self) -> None:
+        """After pass 1: place the data sections as the linker would, then give every data label, ``.set``
+        symbol and ``.word`` value its address (GNU as + ld: relocations resolved at link time)."""
+        if (why := sections.text_order_error(self.text_order)) is not None:
+            self.err(self.slots[-1].src, "E021", why, 1, hint="keep each code section in one piece, '.text' first")
+        image, offsets = self.dsec.layout()
+        if len(image) > self.hw.dtcm_bytes:
+            self.section_full(SourceLine("", 1, ""), "data", 1, f"the data sections need {len(image)} bytes with "
+                              f"their alignment; the DTCM holds {self.hw.dtcm_bytes}")
+        for name, (sec, off) in self.data_labels.items():
+            self.labels[name] = DTCM_BASE + offsets[sec] + off
+        for name, sec, here, expr, c, sl in self.sets:
+            if name in self.labels:
+                self.err(sl, "E009", f"symbol '{name}' is defined twice", c)
+                continue
+            in_text = sec.startswith(".text")
+            dot = ITCM_BASE + 4 * here if in_text else DTCM_BASE + offsets.get(sec, 0) + here if sec else 0
+            try:
+                v = int(evaluate(self.substitute(expr, dot), self.symbols(sl)))
+            except ExprError as e:
+                self.err(sl, "E007", e.message, c + e.offset, e.length, e.hint)
+                continue
+            self.labels[name] = v
+            if in_text and _ASM_SYMBOL.search(expr) and (v - ITCM_BASE) % 4 == 0 and \
+                    0 <= (v - ITCM_BASE) // 4 <= len(self.slots):
+                self.text_labels[name] = (v - ITCM_BASE) // 4
+        data = bytearray(image)
+        for sec_obj, off, size, text, c, sl in self.fixups:
+            at = offsets[sec_obj.name] + off
+            value = self.fixup_value(sl, (text, c), size, DTCM_BASE + at)
+            if value is not None:
+                data[at: at + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+                if value and sections.is_nobits(sec_obj.name):
+                    self.err(sl, "E020", f"a non-zero value in the zero-filled section '{sec_obj.name}'", c,
+                             hint="initialized data goes in .data, .sdata or .rodata; .bss and .sbss hold zeros only")
+        self.data = bytes(data)
+
+    def fixup_value(self, sl: SourceLine, op: tuple[str, int], size: int, here: int) -> int | None:
+        text, col = op
+        lo, hi = -(1 << (8 * size - 1)), (1 << (8 * size)) - 1
+        try:
+            v = int(evaluate(self.substitute(self.resolve_locals(text, len(self.slots)), here),
+                             self.symbols(sl)))
+        except ExprError as e:
+            self.err(sl, "E007", e.message, col + e.offset, e.length, e.hint)
+            return None
+        if not lo <= v <= hi:
+            self.err(sl, "E005", f"value {v} is outside {lo}..{hi}", col, len(text))
+            return None
+        return v
+
+    def substitute(self, text: str, dot: int) -> str:
+        """Replace ``.`` (the location) and symbols the shared evaluator cannot spell by their values."""
+        if "." not in text and "$" not in text:
+            return text
+
+        def sub(m: re.Match) -> str:
+            name = m.group(1)
+            if name == ".":
+                return f"({dot})"
+            if "." not in name and "$" not in name:
+                return name
+            if name in self.labels:
+                return f"({self.labels[name]})"
+            raise ExprError(f"unknown symbol '{name}'", m.start(), len(name),
+                            "define it as a label or with '.set NAME, value'")
+
+        return _ASM_SYMBOL.sub(sub, text)
 
     def section_full(self, sl: SourceLine, section: str, col: int, message: str) -> None:
         """One E014 per section that overflows its memory; later overflows add nothing."""
@@ -271,6 +464,8 @@ class _Asm:
 
     def emit(self, sl: SourceLine, mnemonic: str, ops: list[tuple[str, int]], mcol: int) -> None:
         spec = I.BY_MNEMONIC[mnemonic]
+        if not self.text_order or self.text_order[-1] != self.text_name:
+            self.text_order.append(self.text_name)
         self.slots.append(Slot(spec, sl, ops, mcol, self.vtype, self.vtype_exact))
         if spec.cls == "VSET" and spec.form != "VSETVL":
             self.vtype = _static_vtype(ops[2:])
@@ -279,6 +474,8 @@ class _Asm:
             self.vtype = None
 
     def instruction(self, sl: SourceLine, low: str, word: str, ops: list[tuple[str, int]], col: int) -> None:
+        if low == "jal" and len(ops) == 1:  # GNU as: 'jal label' links through ra
+            ops = [("ra", ops[0][1]), ops[0]]
         if low in I.BY_MNEMONIC:
             self.emit(sl, low, ops, col)
             return
@@ -389,18 +586,40 @@ class _Asm:
                 j += 1
             if open_parens:
                 raise ExprError("missing ')'", m.start(), 1)
-            inner = int(self.evaluate(text[m.end(): j - 1], sl, pc, depth + 1))
             fn = m.group(1)
+            if fn == "pcrel_lo":
+                inner = self.pcrel_lo(text[m.end(): j - 1], m.end())
+            else:
+                try:
+                    inner = int(self.evaluate(text[m.end(): j - 1], sl, pc, depth + 1))
+                except ExprError as e:  # point into the operand, not into the function's argument
+                    raise ExprError(e.message, e.offset + m.end(), e.length, e.hint) from None
             if fn == "hi":
                 v = ((inner + 0x800) >> 12) & 0xFFFFF
             elif fn == "lo":
                 v = _sext(inner, 12)
             elif fn == "pcrel_hi":
                 v = ((inner - pc + 0x800) >> 12) & 0xFFFFF
-            else:  # pclo_prev: low part relative to the auipc just before; pcrel_lo takes the address itself
+            elif fn == "pcrel_lo":  # inner: the offset from the auipc to its %pcrel_hi symbol
+                v = _sext(inner, 12)
+            else:  # pclo_prev (the la/call expansions): low part relative to the auipc just before
                 v = _sext(inner - (pc - 4), 12)
             text = text[: m.start()] + f"({v})" + text[j:]
-        return int(evaluate(text, self.symbols(sl)))
+        return int(evaluate(self.substitute(text, pc), self.symbols(sl)))
+
+    def pcrel_lo(self, label: str, offset: int) -> int:
+        """``%pcrel_lo(L)``: L labels an ``auipc rd, %pcrel_hi(sym)``; the value is ``sym - L`` (GNU as)."""
+        name = label.strip()
+        k = self.text_labels.get(name)
+        if k is None or k >= len(self.slots) or self.slots[k].spec.mnemonic != "auipc" or \
+                not (m := re.fullmatch(r"\s*%pcrel_hi\s*\((.*)\)\s*", self.slots[k].ops[1][0]
+                                       if len(self.slots[k].ops) > 1 else "")):
+            raise ExprError(f"%pcrel_lo({name}): '{name}' must label an 'auipc rd, %pcrel_hi(symbol)'", offset,
+                            max(1, len(label)), "write '.Lpcrel_hi0: auipc a0, %pcrel_hi(sym)' and then "
+                            "'addi a0, a0, %pcrel_lo(.Lpcrel_hi0)'")
+        auipc = self.slots[k]
+        pc = ITCM_BASE + 4 * k
+        return int(self.evaluate(m.group(1), auipc.src, pc, 1)) - pc
 
     def target(self, sl: SourceLine, op: tuple[str, int], index: int) -> int:
         text, col = op
@@ -592,10 +811,11 @@ class _Asm:
 
     def run(self) -> RVVProgram:
         pre = Preprocessor(("#",), {}, set(I.XREGS) | set(I.VREGS) | set(I.BY_MNEMONIC) | set(PSEUDOS)
-                           | set(DIRECTIVES))
+                           | set(DIRECTIVES), defer_sets=True)
         lines = pre.run(self.source)
         self.rep.diags.extend(pre.diags)
         self.pass1(lines)
+        self.layout()
         n, limit = len(self.slots), self.hw.itcm_instructions
         if 4 * n > self.hw.itcm_bytes:
             last = self.slots[-1].src

@@ -3,7 +3,8 @@
 The differential tests use this as the oracle for the JAX simulator. The kernel source is
 wrapped in a prologue (zero the registers, set ``sp`` and ``ra`` as the simulator does) and
 an epilogue (store the architectural state, write it and both data memories to stdout,
-exit). A linker script places ``.data`` at the DTCM address (padded to its size) and the
+exit). A linker script places the data sections at the DTCM address in the assembler's order
+(:data:`kcgym.sims.rvv.sections.DATA_ORDER`, padded to the DTCM's size) and the
 external-memory image at ``0x20000000``, so absolute addresses in kernels mean the same
 thing in both worlds. ``gp`` holds the dump address and ``ra`` a code address, so those two
 registers are not compared.
@@ -11,6 +12,7 @@ registers are not compared.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
@@ -20,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB, RVVConfig
+from kcgym.sims.rvv.sections import linker_data_patterns
 
 QEMU = "qemu-riscv32"
 QEMU_CPU = "rv32,v=true,vlen=128,elen=32,vext_spec=v1.0"
@@ -60,6 +63,10 @@ class ArchState:
 
 
 def _wrap(source: str, hw: RVVConfig, ext_size: int) -> str:
+    # GNU as takes '.attribute arch' only before the first instruction, and it would narrow the ISA the harness
+    # needs (a GCC file says rv32im); LLVM's '.addrsig' tables are unknown to it. Both only label the object
+    # file for a linker, so the harness drops them.
+    source = re.sub(r"(?im)^[ \t]*\.(attribute|addrsig|addrsig_sym)\b.*$", "", source)
     zero = "\n".join(f"    li x{i}, 0" for i in range(4, 32))
     saves = "\n".join(f"    sw x{i}, {4 * i}(gp)" for i in range(32))
     vsaves = "\n".join(f"    vse8.v v{8 * k}, (t1)\n    addi t1, t1, 128" for k in range(4))
@@ -113,7 +120,7 @@ SECTIONS {{
   . = 0x40000000;
   .text : {{ *(.text.kcgym_start) *(.text) *(.text.*) }}
   . = {DTCM_BASE:#x};
-  .data : {{ *(.data) *(.data.*) *(.rodata) *(.rodata.*) *(.sdata) *(.bss) *(.sbss) . = {hw.dtcm_bytes:#x}; }}
+  .data : {{ {linker_data_patterns()} . = {hw.dtcm_bytes:#x}; }}
   . = {EXT_BASE:#x};
   .ext : {{ *(.kcgym_ext) }}
   . = {DUMP_BASE:#x};

@@ -133,3 +133,79 @@ def test_dot_l_labels_and_ignored_directives():
     p = assemble(".text\n.globl kernel\n.type kernel, @function\nkernel:\n.Lloop:\nbnez a0, .Lloop\nret\n"
                  ".size kernel, .-kernel\n")
     assert p.length == 2 and p.words[0, I.F_IMM] == 0
+
+
+# ---- compiler output as it is: clang-14 (RVV intrinsics) and GCC 12 -O2 files in compiler_output/ ----------
+OUTPUT = __import__("pathlib").Path(__file__).parent / "compiler_output"
+
+
+def test_clang_output_assembles_with_its_sections_laid_out_like_ld():
+    p = assemble((OUTPUT / "clang_sample.s").read_text())
+    # .rodata.cst16 (tab), .rodata.str1.1 (.L.str), then .sbss aligned to 4 (gsum, lsum): the linker's order
+    assert p.symbols["tab"] == DTCM_BASE and p.symbols[".L.str"] == DTCM_BASE + 16
+    assert p.symbols["gsum"] == DTCM_BASE + 24 and p.symbols["lsum"] == DTCM_BASE + 28
+    assert p.data[:16] == bytes(range(1, 17)) and p.data[16:22] == b"hello\0" and len(p.data) == 32
+    assert p.symbols["helper"] == 4 * p.symbols[".Lfunc_end0"] // 4  # .Lfunc_end labels are code labels
+
+
+def test_gcc_output_assembles_with_anchors_and_data_before_rodata():
+    p = assemble((OUTPUT / "gcc_sample.s").read_text())
+    s = p.symbols
+    # .rodata.str1.4 comes first in the file, but ld takes .data, then .rodata, then .rodata.*, .sdata, .bss, .sbss
+    assert s["bigtab"] == DTCM_BASE and s[".LANCHOR2"] == s["bigtab"]  # .set .LANCHOR2,. + 0
+    assert s["tab"] == s[".LANCHOR0"] == DTCM_BASE + 32 and s["CSWTCH.12"] == DTCM_BASE + 48
+    assert s[".LC0"] == DTCM_BASE + 72 and s["st"] == DTCM_BASE + 80 and s["garr"] == s[".LANCHOR1"]
+    assert s["garr"] == DTCM_BASE + 88 and s["lsum"] == DTCM_BASE + 488
+    assert p.data[72:78] == b"hello\0" and p.data[80:85] == bytes([1, 0, 0, 0, 120])
+
+
+def test_hi_lo_of_dotted_symbols_and_pcrel_pairs():
+    p = assemble(".data\n.zero 8\n.set .LANCHOR0, . + 4\n.word 7\n.text\nlui a0, %hi(.LANCHOR0)\n"
+                 "addi a0, a0, %lo(.LANCHOR0)\n.Lpcrel_hi0:\nauipc a1, %pcrel_hi(.LANCHOR0)\n"
+                 "addi a1, a1, %pcrel_lo(.Lpcrel_hi0)\n")
+    w = p.words
+    assert (int(w[0, I.F_IMM]) << 12) + int(w[1, I.F_IMM]) == DTCM_BASE + 12
+    assert (int(w[2, I.F_IMM]) << 12) + int(w[3, I.F_IMM]) + 8 == DTCM_BASE + 12  # auipc at pc 8
+
+
+def test_strings_escapes_and_a_hash_inside_quotes():
+    p = assemble('.data\n.ascii "a#b\\n", "\\x41\\101\\""  # comment\n.string "z"\n.asciz ""\n')
+    assert p.data == b"a#b\nAA\"z\0\0"
+
+
+def test_data_words_may_name_labels_defined_later_and_comm():
+    p = assemble(".section .rodata\ntab: .word code, w\n.data\nw: .half 3\n.comm buf, 8, 8\n.lcomm lb, 4, 4\n"
+                 ".text\ncode: ret\n")
+    s = p.symbols
+    assert p.data[:2] == bytes([3, 0]) and p.data[2:10] == (0).to_bytes(4, "little") + s["w"].to_bytes(4, "little")
+    assert s["w"] == DTCM_BASE and s["tab"] == DTCM_BASE + 2 and s["lb"] == DTCM_BASE + 12
+    assert s["buf"] == DTCM_BASE + 16 and len(p.data) == 24  # COMMON last, aligned to 8
+
+
+def test_jal_with_one_operand_links_through_ra():
+    p = assemble("jal f\nf: ret\n")
+    assert (p.words[0, I.F_RD], p.words[0, I.F_IMM]) == (1, 1)
+
+
+def test_section_push_pop_previous_and_ignored_directives():
+    p = assemble('.attribute 4, 16\n.attribute arch, "rv32i2p1_m2p0"\n.option push\n.option nopic\n.option pop\n'
+                 '.pushsection .sdata, "aw"\nx: .byte 1\n.popsection\nnop\n.section .rodata\n.byte 2\n.previous\n'
+                 'nop\n.section ".note.GNU-stack","",@progbits\n.addrsig\n.addrsig_sym x\n.hidden x\n')
+    assert p.length == 2 and p.data == bytes([2, 1])
+
+
+@pytest.mark.parametrize(("source", "code", "col"), [
+    (".bss\n.word 1", "E020", 7),
+    (".section .sbss\n.byte 0\n.zero 2, 1", "E020", 1),
+    (".section .foo,\"aw\"", "E021", 10),
+    (".data\n.string \"abc", "E007", 9),
+    (".data\n.ascii abc", "E007", 8),
+    (".option rvx", "E011", 9),
+    ("lui a0, %hi(.Lnope)", "E007", 13),
+    ("addi a0, a0, %pcrel_lo(x)\nx: nop", "E007", 24),
+    (".section .text.a\nnop\n.text\nnop", "E021", 1),
+    (".data\n.word .Lmissing", "E007", 7),
+])
+def test_compiler_directive_errors(source, code, col):
+    d = errors(source)[0]
+    assert (d.code, d.col) == (code, col), d.render()
