@@ -23,8 +23,10 @@ ERROR_CODES["E024"] = "vector instruction: the CPU has no vector unit"
 
 def scalar_pseudos() -> list[str]:
     """The pseudo-instructions whose expansion is scalar (the CPU accepts exactly these), then the counters."""
-    out = [p for p, (_, expansion) in PSEUDO_TABLE.items()
-           if p == "li" or expansion and all(I.BY_MNEMONIC[m[0]].cls in A.SCALAR_CLASSES for m in expansion)]
+    def scalar(expansion: tuple[tuple[str, ...], ...]) -> bool:
+        return bool(expansion) and all(I.BY_MNEMONIC[m[0]].cls in A.SCALAR_CLASSES for m in expansion)
+
+    out = [p for p, (_, expansion) in PSEUDO_TABLE.items() if p == "li" or p != "csrr" and scalar(expansion)]
     return out + list(A.COUNTER_PSEUDOS)
 
 

@@ -176,7 +176,6 @@ class Machine:
         """The rules CPU-T1..T9 for one instruction: its times and the updated timing state."""
         hw, ctl, i = self.hw, st.ctl, st.ctl[STEPS]
         n = jnp.where(on, 1, 0)
-        stats = st.stats
         # -- fetch (T1, T2) ---------------------------------------------------------------------
         iline = (4 * ins.pc) >> self.line_shift
         new_line = iline != ctl[FETCH_LINE]
@@ -190,7 +189,6 @@ class Machine:
         icache_on = on & new_line
         itag = st.itag.at[ic.set_, ic.way].set(jnp.where(icache_on, iline, st.itag[ic.set_, ic.way]))
         iuse = st.iuse.at[ic.set_, ic.way].set(jnp.where(icache_on, i, st.iuse[ic.set_, ic.way]))
-        stats = stats.at[S_IACCESS].add(jnp.where(icache_on, 1, 0)).at[S_IMISS].add(jnp.where(icache_on & imiss, 1, 0))
         # -- dispatch (T3) ----------------------------------------------------------------------
         unit = jnp.select([is_.MULDIV, is_.scalar_mem, is_.BRANCH | is_.JUMP], [U_MULDIV, U_MEM, U_BRANCH], U_ALU)
         q = self.queues[unit]
@@ -231,8 +229,6 @@ class Machine:
         dtag = st.dtag.at[dc.set_, dc.way].set(jnp.where(mem_on, dline, st.dtag[dc.set_, dc.way]))
         duse = st.duse.at[dc.set_, dc.way].set(jnp.where(mem_on, i, st.duse[dc.set_, dc.way]))
         dfill = st.dfill.at[dc.set_, dc.way].set(jnp.where(mem_on, fill, fill_old))
-        stats = stats.at[S_DACCESS].add(jnp.where(mem_on, 1, 0)).at[S_DMISS].add(jnp.where(mem_on & ~dc.hit, 1, 0))
-        stats = stats.at[S_FORWARD].add(jnp.where(mem_on & is_.LOAD & (fwd_from != NEVER), 1, 0))
         sq_on = on & is_.STORE
         sqi = ctl[SQ_PTR]
         sq_lo = st.sq_lo.at[sqi].set(jnp.where(sq_on, addr, st.sq_lo[sqi]))
@@ -266,8 +262,10 @@ class Machine:
         ras = st.ras.at[push_at].set(jnp.where(on & is_call, ins.pc + 1, st.ras[push_at]))
         new_top = jnp.minimum(top_after_pop + jnp.where(is_call, 1, 0), hw.ras_entries)
         mispredict = on & (br_mis | j_mis)
-        stats = stats.at[S_BRANCH].add(jnp.where(on & (is_.BRANCH | jalr), 1, 0))
-        stats = stats.at[S_MISPREDICT].add(jnp.where(mispredict, 1, 0))
+        counted = {S_BRANCH: on & (is_.BRANCH | jalr), S_MISPREDICT: mispredict, S_IACCESS: icache_on,
+                   S_IMISS: icache_on & imiss, S_DACCESS: mem_on, S_DMISS: mem_on & ~dc.hit,
+                   S_FORWARD: mem_on & is_.LOAD & (fwd_from != NEVER)}
+        stats = st.stats + jnp.stack([counted[k] for k in range(len(STATS))]).astype(jnp.int32)
         redirect = jnp.where(mispredict, complete + hw.mispredict_penalty, ctl[REDIRECT])
         ends_group = taken | is_.JUMP
         # -- the state ---------------------------------------------------------------------------
@@ -321,8 +319,7 @@ class Machine:
         x_val = jnp.select([is_.ALU | is_.MULDIV, is_.LOAD, is_.JUMP, is_.CSR], [alu, load_val, 4 * ins.pc + 4, csr], 0)
         x = st.x.at[ins.rd].set(jnp.where(x_on, x_val, st.x[ins.rd]))
         faulted = run & (fault != 0)
-        new_ctl = ctl
-        for index, value in {
+        values = {
             PC: jnp.where(on, cf.next_pc, ins.pc),
             STEPS: ctl[STEPS] + jnp.where(on, 1, 0),
             HALTED: jnp.where((run & is_.HALT) | faulted, 1, ctl[HALTED]),
@@ -330,8 +327,8 @@ class Machine:
             FAULT_PC: jnp.where(faulted, ins.pc, ctl[FAULT_PC]),
             FAULT_DETAIL: jnp.where(faulted, detail, ctl[FAULT_DETAIL]),
             **upd.pop("ctl"),
-        }.items():
-            new_ctl = new_ctl.at[index].set(value)
+        }
+        new_ctl = jnp.stack([values.get(k, ctl[k]) for k in range(N_CTL)])  # one vector: every entry is new
         new = st._replace(ctl=new_ctl, x=x, mem=mem, counts=st.counts.at[ins.cls].add(jnp.where(on, 1, 0)), **upd)
         return new, times, on
 
