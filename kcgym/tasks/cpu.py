@@ -51,9 +51,9 @@ def few_values(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return rng.choice(np.array([INT32_MIN, -1, 0, 1, INT32_MAX], np.int64), size=x.shape).astype(np.int32)
 
 
-def ascending(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The default draw already sorted (ascending): a first-element pivot degrades to n^2."""
-    return np.sort(x)
+def descending(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The default draw sorted in reverse (descending): a first- or last-element pivot degrades to n^2."""
+    return np.sort(x)[::-1].copy()
 
 
 SPECIAL = StressSet("special_values", "operands drawn from 0, +-1, +-2, INT32_MIN, INT32_MAX, +-2^30, alternating "
@@ -146,8 +146,8 @@ class QSort(CPUTask):
     formula = "Y = sort(X) (signed, ascending)"
     description = "Sort n int32 keys into ascending signed order: Y = sorted(X). X is left as it is."
     stress_sets = (
-        StressSet("presorted", "the keys already in ascending order (a first- or last-element pivot goes n^2)",
-                  {"X": ascending}),
+        StressSet("reversed", "the keys in descending order (a first- or last-element pivot goes n^2)",
+                  {"X": descending}),
         StressSet("few_values", "keys from INT32_MIN, -1, 0, 1, INT32_MAX: long runs of equal keys, and a "
                   "comparison by subtraction overflows", {"X": few_values}),
     )

@@ -463,7 +463,8 @@ CPU_TASKS: tuple[TaskEntry, ...] = (
     _cpu("qsort", "qsort", 2, "QSort", "Sorting",
          (W("X", "n", "input", "{n} int32 keys"), W("Y", "n", "output", "X sorted ascending (signed)")),
          configs("n", (64,), (128,), (256,), (512,), (1024,)),
-         {"X": WORD_DOMAIN + "; domain: any keys, whose edges (presorted; only INT32_MIN, -1, 0, 1, INT32_MAX) two "
+         {"X": WORD_DOMAIN + "; domain: any keys, whose edges (reverse sorted; only INT32_MIN, -1, 0, 1, INT32_MAX) "
+          "two "
           "hidden stress sets draw"}),
     _cpu("rsort", "rsort (radix)", 2, "RSort", "Sorting",
          (W("X", "n", "input", "{n} 32-bit keys (read them as unsigned)"),
