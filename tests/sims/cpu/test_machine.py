@@ -117,3 +117,43 @@ def test_bad_configs_are_clear_errors(override, words):
     with pytest.raises(ValueError) as e:
         ACCELERATOR.make_hw(override)
     assert words in str(e.value)
+
+
+def test_the_profile_adds_up_and_changes_nothing():
+    from kcgym.evaluation import Evaluator
+    from kcgym.registry import SUPPORTED, task_for
+    from kcgym.sims.profiling import line_profile
+
+    for name in SUPPORTED["CPU"][:3] + ("qsort",):
+        task = task_for("CPU", name)
+        cfg = task.config("CPU", 1)
+        program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
+        inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, 1)
+        (plain,) = ACCELERATOR.run(program, task, cfg, HW, inputs, 10_000_000)
+        (prof,) = ACCELERATOR.run(program, task, cfg, HW, inputs, 10_000_000, profile=True)
+        assert (prof.cycles, prof.instructions, prof.unit_busy) == (plain.cycles, plain.instructions, plain.unit_busy)
+        pc = prof.profile
+        assert pc.total_cycles == prof.cycles and pc.drain == 0 and (pc.table >= 0).all()
+        assert int(pc.table[:, 0].sum()) == prof.instructions
+        lp = line_profile(program, pc, ACCELERATOR.loop_ranges(program), prof.cycles, prof.unit_busy)
+        assert lp.attributed == prof.cycles and lp.loops
+
+
+def test_the_profile_names_the_cause():
+    from kcgym.sims.profiling import PcProfile
+
+    def columns(source: str, hw: CPUConfig = HW) -> dict[str, int]:
+        p = assemble(source, hw)
+        st = simulate_images(p, IMAGE[None], hw, 10_000, profile=True)
+        pc = PcProfile.from_counters(np.asarray(st.prof[0]), p.length, M.PROFILE_STALLS, int(st.ctl[0, M.T_END]),
+                                     int(st.ctl[0, M.T_END]))
+        return dict(zip(M.PROFILE_STALLS, pc.table[:, 2:].sum(axis=0).tolist(), strict=True))
+
+    chase = f"li a0, {TENSOR_BASE}\nlw a1, 0(a0)\nadd a1, a1, a0\nlw a2, 256(a1)\naddi a3, a2, 1"  # dependent misses
+    got = columns(chase)
+    assert got["load latency (D-cache hits and misses)"] >= 2 * HW.mem_latency
+    got = columns("li t0, 7\n" + "div t0, t0, t0\n" * 3)
+    assert got["multiply/divide latency"] >= 3 * HW.div_latency - 3
+    # the first instruction's gap runs from cycle -1 (so the gaps sum to C(last) + 1): its cold fetch and cycle 0
+    assert columns("addi t0, zero, 1")["fetch (I-cache miss, misprediction redirect, fetch buffer)"] == \
+        HW.mem_latency + 1
