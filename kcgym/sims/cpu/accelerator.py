@@ -32,15 +32,16 @@ _TENSOR_IMAGE: Any = RVVAccelerator.ext_image  # the same image: inputs, int32 c
 
 
 def simulate_images(program: RVVProgram, images: np.ndarray, hw: CPUConfig, max_steps: int,
-                    ext_size: int | None = None, batched: bool = False) -> M.State:
+                    ext_size: int | None = None, batched: bool = False, profile: bool = False) -> M.State:
     """Run ``program`` once per row of ``images`` (uint8[B, tensor bytes]); the final states, stacked (numpy).
 
-    ``batched``: one vmapped run over every row instead of one run per row (same results).
+    ``batched``: one vmapped run over every row instead of one run per row (same results); ``profile``: the
+    profiling interpreter (same results, plus per-PC cycle attribution in ``State.prof``).
     """
     images = np.atleast_2d(np.asarray(images, np.uint8))
     n, size = images.shape
     ext_size = size if ext_size is None else ext_size
-    _, run = M.runner(hw.model_dump_json(), batched)
+    _, run = M.runner(hw.model_dump_json(), batched, profile)
     words = program.padded(round_up(program.length + 1, hw.imem_instructions + 1), HALT_WORD)
     data = np.frombuffer(program.data, np.uint8)
     mems = np.zeros((n, hw.ram_bytes + ext_bucket(size) + 1), np.uint8)
@@ -51,6 +52,19 @@ def simulate_images(program: RVVProgram, images: np.ndarray, hw: CPUConfig, max_
         return jax.device_get(run(words, mems, *args))
     states = [jax.device_get(run(words, mems[b], *args)) for b in range(n)]
     return jax.tree.map(lambda *xs: np.stack(xs), *states)
+
+
+def pipeline_trace(program: RVVProgram, image: np.ndarray, hw: CPUConfig, n: int = 256) -> np.ndarray:
+    """The pipeline times of the first ``n`` executed instructions on one tensor image (rules CPU-T*):
+    ``int[k, 6]`` rows of pc, fetch, dispatch, issue, complete, commit (k <= n: halted or faulted rows dropped)."""
+    size = int(np.asarray(image).size)
+    words = program.padded(round_up(program.length + 1, hw.imem_instructions + 1), HALT_WORD)
+    mem = np.zeros(hw.ram_bytes + ext_bucket(size) + 1, np.uint8)
+    data = np.frombuffer(program.data, np.uint8)
+    mem[: data.size] = data
+    mem[hw.ram_bytes : hw.ram_bytes + size] = np.asarray(image, np.uint8)
+    rows = np.asarray(M.tracer(hw.model_dump_json(), n)(words, mem, np.int32(program.length), np.int32(size)))
+    return rows[rows[:, 6] == 1, :6]
 
 
 def arch_state(st: M.State, b: int, hw: CPUConfig, ext_size: int) -> ArchState:
@@ -82,10 +96,10 @@ class CPUAccelerator(SimulatedAccelerator[CPUConfig]):
                               "L1 instruction and data caches; int32 kernels, exact; the baseline is GCC -O2.")
     numerics: ClassVar[str] = "int32"
     data_dependent_timing: ClassVar[bool] = True  # branches, caches and predictors see the data
-    supports_profile: ClassVar[bool] = False  # no per-line cycle attribution (yet) for an out-of-order core
     layout_rule: ClassVar[LayoutRule] = LAYOUT
     state_format: ClassVar[StateFormat] = StateFormat(M.FAULT_NAMES, M.F_STEP_BUDGET, CATEGORY,
-                                                      uncounted=frozenset({"HALT"}))
+                                                      uncounted=frozenset({"HALT"}), profile_stalls=M.PROFILE_STALLS,
+                                                      profile_issue_col=M.T_END)
 
     def supports(self, task: Task) -> bool:
         return "CPU" in task.configs_by_accelerator
@@ -110,7 +124,7 @@ class CPUAccelerator(SimulatedAccelerator[CPUConfig]):
                  inputs: list[dict[str, np.ndarray]], max_steps: int, profile: bool) -> Any:
         assert isinstance(program, RVVProgram), "CPU programs come from CPUAccelerator.assemble"
         images = np.stack([self.ext_image(task, cfg, hw, inp, layout) for inp in inputs])
-        return simulate_images(program, images, hw, max_steps)
+        return simulate_images(program, images, hw, max_steps, profile=profile)
 
     def final_state(self, st: Any, b: int, program: Program) -> FinalState:
         ctl = np.asarray(st.ctl[b])

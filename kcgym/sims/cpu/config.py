@@ -45,11 +45,11 @@ class CPUConfig(HWConfig):
                               f"1..{MAX_UNITS}")
     alu_queue: int = hw_field(20, "issue-queue entries of the ALU class", f"1..{MAX_QUEUE}")
     alu_latency: int = hw_field(1, "cycles from an ALU op's issue to its result", f"1..{MAX_LATENCY}")
-    muldiv_units: int = hw_field(1, "multiply/divide units (multiplies pipelined; a divide blocks its unit)",
-                                 f"1..{MAX_UNITS}")
+    muldiv_units: int = hw_field(1, "multiply/divide issue ports (multiplies pipelined; divides share one "
+                                 "unpipelined divider)", f"1..{MAX_UNITS}")
     muldiv_queue: int = hw_field(8, "issue-queue entries of the MUL/DIV class", f"1..{MAX_QUEUE}")
     mul_latency: int = hw_field(3, "cycles from a multiply's issue to its result", f"1..{MAX_LATENCY}")
-    div_latency: int = hw_field(32, "cycles from a divide/remainder's issue to its result (unit busy all along)",
+    div_latency: int = hw_field(32, "cycles from a divide/remainder's issue to its result (the divider busy all along)",
                                 f"1..{MAX_LATENCY}")
     mem_units: int = hw_field(1, "load/store units (address generation and D-cache port)", f"1..{MAX_UNITS}")
     mem_queue: int = hw_field(12, "issue-queue entries of the MEM class", f"1..{MAX_QUEUE}")

@@ -38,6 +38,15 @@ STATS = ("branches", "mispredicts", "icache_accesses", "icache_misses", "dcache_
          "forwarded_loads")
 (S_BRANCH, S_MISPREDICT, S_IACCESS, S_IMISS, S_DACCESS, S_DMISS, S_FORWARD) = range(len(STATS))
 
+# profiling (``Machine(hw, profile=True)``): per PC, the commit stream's time C(i) - C(i-1) split by the stage
+# instruction i was in while the stream waited for it (the intervals [C(i-1), F), [F, D), [D, I), [I, X), [X, C)
+# clipped to [C(i-1), C(i)] partition that gap), so the rows sum to the cycle count; the "issue" column holds the
+# last piece, [X, C): the commit slots themselves (in-order, commit_width per cycle)
+PROFILE_STALLS = ("fetch (I-cache miss, misprediction redirect, fetch buffer)",
+                  "dispatch (front-end depth, ROB or issue queue full)", "waiting for operands or a free unit",
+                  "load latency (D-cache hits and misses)", "multiply/divide latency", "ALU/branch/store latency")
+N_PROF = 2 + len(PROFILE_STALLS)
+
 # ctl indices 0..5 are the RVV core's (PC, STEPS, HALTED, FAULT, FAULT_PC, FAULT_DETAIL): its decode reads them
 (FETCH_CYCLE, FETCH_SLOTS, FETCH_LINE, PREV_TAKEN, REDIRECT, LAST_DISPATCH, LAST_COMMIT, DIV_FREE, GHR, RAS_TOP,
  SQ_PTR, T_END) = range(6, 18)
@@ -71,6 +80,7 @@ class State(NamedTuple):
     counts: jax.Array  # int32[classes]
     busy: jax.Array  # int32[4]: issue cycles per unit class (a divide counts its whole latency)
     stats: jax.Array  # int32[len(STATS)]
+    prof: jax.Array  # int32[n_pc, N_PROF] when profiling (executions, commit, stalls), else int32[1, N_PROF]
 
 
 class Times(NamedTuple):
@@ -116,13 +126,14 @@ def _lookup(tags: jax.Array, use: jax.Array, line: jax.Array) -> Cache:
 class Machine:
     """One compiled interpreter per CPU config: ``step`` runs one instruction and times it."""
 
-    def __init__(self, hw: CPUConfig):
+    def __init__(self, hw: CPUConfig, profile: bool = False):
         self.hw = hw
+        self.profile = profile  # static: the plain interpreter carries no per-PC counters
         self.units = jnp.array([hw.alu_units, hw.muldiv_units, hw.mem_units, hw.branch_units], jnp.int32)
         self.queues = jnp.array([hw.alu_queue, hw.muldiv_queue, hw.mem_queue, hw.branch_queue], jnp.int32)
         self.line_shift = _log2(hw.line_bytes)
 
-    def init_state(self, mem: jax.Array, prog_len: jax.Array) -> State:
+    def init_state(self, mem: jax.Array, prog_len: jax.Array, n_pc: int = 1) -> State:
         hw = self.hw
         x = jnp.zeros(32, jnp.int32).at[1].set(4 * prog_len).at[2].set(RAM_BASE + hw.ram_bytes)
         ctl = jnp.zeros(N_CTL, jnp.int32).at[FETCH_LINE].set(-1)
@@ -141,7 +152,7 @@ class Machine:
             itag=full((iset, hw.icache_ways), -1), iuse=full((iset, hw.icache_ways), -1),
             dtag=full((dset, hw.dcache_ways), -1), duse=full((dset, hw.dcache_ways), -1),
             dfill=full((dset, hw.dcache_ways), 0), counts=full(len(I.CLASSES), 0), busy=full(4, 0),
-            stats=full(len(STATS), 0))
+            stats=full(len(STATS), 0), prof=full((n_pc if self.profile else 1, N_PROF), 0))
 
     # ---- memory: one 4-byte port ------------------------------------------------------------
     def memory(self, st: State, ins: R.Ins, is_: R.Is, ext_size: jax.Array
@@ -176,7 +187,6 @@ class Machine:
         """The rules CPU-T1..T9 for one instruction: its times and the updated timing state."""
         hw, ctl, i = self.hw, st.ctl, st.ctl[STEPS]
         n = jnp.where(on, 1, 0)
-        stats = st.stats
         # -- fetch (T1, T2) ---------------------------------------------------------------------
         iline = (4 * ins.pc) >> self.line_shift
         new_line = iline != ctl[FETCH_LINE]
@@ -190,7 +200,6 @@ class Machine:
         icache_on = on & new_line
         itag = st.itag.at[ic.set_, ic.way].set(jnp.where(icache_on, iline, st.itag[ic.set_, ic.way]))
         iuse = st.iuse.at[ic.set_, ic.way].set(jnp.where(icache_on, i, st.iuse[ic.set_, ic.way]))
-        stats = stats.at[S_IACCESS].add(jnp.where(icache_on, 1, 0)).at[S_IMISS].add(jnp.where(icache_on & imiss, 1, 0))
         # -- dispatch (T3) ----------------------------------------------------------------------
         unit = jnp.select([is_.MULDIV, is_.scalar_mem, is_.BRANCH | is_.JUMP], [U_MULDIV, U_MEM, U_BRANCH], U_ALU)
         q = self.queues[unit]
@@ -231,8 +240,6 @@ class Machine:
         dtag = st.dtag.at[dc.set_, dc.way].set(jnp.where(mem_on, dline, st.dtag[dc.set_, dc.way]))
         duse = st.duse.at[dc.set_, dc.way].set(jnp.where(mem_on, i, st.duse[dc.set_, dc.way]))
         dfill = st.dfill.at[dc.set_, dc.way].set(jnp.where(mem_on, fill, fill_old))
-        stats = stats.at[S_DACCESS].add(jnp.where(mem_on, 1, 0)).at[S_DMISS].add(jnp.where(mem_on & ~dc.hit, 1, 0))
-        stats = stats.at[S_FORWARD].add(jnp.where(mem_on & is_.LOAD & (fwd_from != NEVER), 1, 0))
         sq_on = on & is_.STORE
         sqi = ctl[SQ_PTR]
         sq_lo = st.sq_lo.at[sqi].set(jnp.where(sq_on, addr, st.sq_lo[sqi]))
@@ -266,8 +273,10 @@ class Machine:
         ras = st.ras.at[push_at].set(jnp.where(on & is_call, ins.pc + 1, st.ras[push_at]))
         new_top = jnp.minimum(top_after_pop + jnp.where(is_call, 1, 0), hw.ras_entries)
         mispredict = on & (br_mis | j_mis)
-        stats = stats.at[S_BRANCH].add(jnp.where(on & (is_.BRANCH | jalr), 1, 0))
-        stats = stats.at[S_MISPREDICT].add(jnp.where(mispredict, 1, 0))
+        counted = {S_BRANCH: on & (is_.BRANCH | jalr), S_MISPREDICT: mispredict, S_IACCESS: icache_on,
+                   S_IMISS: icache_on & imiss, S_DACCESS: mem_on, S_DMISS: mem_on & ~dc.hit,
+                   S_FORWARD: mem_on & is_.LOAD & (fwd_from != NEVER)}
+        stats = st.stats + jnp.stack([counted[k] for k in range(len(STATS))]).astype(jnp.int32)
         redirect = jnp.where(mispredict, complete + hw.mispredict_penalty, ctl[REDIRECT])
         ends_group = taken | is_.JUMP
         # -- the state ---------------------------------------------------------------------------
@@ -297,6 +306,11 @@ class Machine:
     # ---- one step -----------------------------------------------------------------------------
     def step(self, st: State, prog: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
              max_steps: jax.Array) -> State:
+        return self.step_times(st, prog, prog_len, ext_size, max_steps)[0]
+
+    def step_times(self, st: State, prog: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
+                   max_steps: jax.Array) -> tuple[State, Times, jax.Array]:
+        """One instruction: the new state, its pipeline times and whether it ran (not halted, no fault)."""
         ins = R.Machine.decode(st, prog, max_steps)  # type: ignore[arg-type]  # reads only ctl[PC/STEPS/HALTED], x
         is_ = R.Is(ins.cls)
         no_vector = R.VType(*(jnp.int32(0),) * 6)  # the scalar ALU's CSR read (vl, vtype) is unused here
@@ -316,8 +330,7 @@ class Machine:
         x_val = jnp.select([is_.ALU | is_.MULDIV, is_.LOAD, is_.JUMP, is_.CSR], [alu, load_val, 4 * ins.pc + 4, csr], 0)
         x = st.x.at[ins.rd].set(jnp.where(x_on, x_val, st.x[ins.rd]))
         faulted = run & (fault != 0)
-        new_ctl = ctl
-        for index, value in {
+        values = {
             PC: jnp.where(on, cf.next_pc, ins.pc),
             STEPS: ctl[STEPS] + jnp.where(on, 1, 0),
             HALTED: jnp.where((run & is_.HALT) | faulted, 1, ctl[HALTED]),
@@ -325,9 +338,26 @@ class Machine:
             FAULT_PC: jnp.where(faulted, ins.pc, ctl[FAULT_PC]),
             FAULT_DETAIL: jnp.where(faulted, detail, ctl[FAULT_DETAIL]),
             **upd.pop("ctl"),
-        }.items():
-            new_ctl = new_ctl.at[index].set(value)
-        return st._replace(ctl=new_ctl, x=x, mem=mem, counts=st.counts.at[ins.cls].add(jnp.where(on, 1, 0)), **upd)
+        }
+        new_ctl = jnp.stack([values.get(k, ctl[k]) for k in range(N_CTL)])  # one vector: every entry is new
+        prof = self.profile_row(st, ins, is_, times, on) if self.profile else st.prof
+        new = st._replace(ctl=new_ctl, x=x, mem=mem, counts=st.counts.at[ins.cls].add(jnp.where(on, 1, 0)), prof=prof,
+                          **upd)
+        return new, times, on
+
+    def profile_row(self, st: State, ins: R.Ins, is_: R.Is, t: Times, on: jax.Array) -> jax.Array:
+        """The commit gap of this instruction split by stage (see :data:`PROFILE_STALLS`), added at its PC."""
+        prev = jnp.where(st.ctl[STEPS] > 0, st.ctl[LAST_COMMIT], -1)
+
+        def piece(lo: jax.Array, hi: jax.Array) -> jax.Array:
+            return jnp.maximum(0, jnp.minimum(hi, t.commit) - jnp.maximum(lo, prev))
+
+        execute = piece(t.issue, t.complete)
+        is_muldiv = is_.MULDIV
+        row = jnp.stack([jnp.int32(1), piece(t.complete, t.commit), piece(prev, t.fetch), piece(t.fetch, t.dispatch),
+                         piece(t.dispatch, t.issue), jnp.where(is_.LOAD, execute, 0), jnp.where(is_muldiv, execute, 0),
+                         jnp.where(is_.LOAD | is_muldiv, 0, execute)])
+        return st.prof.at[ins.pc].add(jnp.where(on, row, 0))
 
     def run_one(self, words: jax.Array, mem: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
                 max_steps: jax.Array) -> State:
@@ -335,18 +365,36 @@ class Machine:
             return (s.ctl[HALTED] == 0) & (s.ctl[STEPS] < max_steps)
 
         return lax.while_loop(cond, lambda s: self.step(s, words, prog_len, ext_size, max_steps),
-                              self.init_state(mem, prog_len))
+                              self.init_state(mem, prog_len, words.shape[0]))
+
+
+    def trace(self, words: jax.Array, mem: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
+              n: int) -> jax.Array:
+        """``int32[n, 7]``: pc, F, D, I, X, C and ran (0/1) of the first ``n`` steps: a pipeline trace."""
+        def body(s: State, _: Any) -> tuple[State, jax.Array]:
+            pc = s.ctl[PC]
+            s, t, on = self.step_times(s, words, prog_len, ext_size, jnp.int32(n))
+            return s, jnp.stack([pc, *t, on.astype(jnp.int32)])
+
+        return lax.scan(body, self.init_state(mem, prog_len), None, length=n)[1]
 
 
 @functools.lru_cache(maxsize=8)
-def runner(hw_json: str, batched: bool = False) -> tuple[Machine, Any]:
+def tracer(hw_json: str, n: int) -> Any:
+    """``jit(Machine.trace)`` for ``n`` steps on one config (tests and debugging)."""
+    machine = Machine(CPUConfig.model_validate_json(hw_json))
+    return jax.jit(lambda words, mem, prog_len, ext_size: machine.trace(words, mem, prog_len, ext_size, n))
+
+
+@functools.lru_cache(maxsize=8)
+def runner(hw_json: str, batched: bool = False, profile: bool = False) -> tuple[Machine, Any]:
     """``(words, mem, prog_len, ext_size, max_steps) -> State``, jitted once per config.
 
     Unbatched (the default), input sets run one after another and ``lax.switch`` stays a real branch;
     ``batched=True`` vmaps over the memory images (``mem[B, M]``): the same results, state for state.
     """
     enable_persistent_cache()
-    machine = Machine(CPUConfig.model_validate_json(hw_json))
+    machine = Machine(CPUConfig.model_validate_json(hw_json), profile)
     if batched:
         return machine, jax.jit(jax.vmap(machine.run_one, in_axes=(None, 0, None, None, None)))
     return machine, jax.jit(machine.run_one, donate_argnums=(1,))
