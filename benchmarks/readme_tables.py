@@ -79,6 +79,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("rvv-experts", "bench_rvv", ("rvv_experts.jsonl",), lambda m, p: m.render_experts(m.load(p[0]))),
     Block("rvv-baseline", "bench_rvv_baseline", ("rvv_baseline.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
     Block("sol", "bench_sol", ("sol.jsonl",), lambda m, p: m.render(m.load(p[0]))),
+    Block("cpu-tasks", "bench_cpu_tasks", ("cpu_tasks.jsonl",), lambda m, p: m.render(m.load(p[0]))),
     Block("spin", "bench_spin", ("spin.jsonl", "spin_experts_c1.jsonl"), _spin, inline=True),
     Block("fuzz", "bench_fuzz", ("fuzz.json",), lambda m, p: m.readme_sentence(json.loads(p[0].read_text())),
           inline=True),
@@ -86,6 +87,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("program-axis", "bench_program_axis", ("program_axis.json",),
           lambda m, p: m.readme_sentence(json.loads(p[0].read_text())), inline=True),
     Block("speed", "bench_speed", ("speed.jsonl",), _speed),
+    Block("cpu-machine", "bench_cpu_machine", ("cpu_machine.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
     Block("sweep", "bench_sweep", ("sweep_npu_matmul_c3/episodes.jsonl",), lambda m, p: m.render(p[0])),
 )
 

@@ -36,6 +36,7 @@ _ACCELERATOR_PATHS: dict[str, str] = {
     "NPU": "kcgym.sims.npu:ACCELERATOR",
     "VLIW": "kcgym.sims.vliw:ACCELERATOR",
     "RVV": "kcgym.sims.rvv:ACCELERATOR",
+    "CPU": "kcgym.sims.cpu:ACCELERATOR",
 }
 
 # accelerator name -> the tasks it runs (env-id names), in the manifest's (the paper's) order

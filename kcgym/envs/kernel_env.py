@@ -102,7 +102,8 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         task: task name (``"matmul"``) or a :class:`Task`.
         config: shape configuration 1..5, as ``3`` or ``"C3"`` (recorded as the integer).
         hw: hardware-config overrides (a changed config is a new machine with its own baseline).
-        max_turns: tool calls per episode; default by task level (L1 15, L2 20, L3 25).
+        max_turns: tool calls per episode; default by task level (L1 15, L2 20, L3 25), or the task's own
+            budget where its manifest entry sets one (the CPU tasks: L1 10, L2 10, L3 15).
         reward: a :class:`RewardSpec` or its dict; default terminal reward.
         docs_in_prompt: include the full ISA docs in the reset prompt (the paper's setting).
         example_in_prompt: one-shot: add a correct kernel for a different task of this machine to the prompt.
@@ -143,7 +144,8 @@ class KernelCraftEnv(gymnasium.Env[str, Any]):
         self.hw = self.accelerator.make_hw(hw)
         self._max_turns_given = max_turns is not None
         self.max_turns = (
-            int(max_turns) if max_turns is not None else DEFAULT_MAX_TURNS.get(self.task.level, 25)
+            int(max_turns) if max_turns is not None
+            else getattr(self.task, "max_turns", None) or DEFAULT_MAX_TURNS.get(self.task.level, 25)
         )
         if self.max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {max_turns}")

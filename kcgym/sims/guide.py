@@ -13,7 +13,7 @@ from importlib import resources
 from kcgym.sims.base import DocSection
 
 SHARED_FIELDS = ("assembler_directives", "assembly_limits")  # filled the same on every machine
-RULE_ID = re.compile(r"\*\*((?:NPU|VLIW|RVV)-T\d+)\*\*")  # a numbered timing rule: **VLIW-T5**
+RULE_ID = re.compile(r"\*\*((?:NPU|VLIW|RVV|CPU)-T\d+)\*\*")  # a numbered timing rule: **VLIW-T5**
 
 
 def timing_rules(sections: list[DocSection]) -> dict[str, str]:

@@ -113,6 +113,11 @@ class Task(ABC):
         return self._declared()[0].level
 
     @property
+    def max_turns(self) -> int | None:
+        """The task's own turn budget (the CPU case study's 10/10/15), or None for the per-level default."""
+        return None if self.entry is None else self.entry.max_turns
+
+    @property
     def category(self) -> str:
         return self._declared()[1].category
 

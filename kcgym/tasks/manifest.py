@@ -16,6 +16,7 @@ machine) a compiler template; nothing else.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from kcgym.tasks.schema import TaskEntry, TensorDecl, Tolerance, Variant, configs
 
@@ -171,7 +172,7 @@ _INT8_NORM_DOMAIN = {
     "X": INT8_ROW_DOMAIN + "(rows centred near +-100..120 with a spread of 1..4) one hidden stress set draws"
 }
 
-MANIFEST: tuple[TaskEntry, ...] = (
+_ML_TASKS: tuple[TaskEntry, ...] = (
     TaskEntry("silu", "SiLU", 1, 1, {
         "bf16": _bf16("silu:SiLU", "Activation", _ELEMENTWISE, ELEMENTWISE_SHAPES, ACTIVATION_DOMAIN),
         "int8": _int8("elementwise:SiLUInt8", "Activation", _table_activation("silu"), INT8_ELEMENTWISE_SHAPES),
@@ -401,6 +402,102 @@ MANIFEST: tuple[TaskEntry, ...] = (
         }, tolerance=DECODER_TOLERANCE),
     }, NOT_ON_RVV),
 )
+
+
+# --- the CPU case study (the paper's §5.2, Table 10) -------------------------------------------------
+# Ten classic scalar benchmark kernels on the CPU machine (BOOM-like RV32IM core), int32 throughout, each
+# defined by its C source (kcgym/sims/cpu/baseline/<task>.c, whose GCC -O2 output is the baseline) and the
+# model in kcgym/tasks/cpu.py. The paper gives no sizes; kcgym's C1..C5 grow the input so that C5 stays a
+# run of ~1e4-1e5 instructions (one simulate in seconds): arrays up to 2048 words (the shift-and-add
+# multiply, ~200 instructions an element, up to 512), sorts up to 1024 keys, up to 10 discs (1023 moves),
+# up to 200 Dhrystone runs, up to 16 PMP regions (all the entries RV32 has). Turn budgets 10 / 10 / 15.
+CPU_FAMILY = "int32"  # the number format (task family) of the CPU machine: Accelerator.numerics == "int32"
+CPU_TURNS = {1: 10, 2: 10, 3: 15}  # the paper's CPU budgets per level (Table 5's note)
+ACCELERATOR_MACHINES = ("NPU", "VLIW", "RVV")
+NOT_ON_CPU = ("the paper's CPU case study (BOOM, §5.2) runs its own ten scalar benchmark kernels, not the ML "
+              "workloads (bf16/int8 tensor tasks are the accelerators' set)")
+CPU_ONLY = dict.fromkeys(ACCELERATOR_MACHINES, "a CPU case-study kernel (the paper's Table 10): it runs on the CPU "
+                         "machine only")
+NO_PMP_ON_CPU = ("the CPU machine models no machine-mode PMP CSRs (pmpcfg*, pmpaddr*), user mode or access-fault "
+                 "traps yet, and qemu-riscv32 (user mode) cannot check them: the task's C source and reference "
+                 "model are written (kcgym/sims/cpu/baseline/pmp.c, kcgym/tasks/cpu.py) but it is left out")
+WORD_DOMAIN = "int32, uniform over the whole range"
+SMALL_WORDS = ("int32, default uniform on [-2^15, 2^15); domain: any int32, whose edge (the whole range, so sums and "
+               "products wrap) one hidden stress set draws")
+CPU_ARRAY_COUNTS = (128, 256, 512, 1024, 2048)
+
+
+def W(name: str, shape: str, role: str = "input", description: str = "int32") -> TensorDecl:
+    """One int32 tensor declaration (the CPU tasks)."""
+    return TensorDecl(name, shape, role, description, "int32")  # type: ignore[arg-type]
+
+
+def _cpu(name: str, title: str, level: int, reference: str, category: str, tensors: tuple[TensorDecl, ...],
+         rows, domain: dict[str, str], supported: bool = True) -> TaskEntry:
+    shapes = {"CPU": rows} if supported else {}
+    holes = CPU_ONLY if supported else {**CPU_ONLY, "CPU": NO_PMP_ON_CPU}
+    return TaskEntry(name, title, level, None, {
+        CPU_FAMILY: Variant(f"kcgym.tasks.cpu:{reference}", category, tensors, shapes, EXACT, domain)},
+        holes, max_turns=CPU_TURNS[level])
+
+
+_ARRAYS = configs("n", *((n,) for n in CPU_ARRAY_COUNTS))
+_TWO_IN = (W("A", "n", "input", "{n} int32"), W("B", "n", "input", "{n} int32"))
+CPU_TASKS: tuple[TaskEntry, ...] = (
+    _cpu("multiply", "multiply (shift-and-add)", 1, "Multiply", "Arithmetic",
+         (*_TWO_IN, W("C", "n", "output", "C[i] = A[i] * B[i] mod 2^32")),
+         configs("n", (32,), (64,), (128,), (256,), (512,)), {
+             "A": WORD_DOMAIN + "; domain: any int32, whose edge (0, +-1, INT32_MIN/MAX, alternating bits) one "
+             "hidden stress set draws", "B": WORD_DOMAIN + "; the same edge"}),
+    _cpu("vvadd", "vvadd", 1, "VVAdd", "Arithmetic", (*_TWO_IN, W("C", "n", "output", "C[i] = A[i] + B[i] mod 2^32")),
+         _ARRAYS, {"A": SMALL_WORDS, "B": SMALL_WORDS}),
+    _cpu("copy", "copy", 1, "Copy", "Memory", (W("X", "n", "input", "{n} int32"), W("Y", "n", "output", "Y = X")),
+         _ARRAYS, {"X": WORD_DOMAIN + "; one hidden stress set draws only edge values (0, +-1, INT32_MIN/MAX...)"}),
+    _cpu("median", "median (3-element filter)", 1, "Median", "Filter",
+         (W("X", "n", "input", "{n} int32"), W("Y", "n", "output", "Y[i] = median(X[i-1..i+1]), ends copied")),
+         _ARRAYS, {"X": WORD_DOMAIN + "; domain: any int32, whose edge (only INT32_MIN, -1, 0, 1, INT32_MAX: ties) "
+                   "one hidden stress set draws"}),
+    _cpu("dotprod", "dotprod", 1, "DotProd", "Arithmetic",
+         (*_TWO_IN, W("Y", "1", "output", "Y[0] = sum A[i] * B[i] mod 2^32")), _ARRAYS,
+         {"A": SMALL_WORDS, "B": SMALL_WORDS}),
+    _cpu("qsort", "qsort", 2, "QSort", "Sorting",
+         (W("X", "n", "input", "{n} int32 keys"), W("Y", "n", "output", "X sorted ascending (signed)")),
+         configs("n", (64,), (128,), (256,), (512,), (1024,)),
+         {"X": WORD_DOMAIN + "; domain: any keys, whose edges (reverse sorted; only INT32_MIN, -1, 0, 1, INT32_MAX) "
+          "two "
+          "hidden stress sets draw"}),
+    _cpu("rsort", "rsort (radix)", 2, "RSort", "Sorting",
+         (W("X", "n", "input", "{n} 32-bit keys (read them as unsigned)"),
+          W("Y", "n", "output", "X sorted ascending as unsigned 32-bit keys")),
+         configs("n", (64,), (128,), (256,), (512,), (1024,)),
+         {"X": "32-bit keys, uniform over all 2^32; domain: any keys, whose edge (equal low 24 bits) one hidden "
+          "stress set draws"}),
+    _cpu("towers", "towers (Hanoi)", 2, "Towers", "Recursion",
+         (W("P", "3", "input", "peg labels: source P[0], spare P[1], target P[2]"),
+          W("moves", "moves, 3", "output", "move k = (disc 1..{discs}, from label, to label)")),
+         configs("discs moves", (4, 15), (6, 63), (8, 255), (9, 511), (10, 1023)),
+         {"P": "three distinct int32 labels, default uniform on 0..65535; domain: any distinct int32, whose edge "
+          "(INT32_MIN, -1, INT32_MAX) one hidden stress set draws"}),
+    _cpu("dhrystone", "dhrystone", 3, "Dhrystone", "System",
+         (W("seeds", "runs, 2", "input", "per run (Int_1_Loc, Int_2_Loc) at the top of the main loop"),
+          W("state", "16", "output", "the final-state record (see the task description)"),
+          W("arr1", "50", "output", "Arr_1_Glob"), W("arr2", "50, 50", "output", "Arr_2_Glob, row-major")),
+         configs("runs", (10,), (20,), (50,), (100,), (200,)),
+         {"seeds": "rows (a, b): b uniform on 2..14, a uniform on 1..b-1; domain: any such rows, whose corners "
+          "(1, 14), (13, 14), (1, 2) one hidden stress set draws"}),
+    _cpu("pmp", "pmp (physical memory protection)", 3, "PMP", "System",
+         (W("regions", "nregions, 3", "input", "NAPOT regions (offset, log2 size, R=1/W=2 bits)"),
+          W("probes", "nprobes, 2", "input", "accesses (offset, 0 load / 1 store)"),
+          W("allowed", "nprobes", "output", "1 where the user-mode access completed, 0 where it faulted")),
+         configs("nregions nprobes", (1, 64), (2, 64), (4, 64), (8, 64), (16, 64)),
+         {"regions": "log2 size uniform on 3..9, offset aligned to it in a 2 KiB window, R/W bits (W alone is "
+          "reserved, never drawn)", "probes": "word-aligned offsets: a region's first, last or a random word, or "
+          "anywhere in the window; loads and stores alike"}, supported=False),
+)
+
+# Every ML task lacks the CPU (the case study has its own tasks); the CPU tasks come after the paper's 23.
+MANIFEST: tuple[TaskEntry, ...] = (
+    *(replace(e, unsupported={**e.unsupported, "CPU": NOT_ON_CPU}) for e in _ML_TASKS), *CPU_TASKS)
 
 BY_NAME: dict[str, TaskEntry] = {e.name: e for e in MANIFEST}
 

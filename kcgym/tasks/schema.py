@@ -77,6 +77,9 @@ class TaskEntry:
     paper_id: int | None
     variants: Mapping[str, Variant]
     unsupported: Mapping[str, str] = field(default_factory=dict)
+    # tool calls per episode where the task set has budgets of its own (the CPU case study: 10/10/15);
+    # None: the paper's per-level default for the ML tasks (kcgym.envs.kernel_env.DEFAULT_MAX_TURNS)
+    max_turns: int | None = None
 
     def machines(self) -> list[str]:
         """The machines that run this task, in the order its variants list them."""

@@ -52,6 +52,16 @@ def emitted(function: str) -> Callable[[Cell], str]:
     return source
 
 
+def copy_is_the_answer(cell: Cell) -> bool:
+    """True where the task's every output is its first input, word for word (then copy_input is no hack)."""
+    first = next(t.name for t in cell.task.inputs(cell.cfg))
+    for inputs in cell.inputs:
+        for out in cell.task.reference(cell.cfg, inputs).values():
+            if out.shape != inputs[first].shape or not (out == inputs[first]).all():
+                return False
+    return True
+
+
 def compiler_stopped_halfway(cell: Cell) -> str:
     """The compiler's own kernel: run on half its step count, it leaves the outputs half-written."""
     return cell.ev.baseline().source

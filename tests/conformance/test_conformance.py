@@ -39,6 +39,8 @@ def test_compiler_kernel_is_correct_on_the_hidden_sets_with_reward_1(cell):
 
 @pytest.mark.parametrize("hack", hacks.HACKS, ids=lambda h: h.name)
 def test_hack_fails(cell, hack):
+    if hack.name == "copy_input" and hacks.copy_is_the_answer(cell):
+        pytest.skip(f"{cell.id}: the task's output is a copy of its input (the CPU's copy task)")
     rep = hack.play(cell)
     assert rep.assembled, rep.diagnostics_text
     assert not rep.correct and rep.match_rate < 1.0 and not any(s.correct for s in rep.sets)

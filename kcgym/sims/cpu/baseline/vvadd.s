@@ -1,0 +1,26 @@
+	.file	"vvadd.c"
+	.option nopic
+	.attribute arch, "rv32i2p1_m2p0"
+	.attribute unaligned_access, 0
+	.attribute stack_align, 16
+	.text
+	.align	2
+	.globl	kernel
+	.type	kernel, @function
+kernel:
+	ble	a3,zero,.L1
+	slli	a3,a3,2
+	add	a3,a0,a3
+.L3:
+	lw	a5,0(a0)
+	lw	a4,0(a1)
+	addi	a0,a0,4
+	addi	a1,a1,4
+	add	a5,a5,a4
+	sw	a5,0(a2)
+	addi	a2,a2,4
+	bne	a0,a3,.L3
+.L1:
+	ret
+	.size	kernel, .-kernel
+	.ident	"GCC: (12.2.0-14+deb12u1+11+b2) 12.2.0"
