@@ -86,9 +86,11 @@ def test_the_cyclic_collector_is_off_during_a_batch_and_back_after(monkeypatch: 
     s = BatchScorer(fake_env(), max_workers=2)
     seen: list[bool] = []
     original = s.env.evaluator.evaluate
-    monkeypatch.setattr(
-        s.env.evaluator, "evaluate", lambda src, inputs, **kw: seen.append(gc.isenabled()) or original(src, inputs, **kw)
-    )
+    def evaluate(src, inputs, **kw):
+        seen.append(gc.isenabled())
+        return original(src, inputs, **kw)
+
+    monkeypatch.setattr(s.env.evaluator, "evaluate", evaluate)
     assert gc.isenabled()
     s.score([FAST, WRONG, SYNTAX])
     assert seen == [False] * 3 and gc.isenabled()
