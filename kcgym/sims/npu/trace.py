@@ -163,6 +163,47 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
         pc += 1
         steps += 1
         counts[cls] += 1
+        if cls <= 1:  # CTRL and SINT (most of a kernel's steps): the scalar unit, no dependencies, no data
+            occ = occ_t[op]
+            uf = unit_free[U_S]
+            start = t_issue if t_issue > uf else uf
+            end, ready = start + occ, start + lat_t[op]
+            t_issue = start + 1
+            if end > t_end:
+                t_end = end
+            if ready > t_end:
+                t_end = ready
+            unit_free[U_S] = end
+            busy[U_S] += occ
+            if cls == 0:
+                if sub == 0:
+                    ar[f0] = _w(gp[f1] + gp[f2])
+                elif sub == 1:
+                    stride = gp[f0]
+                elif sub == 2:
+                    gp[f0] = f1
+                elif sub == 3:
+                    dec = _w(gp[f0] - 1)
+                    gp[f0] = dec
+                    if dec != 0:
+                        pc = f1
+                elif sub == 5:
+                    halted = 1
+            elif sub < 5:  # S_ADD/ADDI/SUB/MUL/LUI_INT
+                a = gp[f1 & 15]
+                gp[f0] = _w(a + f2) if sub == 1 else _w(a + gp[f2 & 15]) if sub == 0 else \
+                    _w(a - gp[f2 & 15]) if sub == 2 else _w(a * gp[f2 & 15]) if sub == 3 else _w(f1 << 12)
+            else:  # S_LD_INT / S_ST_INT
+                idx = _w(gp[f1 & 15] + f2)
+                if not 0 <= idx < hw.intsram_size:
+                    halted, fault, fault_pc, fault_detail = 1, M.F_OOB_INTSRAM, cur, idx
+                elif sub == 5:
+                    gp[f0] = _w(im[idx])
+                else:
+                    gp[0] = 0
+                    im[idx] = gp[f0]
+            gp[0] = 0
+            continue
         checks: list = []
         # ---- dependencies and unit (the handler's _schedule arguments) ----
         unit, dep, occ, lat = U_S, 0, occ_t[op], lat_t[op]
@@ -245,28 +286,7 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
         unit_free[unit] = end
         busy[unit] += occ
         # ---- checks, effects, data operations (per handler) ----
-        if cls == 0:
-            if sub == 0:
-                ar[f0] = _w(gp[f1] + gp[f2])
-            elif sub == 1:
-                stride = gp[f0]
-            elif sub == 2:
-                gp[f0] = f1
-            elif sub == 3:
-                dec = _w(gp[f0] - 1)
-                gp[f0] = dec
-                if dec != 0:
-                    pc = f1
-            elif sub == 5:
-                halted = 1
-            gp[0] = 0
-            continue
-        if cls == 1:  # SINT
-            a = gp[f1 & 15]  # S_LUI_INT: f1 is the immediate (unused here)
-            idx = _w(a + f2)
-            if sub in (5, 6):
-                checks = [(0 <= idx < hw.intsram_size, M.F_OOB_INTSRAM, idx)]
-        elif cls == 2:
+        if cls == 2:
             idx = _w(gp[f1 & 15] + f2) if sub in (7, 8) else 0
             if sub in (7, 8):
                 checks = [(0 <= idx < hw.fpsram_size, M.F_OOB_FPSRAM, idx)]
@@ -294,15 +314,7 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
             if not cond:
                 ok, halted, fault, fault_pc, fault_detail = False, 1, code, cur, detail
                 break
-        if cls == 1:
-            if ok and sub != 6:
-                res = (a + gp[f2 & 15], idx, a - gp[f2 & 15], a * gp[f2 & 15], f1 << 12, 0)[sub] if sub != 5 \
-                    else im[idx]
-                gp[f0] = _w(res)
-            gp[0] = 0
-            if ok and sub == 6:
-                im[idx] = gp[f0]
-        elif cls == 2:
+        if cls == 2:
             if sub == 8:
                 if ok:
                     ops.append((K_FST, steps, cur, idx, fps[f0 & 7]))
