@@ -783,10 +783,9 @@ def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps
     groups = None if tr.exotic else schedule(tr.ops, hw, dims_of(hw, H))
     tr = tr._replace(ops=[])  # scheduled: the cache keeps only what a run needs
     ch = chunk_size(0 if groups is None else int(groups.n))
-    chunks = None if groups is None else [
-        tuple(jax.device_put(a) for a in (groups.kind[c:c + ch], groups.fields[c:c + ch], groups.seq[c:c + ch],
-                                          np.int32(min(ch, groups.n - c))))
-        for c in range(0, max(int(groups.n), 1), ch)]
+    chunks = None if groups is None else jax.device_put([  # one call for every array: it costs per call
+        (groups.kind[c:c + ch], groups.fields[c:c + ch], groups.seq[c:c + ch], np.int32(min(ch, groups.n - c)))
+        for c in range(0, max(int(groups.n), 1), ch)])
     _TRACES[key] = (tr, groups, chunks)
 
     def size(entry) -> int:
