@@ -83,6 +83,8 @@ BLOCKS: tuple[Block, ...] = (
           inline=True),
     Block("scoring", "bench_scoring", ("scoring.jsonl",), lambda m, p: m.render(_jsonl(p[0]))),
     Block("scoring-profile", "bench_scoring", ("scoring_profile.jsonl",), lambda m, p: m.render_profile(_jsonl(p[0]))),
+    Block("scoring-floor", "bench_scoring", ("scoring_profile.jsonl",), lambda m, p: m.render_floor(_jsonl(p[0])),
+          inline=True),
     Block("program-axis", "bench_program_axis", ("program_axis.json",),
           lambda m, p: m.readme_sentence(json.loads(p[0].read_text())), inline=True),
     Block("speed", "bench_speed", ("speed.jsonl",), _speed),
