@@ -1,8 +1,10 @@
 """Batch scoring throughput: distinct kernels per second through ``BatchScorer``, before and after, in one run.
 
 For each case (default: matmul on NPU, VLIW and RVV at C1 and C3) a batch of ``n`` *distinct* kernels is
-scored: the compiler's kernel under a numbered comment, so every source is new to every cache while the
-cycles stay those of the compiler kernel (the run checks that every record is correct with those cycles).
+scored: the compiler's kernel with one scalar instruction put in front that sets a register the kernel does
+not use to a numbered immediate (:func:`variant`), so every kernel differs in one immediate and misses every
+cache (source, program words, trace), as an RL batch does, while its cycles are those of the variant
+numbered 0 (the run checks that every record is correct with those cycles).
 Each case runs in a fresh subprocess against two trees, alternating so a shared machine's load hits both
 alike: ``before`` (``--base``, a checkout of main: ``git worktree add --detach /tmp/h16asm_base main``) and
 ``after`` (this tree). Per case and tree (best of ``--repeats`` batches, each of fresh sources):
@@ -14,6 +16,7 @@ alike: ``before`` (``--base``, a checkout of main: ``git worktree add --detach /
                  one real result): assembly, checking, output comparison, the records
 
     python benchmarks/bench_scoring.py [--quick] [--base DIR] [--cases NPU:matmul:1 ...] [--repeats 2]
+    python benchmarks/bench_scoring.py --profile [--quick] [--cases ...]   (where a kernel's time goes)
     python benchmarks/bench_scoring.py --paths [--env-id ID] [--config 1] [--n 64]   (env vs single vs batch)
 
 Writes one JSON line per (case, tree) to ``benchmarks/results/scoring.jsonl`` (``--out``; ``--quick``
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -33,11 +37,34 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "scoring.jsonl"
+PROFILE_RESULTS = ROOT / "benchmarks" / "results" / "scoring_profile.jsonl"
 TARGETS = {1: 2000, 3: 100}  # issue 16: distinct kernels/s at C1 and at C3
 # (machine, task, config) -> kernels per batch: what a shared 2-core machine scores in seconds
 CASES = {("NPU", "matmul", 1): 64, ("VLIW", "matmul", 1): 64, ("RVV", "matmul", 1): 4,
          ("NPU", "matmul", 3): 32, ("VLIW", "matmul", 3): 8, ("RVV", "matmul", 3): 2}
 QUICK = {("NPU", "matmul", 1): 16, ("VLIW", "matmul", 1): 8}
+# machine -> (register prefix or names the kernel may leave free, the instruction that sets one of them)
+VARIANT = {"NPU": ([f"gp{i}" for i in range(15, 0, -1)], "S_ADDI_INT {reg}, gp0, {imm}"),
+           "VLIW": ([f"r{i}" for i in range(15, 0, -1)], "MOVI {reg}, {imm}"),
+           "RVV": (["t6", "t5", "t4", "s11", "s10", "s9", "a7", "a5"], "li {reg}, {imm}")}
+
+
+def variant(machine: str, source: str, imm: int) -> str:
+    """``source`` with ``reg = imm`` in front of its first instruction, ``reg`` a register it never names.
+
+    The new instruction is scalar and independent of the kernel, so every variant has the same cycles and
+    outputs; only the immediate (hence the source, the program words and the trace) differs."""
+    regs, template = VARIANT[machine]
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source))
+    reg = next((r for r in regs if r not in words), None)
+    if reg is None:
+        raise SystemExit(f"no free register for a {machine} variant: the kernel names all of {regs}")
+    lines = source.split("\n")
+    comment = re.compile(r"\s*(;|#|//|$)")
+    at = next(i for i, line in enumerate(lines) if not comment.match(line))
+    while re.match(r"\s*[.][A-Za-z]|\s*[A-Za-z_.$][A-Za-z0-9_.$]*:\s*$", lines[at]):  # directives, labels
+        at += 1
+    return "\n".join([*lines[:at], "    " + template.format(reg=reg, imm=imm), *lines[at:]])
 
 
 def measure(machine: str, task: str, config: int, n: int, repeats: int) -> dict:
@@ -48,18 +75,18 @@ def measure(machine: str, task: str, config: int, n: int, repeats: int) -> dict:
     scorer = BatchScorer(f"KernelCraft-{machine}-{task}", config)
     env = scorer.env
     source = env.accelerator.compile(env.task, env.cfg, env.hw)
-    (warm,) = scorer.score([source])  # JIT compilation, baseline, hidden inputs
+    (warm,) = scorer.score([variant(machine, source, 0)])  # JIT compilation, baseline, hidden inputs
     best_wall = best_cpu = float("inf")
     ok = True
     for r in range(repeats):
-        kernels = [f"# candidate {r}-{i}\n{source}" for i in range(n)]
+        kernels = [variant(machine, source, 1 + r * n + i) for i in range(n)]
         t0, c0 = time.perf_counter(), time.process_time()
         records = scorer.score(kernels)
         best_wall = min(best_wall, time.perf_counter() - t0)
         best_cpu = min(best_cpu, time.process_time() - c0)
         ok = ok and all(rec.correct and rec.cycles == warm.cycles for rec in records)
-    overhead_ms = _without_simulation(scorer, source, max(n, 64))
-    sources = [f"# assembly {i}\n{source}" for i in range(max(n, 8))]
+    overhead_ms = _without_simulation(scorer, machine, source, max(n, 64), 1 + repeats * n)
+    sources = [variant(machine, source, 1 + (repeats + 3) * max(n, 64) + i) for i in range(max(n, 8))]
     c0 = time.process_time()
     for s in sources:
         env.accelerator.assemble(s, env.hw)
@@ -70,7 +97,7 @@ def measure(machine: str, task: str, config: int, n: int, repeats: int) -> dict:
             "workers": scorer.max_workers}
 
 
-def _without_simulation(scorer, source: str, n: int) -> float:
+def _without_simulation(scorer, machine: str, source: str, n: int, first: int) -> float:
     """CPU ms per distinct kernel of the scoring path with the simulator taken out: ``accelerator.run``
     replays one real result, so what is left is assembly, checking, comparison and the records."""
     cls = type(scorer.env.accelerator)
@@ -83,10 +110,10 @@ def _without_simulation(scorer, source: str, n: int) -> float:
 
     cls.run = run
     try:
-        scorer.score([f"# warm\n{source}"])
+        scorer.score([variant(machine, source, first)])
         best = float("inf")
         for r in range(3):
-            kernels = [f"# replay {r}-{i}\n{source}" for i in range(n)]
+            kernels = [variant(machine, source, first + 1 + r * n + i) for i in range(n)]
             c0 = time.process_time()
             scorer.score(kernels)
             best = min(best, time.process_time() - c0)
@@ -95,17 +122,88 @@ def _without_simulation(scorer, source: str, n: int) -> float:
     return best / n * 1e3
 
 
+# the --profile table's column order
+PHASE_ORDER = ("assembly", "trace pre-pass", "simulation", "results", "reference", "comparison", "records", "other")
+# (module, attribute, phase): what --profile times per kernel; a missing attribute is skipped (older trees)
+PHASES = (("kcgym.evaluation", "assemble_cached", "assembly"),
+          ("kcgym.sims.npu.trace", "traced", "trace pre-pass"),
+          ("kcgym.evaluation", "Evaluator.expected_outputs", "reference"),
+          ("kcgym.evaluation", "Evaluator._fill", "comparison"),
+          ("kcgym.scoring", "BatchScorer._record", "records"))
+
+
+def profile(machine: str, task: str, config: int, n: int, repeats: int = 3) -> dict:
+    """Where one distinct kernel's time goes, in CPU ms per kernel (all threads of the process, so XLA's
+    own threads count too; steadier than wall time on a shared box), on one scoring thread
+    (``max_workers=1``), best of ``repeats`` batches per phase: assembly, the trace pre-pass (where the
+    machine has one), the rest of the simulation (JAX: images, dispatch, the run, reading the state back),
+    reading results, the reference outputs (once per seed, shared by the batch), comparing outputs, building
+    records, and everything else."""
+    import importlib
+
+    from kcgym.scoring import BatchScorer
+
+    scorer = BatchScorer(f"KernelCraft-{machine}-{task}", config, max_workers=1)
+    env = scorer.env
+    source = env.accelerator.compile(env.task, env.cfg, env.hw)
+    scorer.score([variant(machine, source, 0)])
+    spent: dict[str, float] = {}
+
+    def timed_fn(fn, phase):
+        def wrapper(*args, **kwargs):
+            c0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[phase] = spent.get(phase, 0.0) + time.process_time() - c0
+        return wrapper
+
+    cls = type(env.accelerator)
+    targets = [(importlib.import_module(mod), attr, phase) for mod, attr, phase in PHASES]
+    targets += [(cls, "simulate", "simulation"), (cls, "result", "results")]
+    patched = []
+    for owner, attr, phase in targets:
+        *path, name = attr.split(".")
+        for part in path:
+            owner = getattr(owner, part, None)
+        if owner is None or not hasattr(owner, name):
+            continue
+        patched.append((owner, name, owner.__dict__.get(name, getattr(owner, name))))
+        setattr(owner, name, timed_fn(getattr(owner, name), phase))
+    best: dict[str, float] = {}
+    ok = True
+    try:
+        for r in range(repeats):
+            scorer._inputs.clear()  # so each batch computes its reference outputs, as a fresh seed does
+            spent.clear()
+            kernels = [variant(machine, source, 1 + r * n + i) for i in range(n)]
+            c0 = time.process_time()
+            records = scorer.score(kernels)
+            ms = {k: v / n * 1e3 for k, v in spent.items()}
+            if "trace pre-pass" in ms:  # the pre-pass runs inside simulate
+                ms["simulation"] -= ms["trace pre-pass"]
+            ms["other"] = (time.process_time() - c0) / n * 1e3 - sum(ms.values())
+            ms["total"] = (time.process_time() - c0) / n * 1e3
+            best = {k: min(v, best.get(k, v)) for k, v in ms.items()}
+            ok = ok and all(rec.correct for rec in records)
+    finally:
+        for owner, name, original in reversed(patched):
+            setattr(owner, name, original)
+    total = best.pop("total")
+    return {"total_ms": round(total, 4), "phases_ms": {k: round(v, 4) for k, v in best.items()}, "all_correct": ok}
+
+
 def _commit(tree: Path) -> str:
     out = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return out.stdout.strip() or "?"
 
 
-def run_case(tree: Path, case: tuple[str, str, int], n: int, repeats: int) -> dict:
-    """``measure`` in a subprocess that imports kcgym from ``tree``."""
+def run_case(tree: Path, case: tuple[str, str, int], n: int, repeats: int, split: bool = False) -> dict:
+    """``measure`` (``split``: ``profile``) in a subprocess that imports kcgym from ``tree``."""
     machine, task, config = case
     env = {**os.environ, "PYTHONPATH": str(tree)}
     cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", f"{machine}:{task}:{config}", "--n", str(n),
-           "--repeats", str(repeats)]
+           "--repeats", str(repeats), *(["--profile"] if split else [])]
     out = subprocess.run(cmd, env=env, cwd=tree, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"{case} on {tree} failed:\n{out.stderr[-2000:]}")
@@ -125,6 +223,8 @@ def compare(args: argparse.Namespace) -> None:
     commits = {name: _commit(tree) for name, tree in trees.items()}
     print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; before = {trees['before']} ({commits['before']}), "
           f"after = {ROOT} ({commits['after']})")
+    if args.profile:
+        return profiles(args, cases, trees, commits)
     print(f"{'case':18s} {'n':>3s}  {'before k/s':>10s} {'after k/s':>10s} {'x':>5s}  "
           f"{'asm ms before':>13s} {'after':>6s}  {'no-sim ms before':>16s} {'after':>6s}  {'target':>6s}  correct")
     rows: list[dict] = []
@@ -150,6 +250,60 @@ def compare(args: argparse.Namespace) -> None:
         print(f"wrote {len(rows)} rows to {out}")
 
 
+def profiles(args: argparse.Namespace, cases: dict, trees: dict[str, Path], commits: dict[str, str]) -> None:
+    """The split of one distinct kernel's wall time, per case, before and after (``--profile``)."""
+    rows: list[dict] = []
+    out = Path(args.profile_out)
+    for case, n in cases.items():
+        for name in ("before", "after"):
+            got = run_case(trees[name], case, n, args.repeats, split=True)
+            split = "  ".join(f"{k} {v:.3f}" for k, v in got["phases_ms"].items())
+            print(f"{case[0]}-{case[1]} C{case[2]} {name:6s} {got['total_ms']:8.3f} ms/kernel: {split}", flush=True)
+            rows.append({"machine": case[0], "task": case[1], "config": case[2], "tree": name,
+                         "commit": commits[name], "n": n, "repeats": args.repeats, **got, "cpus": os.cpu_count(),
+                         "load": round(os.getloadavg()[0], 1), "date": time.strftime("%Y-%m-%d")})
+        if not args.quick:
+            out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    if not args.quick:
+        print(f"wrote {len(rows)} rows to {out}")
+
+
+def render_profile(rows: list[dict]) -> str:
+    """The README table of ``--profile``: ms per kernel by phase, before -> after (a pure function of the file)."""
+    seen = {k for r in rows for k in r["phases_ms"]}
+    phases = [p for p in PHASE_ORDER if p in seen] + sorted(seen - set(PHASE_ORDER))
+    by = {(r["machine"], r["task"], r["config"], r["tree"]): r for r in rows}
+    cases = list(dict.fromkeys((r["machine"], r["task"], r["config"]) for r in rows))
+    out = ["| machine | task | config | total CPU ms before | after | " + " | ".join(phases) + " |",
+           "|---|---|---|---|---|" + "---|" * len(phases)]
+    for m, t, c in cases:
+        b, a = by[(m, t, c, "before")], by[(m, t, c, "after")]
+        cells = [f"{b['phases_ms'].get(p, 0):.3f} -> {a['phases_ms'].get(p, 0):.3f}"
+                 if p in b["phases_ms"] or p in a["phases_ms"] else "-" for p in phases]
+        out.append(f"| {m} | {t} | C{c} | {b['total_ms']:.3f} | {a['total_ms']:.3f} | " + " | ".join(cells) + " |")
+    first = rows[0]
+    out += ["", f"CPU ms per distinct kernel (all threads) on one scoring thread (`max_workers=1`), best phase of "
+            f"{first['repeats']} batches, before -> after; measured "
+            f"{first['date']} on {first['cpus']} CPUs at load {first['load']}; every kernel correct: "
+            f"{all(r['all_correct'] for r in rows)}."]
+    return "\n".join(out)
+
+
+def render_floor(rows: list[dict]) -> str:
+    """The README's sentence on the ceiling the ``--profile`` split sets (a pure function of its file): per
+    case of this tree, CPU ms per kernel, of which Python outside the JAX calls (it holds the GIL: every
+    phase but ``simulate``, whose JAX part does not); kernels/s can exceed neither cpus / total nor 1 / Python."""
+    parts = []
+    for r in rows:
+        if r["tree"] != "after":
+            continue
+        python_ms = r["total_ms"] - r["phases_ms"].get("simulation", 0.0)
+        ceiling = min(r["cpus"] * 1e3 / r["total_ms"], 1e3 / python_ms)
+        parts.append(f"{r['machine']} {r['task']} C{r['config']} {r['total_ms']:.3g} ms, {python_ms:.3g} ms of it "
+                     f"outside `simulate`: at most {ceiling:.3g} kernels/s")
+    return "; ".join(parts)
+
+
 def render(rows: list[dict]) -> str:
     """The README table: per case, before and after side by side (a pure function of the results file)."""
     by = {(r["machine"], r["task"], r["config"], r["tree"]): r for r in rows}
@@ -163,7 +317,10 @@ def render(rows: list[dict]) -> str:
                    f"{a['kernels_per_s'] / b['kernels_per_s']:.2f} | {b['cpu_ms']:.2f} | {a['cpu_ms']:.2f} | "
                    f"{b['overhead_ms']:.3f} | {a['overhead_ms']:.3f} | "
                    f"{b['assemble_ms']:.3f} | {a['assemble_ms']:.3f} | {a['target_kernels_per_s'] or '-'} |")
+    met = [f"{m} {t} C{c}" for m, t, c in cases if by[(m, t, c, "after")]["target_kernels_per_s"] and
+           by[(m, t, c, "after")]["kernels_per_s"] >= by[(m, t, c, "after")]["target_kernels_per_s"]]
     first = rows[0]
+    out += ["", f"Targets met by `after` in this run: {', '.join(met) if met else 'none'}."]
     out += ["", f"Measured {first['date']} on {first['cpus']} CPUs at load {first['load']} (before = "
             f"{first['commit'] if first['tree'] == 'before' else '?'}, best of {first['repeats']} batches; every "
             f"kernel correct with the compiler's cycles: {all(r['all_correct'] for r in rows)})."]
@@ -248,6 +405,8 @@ def main() -> None:
     ap.add_argument("--cases", nargs="*", help="MACHINE:task:config, e.g. NPU:matmul:1")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--profile", action="store_true", help="the split of a kernel's time by phase, before/after")
+    ap.add_argument("--profile-out", default=str(PROFILE_RESULTS))
     ap.add_argument("--measure", help=argparse.SUPPRESS)  # internal: one case in this process, as JSON
     ap.add_argument("--n", type=int, default=64)
     ap.add_argument("--paths", action="store_true", help="env vs single vs batch on one env id")
@@ -256,7 +415,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.measure:
         machine, task, config = args.measure.split(":")
-        print(json.dumps(measure(machine, task, int(config), args.n, args.repeats)))
+        fn = profile(machine, task, int(config), args.n, args.repeats) if args.profile else measure(
+            machine, task, int(config), args.n, args.repeats)
+        print(json.dumps(fn))
     elif args.paths:
         paths(args)
     else:

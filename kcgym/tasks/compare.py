@@ -36,12 +36,36 @@ class OutputComparison:
         return self.n_match == self.n_elements
 
 
+class _Errors:
+    """What every check derives from one (actual, expected) pair, computed once: both as float64, the
+    absolute errors, the tolerance bound per element and which actual elements are finite."""
+
+    __slots__ = ("bound", "err", "finite")
+
+    def __init__(self, actual: np.ndarray, expected: np.ndarray, tol: Tolerance):
+        a = np.asarray(actual, dtype=np.float64)
+        e = np.asarray(expected, dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            self.err = np.abs(a - e)
+        self.bound = tol.atol + tol.rtol * np.abs(e)
+        self.finite = np.isfinite(a)
+
+    def ok(self) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            return (self.err <= self.bound) & self.finite
+
+    def margin(self) -> float:
+        if self.err.size == 0:
+            return 0.0
+        if not self.finite.all():
+            return float("inf")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(self.err == 0, 0.0, self.err / self.bound)  # err > 0 over a zero bound: inf
+        return float(ratio.max())
+
+
 def match_mask(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> np.ndarray:
-    a = np.asarray(actual, dtype=np.float64)
-    e = np.asarray(expected, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        ok = np.abs(a - e) <= tol.atol + tol.rtol * np.abs(e)
-    return ok & np.isfinite(a)
+    return _Errors(actual, expected, tol).ok()
 
 
 def tolerance_margin(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> float:
@@ -50,37 +74,26 @@ def tolerance_margin(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -
     Below 1 every element is within tolerance (the match test itself is :func:`match_mask`); a
     non-finite element, or any error under an exact (zero) tolerance, gives inf; no error gives 0.
     """
-    a = np.asarray(actual, dtype=np.float64).reshape(np.shape(expected))
-    e = np.asarray(expected, dtype=np.float64)
-    if a.size == 0:
-        return 0.0
-    if not np.isfinite(a).all():
-        return float("inf")
-    err = np.abs(a - e)
-    bound = tol.atol + tol.rtol * np.abs(e)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(err == 0, 0.0, err / bound)  # err > 0 over a zero bound: inf
-    return float(ratio.max())
+    return _Errors(np.asarray(actual).reshape(np.shape(expected)), expected, tol).margin()
 
 
 def compare_output(name: str, actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> OutputComparison:
     actual = np.asarray(actual).reshape(expected.shape)
-    ok = match_mask(actual, expected, tol)
-    finite = np.isfinite(actual)
-    with np.errstate(invalid="ignore"):
-        err = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
-    err_f = err[finite]
-    bad = np.argwhere(~ok)
+    errors = _Errors(actual, expected, tol)
+    ok, finite = errors.ok(), errors.finite
+    n_match = int(np.count_nonzero(ok))
+    all_finite = bool(finite.all())
+    err_f = errors.err.ravel() if all_finite else errors.err[finite]  # the same elements, in the same order
     return OutputComparison(
         name=name,
         shape=tuple(expected.shape),
         n_elements=int(expected.size),
-        n_match=int(ok.sum()),
-        n_nonfinite=int((~finite).sum()),
+        n_match=n_match,
+        n_nonfinite=0 if all_finite else int(finite.size - np.count_nonzero(finite)),
         max_abs_error=float(err_f.max()) if err_f.size else float("inf"),
         mean_abs_error=float(err_f.mean()) if err_f.size else float("inf"),
-        first_mismatch=tuple(int(i) for i in bad[0]) if len(bad) else None,
-        max_margin=tolerance_margin(actual, expected, tol),
+        first_mismatch=None if n_match == ok.size else tuple(int(i) for i in np.argwhere(~ok)[0]),
+        max_margin=errors.margin(),
     )
 
 

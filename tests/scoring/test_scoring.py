@@ -80,6 +80,32 @@ def test_identical_kernels_are_simulated_once(monkeypatch: pytest.MonkeyPatch):
     assert [r.index for r in records] == [0, 1, 2, 3, 4]
 
 
+def test_the_cyclic_collector_is_off_during_a_batch_and_back_after(monkeypatch: pytest.MonkeyPatch):
+    import gc
+
+    s = BatchScorer(fake_env(), max_workers=2)
+    seen: list[bool] = []
+    original = s.env.evaluator.evaluate
+    def evaluate(src, inputs, **kw):
+        seen.append(gc.isenabled())
+        return original(src, inputs, **kw)
+
+    monkeypatch.setattr(s.env.evaluator, "evaluate", evaluate)
+    assert gc.isenabled()
+    s.score([FAST, WRONG, SYNTAX])
+    assert seen == [False] * 3 and gc.isenabled()
+    gc.disable()  # a caller that keeps the collector off keeps it off
+    try:
+        s.score([SLOW])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    monkeypatch.setattr(s.env.evaluator, "evaluate", lambda src, inputs, **kw: 1 / 0)
+    with pytest.raises(ZeroDivisionError):  # an exception out of the batch turns it back on too
+        s.score([FAST])
+    assert gc.isenabled()
+
+
 def test_concurrent_calls_agree_with_a_serial_call(scorer: BatchScorer):
     expected = [r.reward for r in BatchScorer(fake_env(), max_workers=1).score(ALL, seed=3)]
     results: list[list[float]] = []
@@ -93,6 +119,9 @@ def test_concurrent_calls_agree_with_a_serial_call(scorer: BatchScorer):
     for t in threads:
         t.join(timeout=60)
     assert results == [expected] * 4
+    import gc
+
+    assert gc.isenabled()  # the last of the concurrent batches turned the collector back on
 
 
 @pytest.mark.parametrize(

@@ -163,6 +163,47 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
         pc += 1
         steps += 1
         counts[cls] += 1
+        if cls <= 1:  # CTRL and SINT (most of a kernel's steps): the scalar unit, no dependencies, no data
+            occ = occ_t[op]
+            uf = unit_free[U_S]
+            start = t_issue if t_issue > uf else uf
+            end, ready = start + occ, start + lat_t[op]
+            t_issue = start + 1
+            if end > t_end:
+                t_end = end
+            if ready > t_end:
+                t_end = ready
+            unit_free[U_S] = end
+            busy[U_S] += occ
+            if cls == 0:
+                if sub == 0:
+                    ar[f0] = _w(gp[f1] + gp[f2])
+                elif sub == 1:
+                    stride = gp[f0]
+                elif sub == 2:
+                    gp[f0] = f1
+                elif sub == 3:
+                    dec = _w(gp[f0] - 1)
+                    gp[f0] = dec
+                    if dec != 0:
+                        pc = f1
+                elif sub == 5:
+                    halted = 1
+            elif sub < 5:  # S_ADD/ADDI/SUB/MUL/LUI_INT
+                a = gp[f1 & 15]
+                gp[f0] = _w(a + f2) if sub == 1 else _w(a + gp[f2 & 15]) if sub == 0 else \
+                    _w(a - gp[f2 & 15]) if sub == 2 else _w(a * gp[f2 & 15]) if sub == 3 else _w(f1 << 12)
+            else:  # S_LD_INT / S_ST_INT
+                idx = _w(gp[f1 & 15] + f2)
+                if not 0 <= idx < hw.intsram_size:
+                    halted, fault, fault_pc, fault_detail = 1, M.F_OOB_INTSRAM, cur, idx
+                elif sub == 5:
+                    gp[f0] = _w(im[idx])
+                else:
+                    gp[0] = 0
+                    im[idx] = gp[f0]
+            gp[0] = 0
+            continue
         checks: list = []
         # ---- dependencies and unit (the handler's _schedule arguments) ----
         unit, dep, occ, lat = U_S, 0, occ_t[op], lat_t[op]
@@ -245,28 +286,7 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
         unit_free[unit] = end
         busy[unit] += occ
         # ---- checks, effects, data operations (per handler) ----
-        if cls == 0:
-            if sub == 0:
-                ar[f0] = _w(gp[f1] + gp[f2])
-            elif sub == 1:
-                stride = gp[f0]
-            elif sub == 2:
-                gp[f0] = f1
-            elif sub == 3:
-                dec = _w(gp[f0] - 1)
-                gp[f0] = dec
-                if dec != 0:
-                    pc = f1
-            elif sub == 5:
-                halted = 1
-            gp[0] = 0
-            continue
-        if cls == 1:  # SINT
-            a = gp[f1 & 15]  # S_LUI_INT: f1 is the immediate (unused here)
-            idx = _w(a + f2)
-            if sub in (5, 6):
-                checks = [(0 <= idx < hw.intsram_size, M.F_OOB_INTSRAM, idx)]
-        elif cls == 2:
+        if cls == 2:
             idx = _w(gp[f1 & 15] + f2) if sub in (7, 8) else 0
             if sub in (7, 8):
                 checks = [(0 <= idx < hw.fpsram_size, M.F_OOB_FPSRAM, idx)]
@@ -294,15 +314,7 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
             if not cond:
                 ok, halted, fault, fault_pc, fault_detail = False, 1, code, cur, detail
                 break
-        if cls == 1:
-            if ok and sub != 6:
-                res = (a + gp[f2 & 15], idx, a - gp[f2 & 15], a * gp[f2 & 15], f1 << 12, 0)[sub] if sub != 5 \
-                    else im[idx]
-                gp[f0] = _w(res)
-            gp[0] = 0
-            if ok and sub == 6:
-                im[idx] = gp[f0]
-        elif cls == 2:
+        if cls == 2:
             if sub == 8:
                 if ok:
                     ops.append((K_FST, steps, cur, idx, fps[f0 & 7]))
@@ -745,8 +757,9 @@ def data_runner(hw_json: str, H: int):
     enable_persistent_cache()
     hw = NPUConfig.model_validate_json(hw_json)
     dp = DataPath(hw, dims_of(hw, H))
+    # the state is donated: each chunk updates the memories in place instead of copying them (MBs per call)
     return (jax.jit(jax.vmap(dp.initial, in_axes=(0, None))),
-            jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None))))
+            jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0))
 
 
 _TRACES: OrderedDict = OrderedDict()
@@ -770,10 +783,9 @@ def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps
     groups = None if tr.exotic else schedule(tr.ops, hw, dims_of(hw, H))
     tr = tr._replace(ops=[])  # scheduled: the cache keeps only what a run needs
     ch = chunk_size(0 if groups is None else int(groups.n))
-    chunks = None if groups is None else [
-        tuple(jax.device_put(a) for a in (groups.kind[c:c + ch], groups.fields[c:c + ch], groups.seq[c:c + ch],
-                                          np.int32(min(ch, groups.n - c))))
-        for c in range(0, max(int(groups.n), 1), ch)]
+    chunks = None if groups is None else jax.device_put([  # one call for every array: it costs per call
+        (groups.kind[c:c + ch], groups.fields[c:c + ch], groups.seq[c:c + ch], np.int32(min(ch, groups.n - c)))
+        for c in range(0, max(int(groups.n), 1), ch)])
     _TRACES[key] = (tr, groups, chunks)
 
     def size(entry) -> int:

@@ -245,7 +245,8 @@ def test_generated_programs_fault_and_finish():
     assert nan >= 1
 
 
-@pytest.mark.parametrize("case", ["oob_vsram", "misaligned", "oob_hbm", "unset_areg", "step_budget", "nan_line"])
+@pytest.mark.parametrize("case", ["oob_vsram", "misaligned", "oob_hbm", "unset_areg", "step_budget", "nan_line",
+                                  "oob_intsram_store", "oob_intsram_load"])
 def test_faults_and_first_nonfinite_line(monkeypatch, case):
     task = TASKS["relu"]
     cfg = task.config("NPU", 1)
@@ -257,6 +258,9 @@ def test_faults_and_first_nonfinite_line(monkeypatch, case):
         "oob_hbm": ["S_LUI_INT gp1, 4000", "C_SET_ADDR_REG a0, gp1, gp0", "H_PREFETCH_V gp0, gp0, a0, 0, 1"],
         "unset_areg": ["H_PREFETCH_M gp0, gp0, a3, 0"],
         "step_budget": ["C_LOOP_START gp1, 60000", "S_ADDI_INT gp2, gp2, 1", "C_LOOP_END gp1"],
+        "oob_intsram_store": ["S_ADDI_INT gp2, gp0, 7", "S_ST_INT gp2, gp0, 3", "S_ADDI_INT gp1, gp0, -1",
+                              "S_ST_INT gp2, gp1, 0"],
+        "oob_intsram_load": ["S_ST_INT gp0, gp0, 1", "S_LD_INT gp3, gp0, 1", f"S_LD_INT gp2, gp0, {HW.intsram_size}"],
         "nan_line": ["S_LI_FP f1, 0.0", "S_RECI_FP f2, f1", "V_ADD_VF gp0, gp0, f2",
                      f"S_LUI_INT gp1, {out.offset >> 12}", f"S_ADDI_INT gp1, gp1, {out.offset & 0xFFF}",
                      "C_SET_ADDR_REG a0, gp1, gp0", "H_STORE_V gp0, gp0, a0, 0, 1"],
