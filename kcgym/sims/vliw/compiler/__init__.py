@@ -4,7 +4,8 @@ The templates write vectorised code one operation per line, in program order; th
 (:mod:`kcgym.sims.vliw.compiler.optimize`) then does what an ``-O2`` VLIW compiler does: unrolls
 innermost loops where registers allow and list-schedules every basic block into bundles (DMAs
 as early as their dependences allow). No software pipelining, no double buffering, no fusion
-across operators — the agent's job. One module per family of templates, each with its own ``TEMPLATES`` (and ``SCRATCH``) table, found by
+across operators — the agent's job. One module per family of templates, each with its own
+``TEMPLATES`` (and ``SCRATCH``) table, found by
 discovery (:func:`kcgym.discovery.collect`): a new task adds its template and nothing here.
 """
 

@@ -68,7 +68,7 @@ Node = Line | Note | Loop
 
 # ---- parsing the templates' assembly ----------------------------------------------------
 def parse_program(source: str) -> tuple[list[str], list[Node]]:
-    """The header comment lines and the loop tree of ``source`` (as :class:`~kcgym.sims.vliw.compiler.Asm` writes it)."""
+    """The header comment lines and the loop tree of ``source`` (as the compiler's ``Asm`` writes it)."""
     header: list[str] = []
     root: list[Node] = []
     stack: list[tuple[str, list[Node]]] = [("", root)]
@@ -102,107 +102,66 @@ def parse_program(source: str) -> tuple[list[str], list[Node]]:
     return header, root
 
 
-# ---- unrolling --------------------------------------------------------------------------
-def _registers(text: str, hw: VLIWConfig) -> list[tuple[str, bool, bool]]:
-    """(register, read, written) of each register operand of one operation."""
+# ---- registers --------------------------------------------------------------------------
+def _registers(text: str, hw: VLIWConfig) -> list[tuple[int, str, bool, bool]]:
+    """(operand index, register, read, written) of each register operand of one operation."""
     spec, args = operands(text, hw)
-    return [(arg, not od.name.endswith("d"), od.kind.write)
-            for od, arg in zip(spec.operands, args, strict=True) if isinstance(od.kind, Reg)]
+    return [(i, arg, not od.name.endswith("d"), od.kind.write)
+            for i, (od, arg) in enumerate(zip(spec.operands, args, strict=True)) if isinstance(od.kind, Reg)]
 
 
-def _mentioned(nodes: list[Node], hw: VLIWConfig, into: set[str]) -> set[str]:
-    for n in nodes:
+def _uses(text: str, hw: VLIWConfig) -> tuple[set[str], set[str]]:
+    """(registers read, registers purely written) of one operation."""
+    regs = _registers(text, hw)
+    read = {r for _, r, rd, _ in regs if rd}
+    return read, {r for _, r, rd, wr in regs if wr and r not in read}
+
+
+def live_before(nodes: list[Node], after: set[str], hw: VLIWConfig) -> set[str]:
+    """Registers whose values ``nodes`` may read before writing them, given those live after."""
+    live = set(after)
+    for n in reversed(nodes):
         if isinstance(n, Line):
-            into.update(r for r, _, _ in _registers(n.text, hw))
+            read, killed = _uses(n.text, hw)
+            live = (live - killed) | read
         elif isinstance(n, Loop):
-            if isinstance(n.count, str):
-                into.add(n.count)
-            _mentioned(n.body, hw, into)
-    return into
+            live = live_before_loop(n, live, hw)
+    return live
 
 
-def free_registers(nodes: list[Node], hw: VLIWConfig) -> dict[str, list[str]]:
-    """Per register file, the registers the program never names (r0 excluded: it is hardwired)."""
-    used = _mentioned(nodes, hw, set())
-    return {p: [r for i, r in enumerate(f.names()) if r not in used and i != f.zero] for p, f in FILES.items()}
+def live_at_body_end(loop: Loop, after: set[str], hw: VLIWConfig) -> set[str]:
+    """Registers live after the last bundle of the body: for the next iteration or after the loop."""
+    top: set[str] = set()
+    while True:
+        again = live_before(loop.body, after | top, hw)
+        if again == top:
+            return after | top
+        top = again
 
 
-def temporaries(body: list[Line], hw: VLIWConfig) -> list[str]:
-    """Registers the body writes, purely, before it reads them: each iteration's own values."""
-    seen: set[str] = set()
-    temps: list[str] = []
-    for line in body:
-        regs = _registers(line.text, hw)
-        read = {r for r, rd, _ in regs if rd}
-        for r, _, wr in regs:
-            if r not in seen:
-                seen.add(r)
-                if wr and r not in read:
-                    temps.append(r)
-    return temps
+def live_before_loop(loop: Loop, after: set[str], hw: VLIWConfig) -> set[str]:
+    top = live_before(loop.body, live_at_body_end(loop, after, hw), hw)
+    if isinstance(loop.count, str):  # the count register is read, and the body may run zero times
+        return top | after | {loop.count}
+    return top if loop.count > 0 else after
 
 
-def _renamed(line: Line, names: dict[str, str], hw: VLIWConfig) -> Line:
-    if not names:
-        return line
-    spec, args = operands(line.text, hw)
-    new = [names.get(a, a) if isinstance(od.kind, Reg) else a for od, a in zip(spec.operands, args, strict=True)]
-    return Line(f"{line.text.split(' ', 1)[0]} " + ", ".join(new), line.comment)
-
-
-def _copies(body: list[Line], count: int, sets: list[dict[str, str]], hw: VLIWConfig) -> list[Node]:
-    """``count`` copies of ``body``: copy k renamed by ``sets[k]``, the last one with the original names."""
-    out: list[Node] = []
-    for k in range(count):
-        names = sets[k] if k < count - 1 else {}
-        out += [_renamed(line, names, hw) for line in body]
-    return out
-
-
-def unroll(nodes: list[Node], free: dict[str, list[str]], hw: VLIWConfig, max_unroll: int,
-           full_ops: int) -> list[Node]:
-    """``nodes`` with every innermost loop of known count unrolled (see the module docstring)."""
-    out: list[Node] = []
-    for n in nodes:
-        if not isinstance(n, Loop):
-            out.append(n)
-        elif any(isinstance(b, Loop) for b in n.body):
-            out.append(Loop(n.count, n.comment, unroll(n.body, free, hw, max_unroll, full_ops)))
-        else:
-            out += _unroll_inner(n, free, hw, max_unroll, full_ops)
-    return out
-
-
-def _unroll_inner(loop: Loop, free: dict[str, list[str]], hw: VLIWConfig, max_unroll: int,
-                  full_ops: int) -> list[Node]:
+# ---- unrolling --------------------------------------------------------------------------
+def unroll_choices(loop: Loop, max_unroll: int, full_ops: int) -> list[tuple[int, int]]:
+    """(copies per iteration, iterations) to try for an innermost loop, best first; (count, 0): unroll fully."""
     body = [b for b in loop.body if isinstance(b, Line)]
     count = loop.count
-    if not isinstance(count, int) or count < 2 or not body or max_unroll < 2:
-        return [loop]
-    temps = temporaries(body, hw)
-    capacity = max_unroll - 1  # renamed copies the free registers allow
-    for prefix, regs in free.items():
-        need = sum(1 for t in temps if t[0] == prefix)
-        if need:
-            capacity = min(capacity, len(regs) // need)
-    sets = []
-    for k in range(max(capacity, 0)):
-        names: dict[str, str] = {}
-        for prefix in free:
-            mine = [t for t in temps if t[0] == prefix]
-            names.update(zip(mine, free[prefix][k * len(mine):(k + 1) * len(mine)], strict=True))
-        sets.append(names)
-    notes: list[Node] = [b for b in loop.body if isinstance(b, Note)]
-    if count - 1 <= capacity and count * len(body) <= full_ops:
-        return notes + [Note(f"{loop.comment + ': ' if loop.comment else ''}unrolled {count}x")] + \
-            _copies(body, count, sets, hw)
-    u = min(capacity + 1, count // 2)
-    if u < 2:
-        return [loop]
-    main = Loop(count // u, f"{loop.comment + ', ' if loop.comment else ''}unrolled {u}x",
-                notes + _copies(body, u, sets, hw))
-    rest = count % u
-    return [main] + ([Note(f"the last {rest} iteration(s)")] + _copies(body, rest, sets, hw) if rest else [])
+    if not isinstance(count, int) or count < 2 or not body or any(isinstance(b, Loop) for b in loop.body):
+        return []
+    out = []
+    if count * len(body) <= full_ops:
+        out.append((count, 0))
+    u = max_unroll
+    while u >= 2:
+        if count // u >= 2:
+            out.append((u, count // u))
+        u //= 2
+    return out
 
 
 # ---- pointer values: what each memory access touches -------------------------------------
@@ -253,7 +212,7 @@ def step(text: str, env: dict[str, Value], hw: VLIWConfig) -> tuple[Access, ...]
     elif mn == "PADDI" and _int(args[2]) is not None:
         env[args[0]] = _shift(env[args[1]], int(args[2], 0))
     else:
-        for r, _, wr in _registers(text, hw):
+        for _, r, _, wr in _registers(text, hw):
             if wr and r.startswith("p"):
                 env[r] = _unknown()
     return tuple(acc)
@@ -264,15 +223,16 @@ class Walker:
 
     def __init__(self, hw: VLIWConfig):
         self.hw = hw
-        self._strides: dict[int, dict[str, int | None]] = {}
+        self._strides: dict[int, tuple[Loop, dict[str, int | None]]] = {}
 
     def strides(self, loop: Loop) -> dict[str, int | None]:
         """Per pointer register, what one iteration adds to it (None: not a constant)."""
-        if id(loop) not in self._strides:
+        if id(loop) not in self._strides:  # the loop is kept with its strides: its id names it while this lives
             env: dict[str, Value] = {p: (("start", id(loop), p), 0) for p in P.names()}
             self.effect(loop.body, env)
-            self._strides[id(loop)] = {p: v[1] if v[0] == ("start", id(loop), p) else None for p, v in env.items()}
-        return self._strides[id(loop)]
+            self._strides[id(loop)] = (loop, {p: v[1] if v[0] == ("start", id(loop), p) else None
+                                              for p, v in env.items()})
+        return self._strides[id(loop)][1]
 
     def entry(self, loop: Loop, env: dict[str, Value]) -> dict[str, Value]:
         """Pointer values at the top of any iteration, from those before the loop."""
@@ -306,6 +266,109 @@ class Walker:
                 env.update(self.exit(n, env))
 
 
+# ---- register renaming and allocation ------------------------------------------------------
+INF = 1 << 30
+
+
+@dataclass
+class Web:
+    """One value of a register in a block: a pure write and the accesses that follow until the next one."""
+
+    reg: str
+    first: int | None  # the operation that writes it (None: live into the block)
+    ops: list[int] = field(default_factory=list)
+    writers: list[int] = field(default_factory=list)
+    pinned: bool = False  # keeps its register: live into or out of the block
+
+    @property
+    def name(self) -> str:
+        return self.reg if self.pinned else f"{self.reg}~{id(self)}"
+
+
+def webs(lines: list[Line], live_out: set[str], hw: VLIWConfig) -> tuple[list[Web], list[list[tuple[int, Web]]]]:
+    """Every register value of the block, and per operation which operand belongs to which value."""
+    current: dict[str, Web] = {}
+    out: list[Web] = []
+    per_op: list[list[tuple[int, Web]]] = []
+    for k, line in enumerate(lines):
+        regs = [r for r in _registers(line.text, hw) if r[1] != "r0"]
+        read = {r for _, r, rd, _ in regs if rd}
+        mine: list[tuple[int, Web]] = []
+        for idx, r, rd, wr in regs:
+            if rd or (wr and r in read):
+                if r not in current:
+                    current[r] = Web(r, None, pinned=True)
+                    out.append(current[r])
+                w = current[r]
+                w.ops.append(k)
+                if wr:
+                    w.writers.append(k)
+                mine.append((idx, w))
+        for idx, r, _, wr in regs:
+            if wr and r not in read:
+                current[r] = w = Web(r, k, [k], [k])
+                out.append(w)
+                mine.append((idx, w))
+        per_op.append(mine)
+    for r, w in current.items():
+        if r in live_out:
+            w.pinned = True
+    return out, per_op
+
+
+def _rewrite(text: str, names: dict[int, str], hw: VLIWConfig) -> str:
+    spec, args = operands(text, hw)
+    return f"{text.split(' ', 1)[0]} " + ", ".join(names.get(i, a) for i, a in enumerate(args)) if args else text
+
+
+def allocate(lines: list[Line], mem: list[tuple[Access, ...]], live_out: set[str],
+             hw: VLIWConfig) -> tuple[list[list[int]], list[str]] | None:
+    """List-schedule the block with every value not live in or out renamed apart, then give the values registers.
+
+    Returns (bundles of operation indices, operation texts), or None when the schedule needs more registers
+    of a file than there are (the caller then schedules the block with its own register names).
+    """
+    all_webs, per_op = webs(lines, live_out, hw)
+    texts = [_rewrite(line.text, {i: w.name for i, w in mine}, hw) for line, mine in zip(lines, per_op, strict=True)]
+    ops = [parse(t, hw, m) for t, m in zip(texts, mem, strict=True)]
+    bundles = schedule_ops(ops, hw)
+    at = {k: t for t, b in enumerate(bundles) for k in b}
+    span: dict[int, tuple[int, int, int]] = {}  # id(web) -> (first bundle, last bundle, last bundle that writes)
+    last = {w.reg: w for w in all_webs}
+    for w in all_webs:
+        start = -1 if w.first is None else at[w.first]
+        end = max((at[k] for k in w.ops), default=start)
+        if w.pinned and w.reg in live_out and w is last[w.reg]:
+            end = INF
+        span[id(w)] = (start, end, max((at[k] for k in w.writers), default=-1))
+    taken: dict[str, list[tuple[int, int, int]]] = {}
+    mentioned = {w.reg for w in all_webs}
+    for r in live_out - mentioned:
+        taken[r] = [(-1, INF, -1)]
+    for w in all_webs:
+        if w.pinned:
+            taken.setdefault(w.reg, []).append(span[id(w)])
+    names: dict[int, str] = {}
+    for w in sorted((w for w in all_webs if not w.pinned), key=lambda w: span[id(w)]):
+        mine = span[id(w)]
+        f = FILES[w.reg[0]]
+        candidates = [w.reg] + [r for i, r in enumerate(f.names()) if i != f.zero and r != w.reg]
+        reg = next((r for r in candidates if all(_apart(mine, o) for o in taken.get(r, []))), None)
+        if reg is None:
+            return None
+        taken.setdefault(reg, []).append(mine)
+        names[id(w)] = reg
+    final = [_rewrite(line.text, {i: names.get(id(w), w.reg) for i, w in mine}, hw)
+             for line, mine in zip(lines, per_op, strict=True)]
+    return bundles, final
+
+
+def _apart(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
+    """May two values share a register? One must be written after the other's last access (in that bundle:
+    reads see the state before it) and after its last write."""
+    return (a[0] >= b[1] and a[0] > b[2] and a[0] > b[0]) or (b[0] >= a[1] and b[0] > a[2] and b[0] > a[0])
+
+
 # ---- scheduling and emission -------------------------------------------------------------
 def _bundle_text(ops: list[Line]) -> str:
     comments = list(dict.fromkeys(o.comment for o in ops if o.comment))
@@ -314,41 +377,102 @@ def _bundle_text(ops: list[Line]) -> str:
 
 
 class Emitter:
-    """Schedules the blocks of a loop tree and writes the bundles, one line each."""
+    """Unrolls, schedules and allocates the blocks of a loop tree and writes the bundles, one line each."""
 
-    def __init__(self, hw: VLIWConfig):
+    def __init__(self, hw: VLIWConfig, max_unroll: int, full_ops: int):
         self.hw, self.walker = hw, Walker(hw)
+        self.max_unroll, self.full_ops = max_unroll, full_ops
         self.lines: list[str] = []
         self.bundles = 0
         self.labels = 0
+        self.renamed = self.blocks = 0
         self._last_ops: list[Op] = []
+        self._unrolled: set[int] = set()
+        self._keep: list[Loop] = []
 
-    def block(self, nodes: list[Node], env: dict[str, Value], depth: int) -> None:
+    def _schedule(self, run: list[Line], env: dict[str, Value], live_out: set[str],
+                  rename: bool = True) -> tuple[list[list[int]], list[str], list[Op]] | None:
+        """Bundles (operation indices), final texts and ops of one block; steps ``env`` past it."""
+        mem = [step(line.text, env, self.hw) for line in run]
+        got = allocate(run, mem, live_out, self.hw) if rename else None
+        if got is None:
+            if rename:
+                return None
+            ops = [parse(line.text, self.hw, m) for line, m in zip(run, mem, strict=True)]
+            return schedule_ops(ops, self.hw), [line.text for line in run], ops
+        bundles, texts = got
+        return bundles, texts, [parse(t, self.hw, m) for t, m in zip(texts, mem, strict=True)]
+
+    def block(self, nodes: list[Node], env: dict[str, Value], depth: int, after: set[str]) -> None:
+        nodes = list(nodes)
         run: list[Line] = []
-        for n in nodes:
+        i = 0
+        while i < len(nodes):
+            n = nodes[i]
             if isinstance(n, Line):
                 run.append(n)
             elif isinstance(n, Note):
                 self.lines.append("    " * depth + f"// {n.text}")
             else:
-                last = self._run(run, env, depth)
+                replaced = self._unroll(n, env, run, nodes[i + 1:], after)
+                if replaced is not None:
+                    nodes[i:i + 1] = replaced
+                    continue
+                last = self._run(run, env, depth, live_before(nodes[i:], after, self.hw))
                 run = []
-                self._loop(n, env, depth, last)
-        self._run(run, env, depth)
+                self._loop(n, env, depth, last, live_before(nodes[i + 1:], after, self.hw))
+            i += 1
+        self._run(run, env, depth, after)
 
-    def _run(self, run: list[Line], env: dict[str, Value], depth: int) -> list[Line] | None:
+    def _unroll(self, loop: Loop, env: dict[str, Value], run: list[Line], rest: list[Node],
+                after: set[str]) -> list[Node] | None:
+        """The unrolled form of an innermost loop whose unrolled body still fits the registers, or None."""
+        if id(loop) in self._unrolled:
+            return None
+        body = [b for b in loop.body if isinstance(b, Line)]
+        notes: list[Node] = [b for b in loop.body if isinstance(b, Note)]
+        for copies, iterations in unroll_choices(loop, self.max_unroll, self.full_ops):
+            tail = body * (loop.count % copies if iterations else 0)  # type: ignore[operator]
+            if not iterations:  # completely: the copies join the block around the loop
+                if self._schedule(run + body * copies, dict(env), live_before(rest, after, self.hw)) is not None:
+                    return notes + [Note(f"{loop.comment + ': ' if loop.comment else ''}unrolled {copies}x")] + \
+                        body * copies  # type: ignore[return-value]
+                continue
+            new = Loop(iterations, f"{loop.comment + ', ' if loop.comment else ''}unrolled {copies}x",
+                       notes + body * copies)  # type: ignore[operator]
+            outer = dict(env)
+            for line in run:
+                step(line.text, outer, self.hw)
+            body_after = live_at_body_end(new, live_before(tail + rest, after, self.hw), self.hw)  # type: ignore[operator]
+            if self._schedule(body * copies, self.walker.entry(new, outer), body_after) is not None:
+                self._unrolled.add(id(new))
+                self._keep.append(new)
+                return [new] + ([Note(f"the last {len(tail) // len(body)} iteration(s)")] + tail if tail else [])
+        return None
+
+    def _run(self, run: list[Line], env: dict[str, Value], depth: int, live_out: set[str]) -> list[Line] | None:
         """Schedule one basic block; returns its last bundle (which a following LOOP may join)."""
         if not run:
             return None
-        ops = [parse(line.text, self.hw, step(line.text, env, self.hw)) for line in run]
-        placed = [b for b in schedule_ops(ops, self.hw) if b]
+        got = self._schedule(run, dict(env), live_out)
+        self.blocks += 1
+        if got is None:
+            got = self._schedule(run, env, live_out, rename=False)
+        else:
+            self.renamed += 1
+            for line in run:  # step env past the block (pointer values do not depend on register names)
+                step(line.text, env, self.hw)
+        assert got is not None
+        bundles, texts, ops = got
+        placed = [b for b in bundles if b]
         for b in placed:
-            self.lines.append("    " * depth + _bundle_text([run[i] for i in b]))
+            self.lines.append("    " * depth + _bundle_text([Line(texts[i], run[i].comment) for i in b]))
         self.bundles += len(placed)
         self._last_ops = [ops[i] for i in placed[-1]]
-        return [run[i] for i in placed[-1]]
+        return [Line(texts[i], run[i].comment) for i in placed[-1]]
 
-    def _loop(self, loop: Loop, env: dict[str, Value], depth: int, last: list[Line] | None) -> None:
+    def _loop(self, loop: Loop, env: dict[str, Value], depth: int, last: list[Line] | None,
+              after: set[str]) -> None:
         self.labels += 1
         end = f"end_{self.labels}"
         head = Line(f"{'LOOPI' if isinstance(loop.count, int) else 'LOOP'} {loop.count}, {end}", loop.comment)
@@ -361,8 +485,7 @@ class Emitter:
             self.lines.append("    " * depth + _bundle_text([head]))
             self.bundles += 1
         outer = dict(env)
-        body_env = self.walker.entry(loop, outer)
-        self.block(loop.body, body_env, depth + 1)
+        self.block(loop.body, self.walker.entry(loop, outer), depth + 1, live_at_body_end(loop, after, self.hw))
         self.lines.append("    " * depth + f"{end}:")
         env.update(self.walker.exit(loop, outer))
 
@@ -370,11 +493,10 @@ class Emitter:
 def optimize(source: str, hw: VLIWConfig) -> str:
     """The -O2 form of a template kernel (see the module docstring); same results, fewer cycles."""
     header, tree = parse_program(source)
-    free = free_registers(tree, hw)
     factor, full = MAX_UNROLL, FULL_UNROLL_OPS
     while True:
-        em = Emitter(hw)
-        em.block(unroll(tree, free, hw, factor, full), {p: (None, 0) for p in P.names()}, 0)
+        em = Emitter(hw, factor, full)
+        em.block(tree, {p: (None, 0) for p in P.names()}, 0, set())
         if em.bundles <= hw.imem_bundles or factor < 2:
             break
         factor, full = factor // 2, full // 2
