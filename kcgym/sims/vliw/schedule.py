@@ -26,8 +26,9 @@ from kcgym.sims.vliw.isa import SLOTS, make_isa
 class Access:
     """Bytes ``[lo, hi)`` of ``space`` ("DM" or "EXT") from a symbolic ``base`` (None: address 0).
 
-    Accesses from different bases may overlap (nothing is known about the bases); from one base they
-    overlap exactly when their ranges do. ``banked``: a VLD/VLDB/VST, which takes a bank (VLIW-T3).
+    Accesses from different bases may overlap unless ``where`` (the absolute bytes the access may touch,
+    over every value the base takes; None: unknown) says they cannot; from one base they overlap exactly
+    when their ranges do. ``banked``: a VLD/VLDB/VST, which takes a bank (VLIW-T3).
     """
 
     space: str
@@ -36,16 +37,28 @@ class Access:
     hi: int
     write: bool
     banked: bool = False
+    where: tuple[int, int] | None = None
 
     def conflicts(self, other: Access) -> bool:
         """Must the two keep their program order?"""
         if self.space != other.space or not (self.write or other.write):
             return False
+        if self.where and other.where and (self.where[1] <= other.where[0] or other.where[1] <= self.where[0]):
+            return False
         return self.base != other.base or (self.lo < other.hi and other.lo < self.hi)
 
     def same_bank(self, other: Access, bank_bytes: int) -> bool:
         """Known (or, from one base less than a bank apart, likely) to hit one bank together."""
-        if not (self.banked and other.banked) or self.base != other.base:
+        if not (self.banked and other.banked):
+            return False
+        if self.where and other.where:
+            a = {self.where[0] // bank_bytes, (self.where[1] - 1) // bank_bytes}
+            b = {other.where[0] // bank_bytes, (other.where[1] - 1) // bank_bytes}
+            if len(a) == 1 and a == b:
+                return True
+            if max(a) < min(b) or max(b) < min(a):
+                return False
+        if self.base != other.base:
             return False
         if self.base is None:
             return self.lo // bank_bytes == other.lo // bank_bytes

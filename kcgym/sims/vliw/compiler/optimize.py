@@ -147,6 +147,26 @@ def live_before_loop(loop: Loop, after: set[str], hw: VLIWConfig) -> set[str]:
 
 
 # ---- unrolling --------------------------------------------------------------------------
+def expand(nodes: list[Node], full_ops: int) -> list[Node]:
+    """Unroll completely, innermost first, every loop of known count whose body is (or becomes) straight-line
+    and at most ``full_ops`` operations in all: an outer loop over a small one becomes innermost itself."""
+    out: list[Node] = []
+    for n in nodes:
+        if not isinstance(n, Loop):
+            out.append(n)
+            continue
+        body = expand(n.body, full_ops)
+        lines = [b for b in body if isinstance(b, Line)]
+        if isinstance(n.count, int) and n.count >= 1 and lines and len(lines) * n.count <= full_ops and not any(
+                isinstance(b, Loop) for b in body):
+            out += [b for b in body if isinstance(b, Note)]
+            out.append(Note(f"{n.comment + ': ' if n.comment else ''}unrolled {n.count}x"))
+            out += lines * n.count
+        else:
+            out.append(Loop(n.count, n.comment, body))
+    return out
+
+
 def unroll_choices(loop: Loop, max_unroll: int, full_ops: int) -> list[tuple[int, int]]:
     """(copies per iteration, iterations) to try for an innermost loop, best first; (count, 0): unroll fully."""
     body = [b for b in loop.body if isinstance(b, Line)]
@@ -177,6 +197,25 @@ def _shift(v: Value, by: int) -> Value:
     return (v[0], v[1] + by)
 
 
+def bounds(v: Value) -> tuple[int, int] | None:
+    """The least and greatest address a pointer value takes (over the iterations of its loops), if known."""
+    base, off = v
+    if base is None:
+        return off, off
+    if isinstance(base, tuple) and base[0] == "iv" and isinstance(base[4], int):
+        inner = bounds((base[2], off))
+        if inner is None:
+            return None
+        reach = (base[4] - 1) * base[3]
+        return inner[0] + min(0, reach), inner[1] + max(0, reach)
+    return None
+
+
+def _dm(v: Value, width: int, write: bool, banked: bool) -> Access:
+    b = bounds(v)
+    return Access("DM", v[0], v[1], v[1] + width, write, banked, None if b is None else (b[0], b[1] + width))
+
+
 def _int(text: str) -> int | None:
     try:
         return int(text, 0)
@@ -193,15 +232,12 @@ def step(text: str, env: dict[str, Value], hw: VLIWConfig) -> tuple[Access, ...]
     mn = spec.mnemonic
     acc: list[Access] = []
     if mn in DM_WIDTH:
-        base, off = env[args[1]]
-        acc.append(Access("DM", base, off, off + DM_WIDTH[mn], write=mn == "VST", banked=True))
+        acc.append(_dm(env[args[1]], DM_WIDTH[mn], write=mn == "VST", banked=True))
     elif spec.cls == "DMA":
         rows, rowbytes = _int(args[3]), _int(args[4])
-        base, off = env[args[0]]
-        if rows is None or rowbytes is None:
-            base, off, rows, rowbytes = _unknown()[0], 0, 1, hw.dm_bytes
         into = mn.startswith("DMAI")
-        acc += [Access("DM", base, off, off + rows * rowbytes, write=into),
+        where = env[args[0]] if rows is not None and rowbytes is not None else _unknown()
+        acc += [_dm(where, (rows or 1) * (rowbytes or hw.dm_bytes), write=into, banked=False),
                 Access("EXT", EXT.base, 0, 1, write=not into)]
     # the pointer registers it writes
     if mn in DM_WIDTH:
@@ -243,7 +279,7 @@ class Walker:
             elif s is None:
                 out[p] = _unknown()
             else:
-                out[p] = (("iv", id(loop), env[p][0], s), env[p][1])
+                out[p] = (("iv", id(loop), env[p][0], s, loop.count), env[p][1])
         return out
 
     def exit(self, loop: Loop, env: dict[str, Value]) -> dict[str, Value]:
@@ -426,20 +462,39 @@ class Emitter:
 
     def _unroll(self, loop: Loop, env: dict[str, Value], run: list[Line], rest: list[Node],
                 after: set[str]) -> list[Node] | None:
-        """The unrolled form of an innermost loop whose unrolled body still fits the registers, or None."""
+        """The unrolled form of a loop whose unrolled body still fits the registers, or None.
+
+        A loop over small loops is tried first with those unrolled completely (then it is innermost itself).
+        """
         if id(loop) in self._unrolled:
             return None
+        flat = None
+        if any(isinstance(b, Loop) for b in loop.body):
+            body = expand(loop.body, self.full_ops)
+            if not any(isinstance(b, Loop) for b in body):
+                flat = Loop(loop.count, loop.comment, body)
+        for cand in ([flat] if flat else []) + [loop]:
+            got = self._unroll_inner(cand, env, run, rest, after, plain=cand is flat)
+            if got is not None:
+                return got
+        return None
+
+    def _unroll_inner(self, loop: Loop, env: dict[str, Value], run: list[Line], rest: list[Node],
+                      after: set[str], plain: bool) -> list[Node] | None:
         body = [b for b in loop.body if isinstance(b, Line)]
         notes: list[Node] = [b for b in loop.body if isinstance(b, Note)]
-        for copies, iterations in unroll_choices(loop, self.max_unroll, self.full_ops):
+        choices = unroll_choices(loop, self.max_unroll, self.full_ops)
+        if plain and isinstance(loop.count, int) and loop.count > 0:
+            choices.append((1, loop.count))  # a loop whose inner loops alone were unrolled
+        for copies, iterations in choices:
             tail = body * (loop.count % copies if iterations else 0)  # type: ignore[operator]
             if not iterations:  # completely: the copies join the block around the loop
                 if self._schedule(run + body * copies, dict(env), live_before(rest, after, self.hw)) is not None:
                     return notes + [Note(f"{loop.comment + ': ' if loop.comment else ''}unrolled {copies}x")] + \
                         body * copies  # type: ignore[return-value]
                 continue
-            new = Loop(iterations, f"{loop.comment + ', ' if loop.comment else ''}unrolled {copies}x",
-                       notes + body * copies)  # type: ignore[operator]
+            comment = f"{loop.comment + ', ' if loop.comment else ''}unrolled {copies}x" if copies > 1 else loop.comment
+            new = Loop(iterations, comment, notes + body * copies)  # type: ignore[operator]
             outer = dict(env)
             for line in run:
                 step(line.text, outer, self.hw)
