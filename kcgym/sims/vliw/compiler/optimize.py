@@ -23,7 +23,7 @@ the cycle the stall costs anyway.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 from kcgym.isa.spec import Reg
@@ -186,6 +186,7 @@ def unroll_choices(loop: Loop, max_unroll: int, full_ops: int) -> list[tuple[int
 
 # ---- pointer values: what each memory access touches -------------------------------------
 Value = tuple[Hashable | None, int]  # (symbolic base, byte offset); base None: a known address
+TRACKED = P.names() + R.names()[1:]  # the registers whose values the walk follows (r0 is always 0)
 _fresh = itertools.count()
 
 
@@ -202,6 +203,8 @@ def bounds(v: Value) -> tuple[int, int] | None:
     base, off = v
     if base is None:
         return off, off
+    if isinstance(base, tuple) and base[0] == "range":
+        return base[1] + off, base[2] + off
     if isinstance(base, tuple) and base[0] == "iv" and isinstance(base[4], int):
         inner = bounds((base[2], off))
         if inner is None:
@@ -239,19 +242,66 @@ def step(text: str, env: dict[str, Value], hw: VLIWConfig) -> tuple[Access, ...]
         where = env[args[0]] if rows is not None and rowbytes is not None else _unknown()
         acc += [_dm(where, (rows or 1) * (rowbytes or hw.dm_bytes), write=into, banked=False),
                 Access("EXT", EXT.base, 0, 1, write=not into)]
-    # the pointer registers it writes
+    _values(mn, args, text, env, hw)
+    return tuple(acc)
+
+
+def _range(lo: int, hi: int) -> Value:
+    """A value known only to lie in [lo, hi]."""
+    return (("range", lo, hi, next(_fresh)), 0)
+
+
+def _add(a: Value, b: Value, sign: int = 1) -> Value:
+    if b[0] is None:
+        return _shift(a, sign * b[1])
+    if a[0] is None and sign == 1:
+        return _shift(b, a[1])
+    ba, bb = bounds(a), bounds(b)
+    if ba is None or bb is None:
+        return _unknown()
+    return _range(ba[0] + bb[0], ba[1] + bb[1]) if sign == 1 else _range(ba[0] - bb[1], ba[1] - bb[0])
+
+
+def _monotone(v: Value, f: Callable[[int], int]) -> Value:
+    """f(v) for f non-decreasing on non-negative integers."""
+    if v[0] is None:
+        return (None, f(v[1]))
+    b = bounds(v)
+    return _range(f(b[0]), f(b[1])) if b is not None and b[0] >= 0 else _unknown()
+
+
+def _values(mn: str, args: list[str], text: str, env: dict[str, Value], hw: VLIWConfig) -> None:
+    """Update the scalar and pointer values (``env``) past one operation: exact where the operation is affine,
+    as a range where its inputs' ranges say enough, unknown otherwise."""
+    imm = _int(args[-1]) if args else None
+    new: Value | None = None
     if mn in DM_WIDTH:
         inc = _int(args[2])
         env[args[1]] = _shift(env[args[1]], inc) if inc is not None else _unknown()
-    elif mn == "PMOVI" and _int(args[1]) is not None:
-        env[args[0]] = (None, int(args[1], 0))
-    elif mn == "PADDI" and _int(args[2]) is not None:
-        env[args[0]] = _shift(env[args[1]], int(args[2], 0))
-    else:
-        for _, r, _, wr in _registers(text, hw):
-            if wr and r.startswith("p"):
-                env[r] = _unknown()
-    return tuple(acc)
+        return
+    if mn in ("PMOVI", "MOVI") and imm is not None:
+        new = (None, imm)
+    elif mn in ("PADDI", "ADDI") and imm is not None:
+        new = _shift(env[args[1]], imm)
+    elif mn in ("PMOV", "MOVP"):
+        new = env[args[1]]
+    elif mn in ("PADD", "ADD", "SUB"):
+        new = _add(env[args[1]], env[args[2]], -1 if mn == "SUB" else 1)
+    elif mn in ("SHLI", "SHRI") and imm is not None:
+        new = _monotone(env[args[1]], (lambda x: x << imm) if mn == "SHLI" else (lambda x: x >> imm))
+    elif mn == "ANDI" and imm is not None:
+        v = env[args[1]]
+        b = bounds(v)
+        new = (None, v[1] & imm) if v[0] is None else _range(0, min(imm, b[1]) if b and b[0] >= 0 else imm)
+    elif mn == "MUL":
+        a, b = env[args[1]], env[args[2]]
+        if a[0] is not None and b[0] is None:
+            a, b = b, a
+        if a[0] is None and a[1] >= 0:
+            new = _monotone(b, lambda x: x * a[1])
+    for _, r, _, wr in _registers(text, hw):
+        if wr and r[0] in "pr" and r != "r0":
+            env[r] = new if new is not None and r == args[0] else _unknown()
 
 
 class Walker:
@@ -264,15 +314,16 @@ class Walker:
     def strides(self, loop: Loop) -> dict[str, int | None]:
         """Per pointer register, what one iteration adds to it (None: not a constant)."""
         if id(loop) not in self._strides:  # the loop is kept with its strides: its id names it while this lives
-            env: dict[str, Value] = {p: (("start", id(loop), p), 0) for p in P.names()}
+            env: dict[str, Value] = {p: (("start", id(loop), p), 0) for p in TRACKED}
+            env["r0"] = (None, 0)
             self.effect(loop.body, env)
-            self._strides[id(loop)] = (loop, {p: v[1] if v[0] == ("start", id(loop), p) else None
-                                              for p, v in env.items()})
+            self._strides[id(loop)] = (loop, {p: env[p][1] if env[p][0] == ("start", id(loop), p) else None
+                                              for p in TRACKED})
         return self._strides[id(loop)][1]
 
     def entry(self, loop: Loop, env: dict[str, Value]) -> dict[str, Value]:
         """Pointer values at the top of any iteration, from those before the loop."""
-        out = {}
+        out = {"r0": env["r0"]}
         for p, s in self.strides(loop).items():
             if s == 0:
                 out[p] = env[p]
@@ -284,7 +335,7 @@ class Walker:
 
     def exit(self, loop: Loop, env: dict[str, Value]) -> dict[str, Value]:
         """Pointer values after the loop."""
-        out = {}
+        out = {"r0": env["r0"]}
         for p, s in self.strides(loop).items():
             if s == 0:
                 out[p] = env[p]
@@ -551,7 +602,7 @@ def optimize(source: str, hw: VLIWConfig) -> str:
     factor, full = MAX_UNROLL, FULL_UNROLL_OPS
     while True:
         em = Emitter(hw, factor, full)
-        em.block(tree, {p: (None, 0) for p in P.names()}, 0, set())
+        em.block(tree, {p: (None, 0) for p in TRACKED + ["r0"]}, 0, set())
         if em.bundles <= hw.imem_bundles or factor < 2:
             break
         factor, full = factor // 2, full // 2
