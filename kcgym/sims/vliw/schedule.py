@@ -94,16 +94,22 @@ def parse(text: str, hw: VLIWConfig, mem: tuple[Access, ...] = ()) -> Op:
     return Op(text.strip(), spec.unit, tuple(reads), tuple(writes), mem)
 
 
-def schedule_ops(ops: list[Op], hw: VLIWConfig, slots: dict[str, int] | None = None) -> list[list[int]]:
-    """Pack ``ops`` (program order) into bundles; returns each bundle's operation indices (a bundle may be empty)."""
+def schedule_ops(ops: list[Op], hw: VLIWConfig, slots: dict[str, int] | None = None,
+                 window: int | None = None) -> list[list[int]]:
+    """Pack ``ops`` (program order) into bundles; returns each bundle's operation indices (a bundle may be empty).
+
+    ``window``: no operation is placed before the bundle of the one ``window`` places earlier in program
+    order, which bounds how far values are hoisted above their uses (and so the registers they hold).
+    """
     limit = {**SLOTS, **(slots or {})}
     bundles: list[list[int]] = []
     ready: dict[str, int] = {}  # register -> cycle its latest value is usable
     last_write: dict[str, int] = {}  # register -> bundle of its latest writer
     last_read: dict[str, int] = {}  # register -> latest bundle that reads its current value
     placed: list[tuple[int, Access]] = []  # (bundle, access) of every access placed so far
+    where: list[int] = []  # bundle of each operation placed
     for i, op in enumerate(ops):
-        t = 0
+        t = where[i - window] if window is not None and i >= window else 0
         for r in op.reads:
             t = max(t, ready.get(r, 0))
         for r, _ in op.writes:
@@ -122,6 +128,7 @@ def schedule_ops(ops: list[Op], hw: VLIWConfig, slots: dict[str, int] | None = N
                 break
             t += 1
         bundles[t].append(i)
+        where.append(t)
         placed += [(t, a) for a in op.mem]
         for r in op.reads:
             last_read[r] = max(last_read.get(r, 0), t)

@@ -355,6 +355,8 @@ class Walker:
 
 # ---- register renaming and allocation ------------------------------------------------------
 INF = 1 << 30
+# how far (operations, in program order) the scheduler may hoist, tried in turn until the values fit the registers
+WINDOWS: tuple[int | None, ...] = (None, 32, 16, 8, 4)
 
 
 @dataclass
@@ -412,13 +414,25 @@ def allocate(lines: list[Line], mem: list[tuple[Access, ...]], live_out: set[str
              hw: VLIWConfig) -> tuple[list[list[int]], list[str]] | None:
     """List-schedule the block with every value not live in or out renamed apart, then give the values registers.
 
-    Returns (bundles of operation indices, operation texts), or None when the schedule needs more registers
-    of a file than there are (the caller then schedules the block with its own register names).
+    The schedule hoists as far as dependences allow; where its values need more registers than a file has,
+    the hoisting is bounded (:data:`WINDOWS`) until they fit. Returns (bundles of operation indices, operation
+    texts), or None when nothing fits (the caller then schedules the block with its own register names).
     """
     all_webs, per_op = webs(lines, live_out, hw)
     texts = [_rewrite(line.text, {i: w.name for i, w in mine}, hw) for line, mine in zip(lines, per_op, strict=True)]
     ops = [parse(t, hw, m) for t, m in zip(texts, mem, strict=True)]
-    bundles = schedule_ops(ops, hw)
+    for window in WINDOWS:
+        bundles = schedule_ops(ops, hw, window=window)
+        names = _assign(all_webs, bundles, live_out)
+        if names is not None:
+            final = [_rewrite(line.text, {i: names.get(id(w), w.reg) for i, w in mine}, hw)
+                     for line, mine in zip(lines, per_op, strict=True)]
+            return bundles, final
+    return None
+
+
+def _assign(all_webs: list[Web], bundles: list[list[int]], live_out: set[str]) -> dict[int, str] | None:
+    """A register for every renamed value of the scheduled block (id(web) -> register), or None."""
     at = {k: t for t, b in enumerate(bundles) for k in b}
     span: dict[int, tuple[int, int, int]] = {}  # id(web) -> (first bundle, last bundle, last bundle that writes)
     last = {w.reg: w for w in all_webs}
@@ -445,9 +459,7 @@ def allocate(lines: list[Line], mem: list[tuple[Access, ...]], live_out: set[str
             return None
         taken.setdefault(reg, []).append(mine)
         names[id(w)] = reg
-    final = [_rewrite(line.text, {i: names.get(id(w), w.reg) for i, w in mine}, hw)
-             for line, mine in zip(lines, per_op, strict=True)]
-    return bundles, final
+    return names
 
 
 def _apart(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
