@@ -14,7 +14,8 @@ reassociation of floating-point chains, no fusion across operators: those are th
    enclosing loops): accesses that may overlap keep their order, accesses known to share a DM bank do not
    share a bundle. DMAs are operations like the others, so each issues as soon as its registers and the
    memory it reads allow (the block's first bundle, usually). A loop's ``LOOPI`` joins the last bundle before it.
-3. **Size.** If the result does not fit the instruction memory, the unroll factor is halved until it does.
+3. **Size.** If the result does not fit the instruction memory, smaller unrollings (:data:`SIZES`) are tried
+   and the fitting one that executes the fewest bundles is kept.
 
 Empty bundles are dropped: the hardware interlocks on latencies (VLIW-T1), so a NOP bundle would cost
 the cycle the stall costs anyway.
@@ -33,6 +34,9 @@ from kcgym.sims.vliw.schedule import Access, Op, operands, parse, schedule_ops
 
 MAX_UNROLL = 8  # copies of an innermost loop body, at most
 FULL_UNROLL_OPS = 48  # an innermost loop of at most this many operations in all (count x body) is unrolled completely
+# (unroll factor, complete-unroll size) tried in turn when the program would not fit the instruction memory:
+# the fitting one that executes the fewest bundles wins
+SIZES = ((MAX_UNROLL, FULL_UNROLL_OPS), (4, FULL_UNROLL_OPS), (MAX_UNROLL, 24), (4, 24), (2, 24), (2, 12), (1, 0))
 FILES = {f.prefix: f for f in (R, P, X, C)}
 EXT = Access("EXT", "EXT", 0, 1, write=False)  # EXT is ordered as one location: a DMA out before a DMA in of it
 
@@ -291,14 +295,15 @@ def _values(mn: str, args: list[str], text: str, env: dict[str, Value], hw: VLIW
         new = _monotone(env[args[1]], (lambda x: x << imm) if mn == "SHLI" else (lambda x: x >> imm))
     elif mn == "ANDI" and imm is not None:
         v = env[args[1]]
-        b = bounds(v)
-        new = (None, v[1] & imm) if v[0] is None else _range(0, min(imm, b[1]) if b and b[0] >= 0 else imm)
+        rng = bounds(v)
+        new = (None, v[1] & imm) if v[0] is None else _range(0, min(imm, rng[1]) if rng and rng[0] >= 0 else imm)
     elif mn == "MUL":
         a, b = env[args[1]], env[args[2]]
         if a[0] is not None and b[0] is None:
             a, b = b, a
         if a[0] is None and a[1] >= 0:
-            new = _monotone(b, lambda x: x * a[1])
+            k = a[1]
+            new = _monotone(b, lambda x: x * k)
     for _, r, _, wr in _registers(text, hw):
         if wr and r[0] in "pr" and r != "r0":
             env[r] = new if new is not None and r == args[0] else _unknown()
@@ -482,7 +487,9 @@ class Emitter:
         self.hw, self.walker = hw, Walker(hw)
         self.max_unroll, self.full_ops = max_unroll, full_ops
         self.lines: list[str] = []
-        self.bundles = 0
+        self.bundles = 0  # in the program
+        self.dynamic = 0  # executed (a LOOP of a register count taken as one trip): to choose between unrollings
+        self.trips = 1  # iterations of the enclosing loops
         self.labels = 0
         self.renamed = self.blocks = 0
         self._last_ops: list[Op] = []
@@ -586,6 +593,7 @@ class Emitter:
         for b in placed:
             self.lines.append("    " * depth + _bundle_text([Line(texts[i], run[i].comment) for i in b]))
         self.bundles += len(placed)
+        self.dynamic += len(placed) * self.trips
         self._last_ops = [ops[i] for i in placed[-1]]
         return [Line(texts[i], run[i].comment) for i in placed[-1]]
 
@@ -602,8 +610,12 @@ class Emitter:
         else:
             self.lines.append("    " * depth + _bundle_text([head]))
             self.bundles += 1
+            self.dynamic += self.trips
         outer = dict(env)
+        trips = self.trips
+        self.trips *= loop.count if isinstance(loop.count, int) else 1
         self.block(loop.body, self.walker.entry(loop, outer), depth + 1, live_at_body_end(loop, after, self.hw))
+        self.trips = trips
         self.lines.append("    " * depth + f"{end}:")
         env.update(self.walker.exit(loop, outer))
 
@@ -611,13 +623,17 @@ class Emitter:
 def optimize(source: str, hw: VLIWConfig) -> str:
     """The -O2 form of a template kernel (see the module docstring); same results, fewer cycles."""
     header, tree = parse_program(source)
-    factor, full = MAX_UNROLL, FULL_UNROLL_OPS
-    while True:
+    best: tuple[int, int, Emitter] | None = None
+    for factor, full in SIZES:
         em = Emitter(hw, factor, full)
         em.block(tree, {p: (None, 0) for p in TRACKED + ["r0"]}, 0, set())
-        if em.bundles <= hw.imem_bundles or factor < 2:
-            break
-        factor, full = factor // 2, full // 2
+        if em.bundles <= hw.imem_bundles and (best is None or em.dynamic < best[2].dynamic):
+            best = (factor, full, em)
+        if best is not None and factor == MAX_UNROLL and full == FULL_UNROLL_OPS:
+            break  # the full-size unrolling fits: nothing smaller can be faster
+    if best is None:  # nothing fits: the smallest form (no unrolling), which the assembler will refuse as too long
+        best = (1, 0, em)
+    factor, _, em = best
     note = (f"// -O2: list-scheduled bundles, innermost loops unrolled up to {factor}x" if factor >= 2
             else "// -O2: list-scheduled bundles")
     return "\n".join(header + [note] + em.lines) + "\n"
