@@ -4,16 +4,19 @@ Three passes over the templates' assembly, nothing more (no software pipelining 
 reassociation of floating-point chains, no fusion across operators: those are the agent's job):
 
 1. **Unrolling.** An innermost ``LOOPI`` whose count is known is unrolled: completely when small
-   (:data:`FULL_UNROLL_OPS`), else by up to :data:`MAX_UNROLL` copies with the remainder after the loop.
-   Registers a body defines before it uses them (its temporaries) get fresh names from the registers
-   the program never mentions in all copies but the last, so the copies are independent; a register the
-   copies share (an accumulator, a post-incremented pointer) keeps its chain. No free registers, no unroll.
-2. **List scheduling** of each basic block (the operations between loop boundaries) with the experts'
-   scheduler (:mod:`kcgym.sims.vliw.schedule`) over the machine's latencies and slots. Memory dependences
-   come from a symbolic walk of the pointer registers (constants, post-increments, induction variables of
-   enclosing loops): accesses that may overlap keep their order, accesses known to share a DM bank do not
-   share a bundle. DMAs are operations like the others, so each issues as soon as its registers and the
-   memory it reads allow (the block's first bundle, usually). A loop's ``LOOPI`` joins the last bundle before it.
+   (:data:`FULL_UNROLL_OPS` operations in all), else by up to :data:`MAX_UNROLL` copies with the remainder
+   after the loop; a loop over such small loops is tried as an innermost one, those unrolled completely. An
+   unrolling is kept only if its body still fits the registers (below); no fit, no unroll.
+2. **List scheduling and register allocation** of each basic block (the operations between loop boundaries).
+   Every value that is not live into or out of the block (liveness over the whole loop tree) is renamed
+   apart, so copies and independent chains do not wait on each other's registers; the experts' scheduler
+   (:mod:`kcgym.sims.vliw.schedule`) packs the block over the machine's latencies and slots; then the values
+   get registers by live interval. Where they need more than a file has, hoisting is bounded
+   (:data:`WINDOWS`) until they fit, else the block keeps its own names. Memory dependences come from a
+   symbolic walk of the pointer and scalar registers (constants, post-increments, induction variables of the
+   enclosing loops, value ranges): accesses that may overlap keep their order, accesses known to share a DM
+   bank do not share a bundle. DMAs are operations like the others, so each issues as soon as its registers
+   and the memory it touches allow. A loop's ``LOOPI`` joins the last bundle before it.
 3. **Size.** If the result does not fit the instruction memory, smaller unrollings (:data:`SIZES`) are tried
    and the fitting one that executes the fewest bundles is kept.
 
@@ -491,10 +494,9 @@ class Emitter:
         self.dynamic = 0  # executed (a LOOP of a register count taken as one trip): to choose between unrollings
         self.trips = 1  # iterations of the enclosing loops
         self.labels = 0
-        self.renamed = self.blocks = 0
         self._last_ops: list[Op] = []
         self._unrolled: set[int] = set()
-        self._keep: list[Loop] = []
+        self._keep: list[Loop] = []  # the unrolled loops, alive so that their ids (in _unrolled) stay theirs
 
     def _schedule(self, run: list[Line], env: dict[str, Value], live_out: set[str],
                   rename: bool = True) -> tuple[list[list[int]], list[str], list[Op]] | None:
@@ -580,11 +582,9 @@ class Emitter:
         if not run:
             return None
         got = self._schedule(run, dict(env), live_out)
-        self.blocks += 1
         if got is None:
             got = self._schedule(run, env, live_out, rename=False)
         else:
-            self.renamed += 1
             for line in run:  # step env past the block (pointer values do not depend on register names)
                 step(line.text, env, self.hw)
         assert got is not None
