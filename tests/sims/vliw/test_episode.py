@@ -42,7 +42,7 @@ def test_expert_kernel_is_rewarded_above_one_and_docs_are_searchable():
     assert "VMACL" in obs
     call(env, "write_kernel", source=u.accelerator.expert(u.task, u.cfg, u.hw))
     _, r, term, _, info = call(env, "submit")
-    assert term and r > 2.0
+    assert term and r > 1.3  # 1.55: the expert is 1.52x the -O2 compiler (3.58x the one-op-per-bundle one)
 
 
 def test_a_slot_rule_violation_comes_back_as_an_assembly_error():

@@ -23,9 +23,11 @@ EXPERT_CASES += [("matmul", 1), ("matmul", 2), ("linear", 1), ("linear", 2), ("b
                  ("gemv", 5), ("ffn", 1), ("ffn", 2), ("swiglu", 1), ("depthwise_conv", 1), ("depthwise_conv", 4),
                  ("conv2d", 1), ("conv_block", 1),
                  pytest.param("conv2d", 5, marks=pytest.mark.slow)]  # W streams per tap; its baseline takes minutes
-# a little below the measured speedups (README), so a timing-model regression shows up
-MIN_SPEEDUP = {"matmul": 5.0, "linear": 5.0, "batch_matmul": 7.0, "gemv": 4.0, "ffn": 5.5, "swiglu": 5.5,
-               "depthwise_conv": 4.5, "conv2d": 6.0, "conv_block": 6.0}
+# a little below the measured speedups over the -O2 compiler (README, benchmarks/results/vliw.jsonl), so a
+# timing-model regression shows up. The elementwise experts lose to it by 1-3% at C1 (0.97x) and tie at C3.
+MIN_SPEEDUP = {"matmul": 3.8, "linear": 3.7, "batch_matmul": 5.4, "gemv": 1.5, "ffn": 4.0, "swiglu": 4.1,
+               "depthwise_conv": 1.0, "conv2d": 4.3, "conv_block": 4.2}
+ELEMENTWISE_MIN_SPEEDUP = {1: 0.9, 3: 0.95, 5: 1.4}
 
 
 @pytest.mark.parametrize("name, index", EXPERT_CASES)
@@ -33,7 +35,7 @@ def test_expert_kernels_correct_and_faster(name, index):
     rep = cell(CellId("VLIW", name, index)).expert  # the conformance cell's report: its compiles are shared
     assert rep.correct, rep.fault or rep.comparisons
     assert rep.cycles >= rep.roofline_cycles
-    assert rep.speedup > (MIN_SPEEDUP[name] if name in MIN_SPEEDUP else {1: 1.2, 3: 1.5, 5: 2.5}[index])
+    assert rep.speedup > (MIN_SPEEDUP[name] if name in MIN_SPEEDUP else ELEMENTWISE_MIN_SPEEDUP[index])
 
 
 def test_the_gemm_expert_single_buffers_where_two_buffers_do_not_fit():
@@ -45,7 +47,7 @@ def test_the_gemm_expert_single_buffers_where_two_buffers_do_not_fit():
     src = ACCELERATOR.expert(ev.task, ev.cfg, small)
     assert "one buffer" in src
     rep = ev.evaluate(src, ev.input_sets(HIDDEN_SEED, 1))
-    assert rep.correct and rep.speedup > 4.0
+    assert rep.correct and rep.speedup > 3.0  # 3.16x the -O2 compiler
 
 
 @pytest.mark.parametrize("name, index", [("gelu", 5), ("matmul", 2)])

@@ -22,7 +22,7 @@ from kcgym.sims.vliw.compiler.emit import Asm, ext_bytes
 from kcgym.sims.vliw.compiler.primitives import add_const
 from kcgym.sims.vliw.compiler.spatial import build_padded_image
 from kcgym.sims.vliw.config import LANES, VECTOR_BYTES, VLIWConfig
-from kcgym.sims.vliw.expert.schedule import emit
+from kcgym.sims.vliw.schedule import emit
 from kcgym.tasks.base import Task, TaskConfig
 
 PIXELS = 8  # one output row: c0-c7, inputs x0-x7

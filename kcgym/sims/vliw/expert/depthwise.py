@@ -18,7 +18,7 @@ from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.compiler.emit import Asm, ext_bytes
 from kcgym.sims.vliw.compiler.primitives import add_const
 from kcgym.sims.vliw.config import LANES, VECTOR_BYTES, VLIWConfig
-from kcgym.sims.vliw.expert.schedule import emit
+from kcgym.sims.vliw.schedule import emit
 from kcgym.tasks.base import Task, TaskConfig
 
 PIXELS = 4  # output pixels computed together

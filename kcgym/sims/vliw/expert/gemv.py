@@ -11,7 +11,7 @@ from __future__ import annotations
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.compiler.emit import Asm, ext_bytes
 from kcgym.sims.vliw.config import LANES, VLIWConfig
-from kcgym.sims.vliw.expert.schedule import emit
+from kcgym.sims.vliw.schedule import emit
 from kcgym.tasks.base import Task, TaskConfig
 
 BUFFERS = (0, 16384)

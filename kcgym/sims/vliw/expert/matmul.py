@@ -18,7 +18,7 @@ from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.compiler.emit import Asm, ext_bytes
 from kcgym.sims.vliw.compiler.primitives import add_const, matmul_dims
 from kcgym.sims.vliw.config import VLIWConfig
-from kcgym.sims.vliw.expert.schedule import emit
+from kcgym.sims.vliw.schedule import emit
 from kcgym.tasks.base import Task, TaskConfig
 
 ROWS, COLS = 8, 16  # output block per pass: two 4-row panels x two 8-column strips

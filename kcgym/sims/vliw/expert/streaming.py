@@ -15,7 +15,7 @@ from collections.abc import Callable
 from kcgym.sims.base import MemoryLayout
 from kcgym.sims.vliw.compiler.emit import Asm, ext_bytes
 from kcgym.sims.vliw.config import VECTOR_BYTES, VLIWConfig
-from kcgym.sims.vliw.expert.schedule import emit
+from kcgym.sims.vliw.schedule import emit
 from kcgym.tasks.base import Task, TaskConfig
 
 LOG2E = 1.4426950408889634
