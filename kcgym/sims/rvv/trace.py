@@ -40,14 +40,12 @@ from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB, RVVConfig
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ext size + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
-OP_CHUNK = 4096  # data operations per call of the jitted data path: one compile serves programs of any length
-SMALL_CHUNK = 256  # ... except traces of at most this many operations, whose one call sends a smaller array
+OP_CHUNK = 4096  # data operations per call of the jitted data path: one shape, one compile for any length
 
-SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =trace: none (tests, benchmarks)
-# Programs whose pre-pass executes at most this many instructions run on the interpreter in ``auto`` mode:
-# there the trace path's fixed cost per distinct program exceeds what it saves. A tuning constant, not a
-# budget: both paths give the same results.
-ORACLE_MAX_INSTRUCTIONS = 0
+# KCGYM_SIM=oracle: every program on the interpreter; otherwise the trace path wherever the pre-pass keeps the
+# program. Unlike the NPU there is no size threshold: the dynamic count is known only after the pre-pass, and
+# from there the data path beats the interpreter on every size (``benchmarks/bench_speed.py --machines RVV``).
+SIM_ENV = "KCGYM_SIM"
 
 # data-operation kinds (one lax.switch branch each)
 K_ALU, K_LD, K_ST, K_VLU, K_VSU, K_VMEM, K_VARITH, K_VRED, K_VPERM, K_VMASK, K_VMOVE = range(11)
@@ -197,6 +195,7 @@ def _lanes(addr: np.ndarray, act: np.ndarray, elem_addr: np.ndarray, size: int, 
 
 
 _LANE = np.arange(M.LANES, dtype=np.int64)
+NO_ACCESS = _Access(0, 0, 1, False, False, 0, 0)  # an instruction that does not touch memory
 
 
 def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_size: int, max_steps: int) -> Trace:
@@ -232,9 +231,8 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
         vill = vtype < 0
         sew = 8 << ((vtype >> 3) & 7)
         lmul = 1 << (vtype & 3)
-        vlmax = lmul * (VLENB * 8) // sew
-        is_vmem = cls == C_VLOAD or cls == C_VSTORE
-        is_smem = cls == C_LOAD or cls == C_STORE
+        is_vmem = cls in (C_VLOAD, C_VSTORE)
+        is_smem = cls in (C_LOAD, C_STORE)
         # ---- vshape ------------------------------------------------------------------------------
         widen = wf == I.W_WIDEN or wf == I.W_WIDEN_W
         is_arith = cls == C_VARITH
@@ -267,17 +265,19 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
         group_bad = bad_d or bad_2 or bad_1
         group_detail = rd * 256 + emul_d if bad_d else rs2 * 256 + emul_2 if bad_2 else rs1 * 256 + emul_1
         # ---- memory ------------------------------------------------------------------------------
-        acc = None
+        acc = NO_ACCESS
         dwb_lg = 0 if dw == 8 else 1 if dw == 16 else 2
         if is_smem:
             if t1:
                 raise GiveUp("address from data")
             s_size = ((1, 2, 4, 1, 2) if cls == C_LOAD else (1, 2, 4))[min(max(sub, 0), 4 if cls == C_LOAD else 2)]
             base = _w(xs1 + imm)
-            acc = _contiguous(base, s_size, s_size, hw, ext_size)
-            if acc is None:
+            c = _contiguous(base, s_size, s_size, hw, ext_size)
+            if c is not None:
+                acc = c
+            else:
                 addr = base + _LANE
-                acc = _lanes(addr, _LANE < s_size, np.full(M.LANES, base), s_size, hw, ext_size,
+                acc = _lanes(addr, s_size > _LANE, np.full(M.LANES, base), s_size, hw, ext_size,
                              (_LANE & ((1 << dwb_lg) - 1)) == 0)
         elif is_vmem:
             if t1 or (src == I.MODE_STRIDED and t2):
@@ -290,8 +290,10 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
             act = e_of < vl
             if src == I.MODE_UNIT:
                 nb = int(np.sum(act))
-                acc = _contiguous(xs1, nb, size, hw, ext_size)
-                if acc is None:
+                c = _contiguous(xs1, nb, size, hw, ext_size)
+                if c is not None:
+                    acc = c
+                else:
                     addr = xs1 + _LANE
                     acc = _lanes(addr, act, addr - k_of, size, hw, ext_size, k_of == 0)
             elif src == I.MODE_STRIDED:
@@ -325,8 +327,7 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
         # ---- faults ------------------------------------------------------------------------------
         v_ill = vec and vill
         g_ill = vec and not vill and group_bad
-        oob = acc is not None and acc.oob
-        mis = acc is not None and acc.misaligned
+        oob, mis = acc.oob, acc.misaligned
         f = 0
         if cls != C_HALT:
             f = (M.F_ILLEGAL_VTYPE if v_ill else M.F_ILLEGAL_GROUP if g_ill else M.F_OOB if oob else
@@ -336,7 +337,7 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
             break
         if f:
             halted, fault, fault_pc = 1, f, pc
-            fault_detail = (0 if v_ill else group_detail if g_ill else acc.bad_addr if (oob or mis) and acc else
+            fault_detail = (0 if v_ill else group_detail if g_ill else acc.bad_addr if (oob or mis) else
                             (jalr_addr if sub == 1 else _w(jump_idx * 4)))
             break
         # ---- values and the data operations --------------------------------------------------------
@@ -346,7 +347,7 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
         writes_v = cls in (C_VARITH, C_VRED, C_VPERM, C_VLOAD) or (cls == C_VMASK and sub < 7) or (
             cls == C_VMOVE and sub == 1)
         rec = None
-        if cls == C_ALU or cls == C_MULDIV:
+        if cls in (C_ALU, C_MULDIV):
             is_u = sub in (OPN["lui"], OPN["auipc"])
             a = 4 * pc if sub == OPN["auipc"] else 0 if sub == OPN["lui"] else xs1
             ta = t1 and not is_u
@@ -407,7 +408,7 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
         issue = max(t, xr[rs1c] if reads_x1 else 0, xr[rs2c] if reads_x2 else 0)
         if vec:
             issue = max(issue, vq[qi])
-        ext_bytes = acc.n_ext_bytes if acc is not None else 0
+        ext_bytes = acc.n_ext_bytes
         uses_ext = ext_bytes > 0
         if is_vmem and src != I.MODE_UNIT:
             transfer = acc.n_ext_elems * ((acc.elem_size + bw - 1) // bw)
@@ -620,10 +621,6 @@ def _config(hw_json: str) -> RVVConfig:
     return RVVConfig.model_validate_json(hw_json)
 
 
-def chunk_size(n: int) -> int:
-    return SMALL_CHUNK if n <= SMALL_CHUNK else OP_CHUNK
-
-
 _TRACES: OrderedDict = OrderedDict()
 
 
@@ -643,7 +640,7 @@ def traced(words: np.ndarray, prog_len: int, hw_json: str, ext_size: int, max_st
     chunks = []
     if tr is not None:
         n = len(tr.ops)
-        ch = chunk_size(n)
+        ch = OP_CHUNK
         for c in range(0, max(n, 1), ch):
             part = np.zeros((ch, N_REC), np.int32)
             part[: min(ch, n - c)] = tr.ops[c:c + ch]
@@ -680,10 +677,10 @@ def run(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, ext_si
     def each(a: np.ndarray) -> np.ndarray:
         return np.broadcast_to(a, (N, *a.shape)).copy()
 
-    return M.State(ctl=each(tr.ctl), x=np.where(tr.tainted, np.asarray(data.x), tr.x).astype(np.int32),
-                   vrf=np.asarray(data.vrf), mem=np.asarray(data.mem)[:, : mems.shape[1]], x_ready=each(tr.x_ready),
-                   v_ready=each(tr.v_ready), vq=each(tr.vq), counts=each(tr.counts), busy=each(tr.busy),
-                   prof=np.zeros((N, 1, M.N_PROF), np.int32))
+    x = np.where(tr.tainted, np.asarray(data.x), tr.x).astype(np.int32)
+    return M.State._make([each(tr.ctl), x, np.asarray(data.vrf), np.asarray(data.mem)[:, : mems.shape[1]],
+                          each(tr.x_ready), each(tr.v_ready), each(tr.vq), each(tr.counts), each(tr.busy),
+                          np.zeros((N, 1, M.N_PROF), np.int32)])  # as numpy, field by field
 
 
 def sim_mode() -> str:
