@@ -8,16 +8,19 @@ with *taint tracking*: scalar loads and vector-to-scalar moves (``vmv.x.s``, ``v
 ``vfirst.m``) produce tainted values, and arithmetic on a tainted value is tainted. If a branch, a jump
 target, an address, a stride or ``vsetvl``'s AVL/vtype would read a tainted value, or a vector memory
 access is masked (its bytes depend on ``v0``), the pre-pass gives up and the interpreter runs: correct
-by construction. Indexed accesses are *speculated*: the pre-pass assumes every element lands, aligned,
+by construction (so do strided and indexed stores: the data path writes memory in 128-byte windows).
+Indexed loads are *speculated*: the pre-pass assumes every element lands, aligned,
 in the memory (DTCM or external) that the base address is in -- which fixes their timing -- and the
 data path checks that per input set; a failed check sends the run to the interpreter too.
 
 What is left for JAX (:class:`DataPath`) is the recorded stream of data operations -- vector
 instructions with ``vl``/``vtype``/addresses/scalar operands resolved, scalar loads and stores, and
 tainted scalar arithmetic -- replayed by a loop over an *unbatched* operation index, so one
-``lax.switch`` branch runs per operation, ``vmap``-ped over input sets, in fixed-size chunks (one compile
-for any length). The branches call the interpreter's own handlers with a constant class, so the
-datapath is the oracle's code. ``tests/sims/rvv/test_trace_differential.py`` checks it bit for bit.
+``lax.switch`` branch runs per operation (it returns the windows it writes; the loop applies them, so
+XLA updates memory in place instead of copying it per operation), ``vmap``-ped over input sets, in
+fixed-size chunks (one compile for any length). The branches call the interpreter's own handlers with a
+constant class, so the datapath is the oracle's code; ``tests/sims/rvv/test_trace_differential.py``
+checks the whole final state bit for bit.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB, RVVConfig
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ext size + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
+UNROLL = 2  # operations per loop step: halves the loop's overhead; 4 gained little more and compiled longer
 OP_CHUNK = 4096  # data operations per call of the jitted data path: one shape, one compile for any length
+assert OP_CHUNK % UNROLL == 0
 
 # KCGYM_SIM=oracle: every program on the interpreter; otherwise the trace path wherever the pre-pass keeps the
 # program. Unlike the NPU there is no size threshold: the dynamic count is known only after the pre-pass, and
@@ -284,6 +289,8 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
                 raise GiveUp("vector address from data")
             if vm == 0:
                 raise GiveUp("masked vector memory access")
+            if cls == C_VSTORE and src != I.MODE_UNIT:
+                raise GiveUp("strided or indexed store")  # scattered writes: the data path writes windows only
             size = 1 << dwb_lg
             e_of = _LANE >> dwb_lg
             k_of = _LANE & (size - 1)
@@ -495,16 +502,39 @@ class Data(NamedTuple):
 
     x: jax.Array  # int32[32] (only tainted registers are meaningful)
     vrf: jax.Array
-    mem: jax.Array  # the interpreter's memory plus LANES bytes, so a 128-byte window never clamps
+    mem: jax.Array  # the interpreter's memory plus a LANES-byte pad: a 128-byte window never clamps
     bad: jax.Array  # a speculated indexed access missed its memory or was misaligned
+
+
+class Writes(NamedTuple):
+    """What one operation writes: a 128-byte window of memory and of the vector registers, one x register.
+
+    Branches return this and the loop applies it outside the ``lax.switch``: a branch that returned the
+    whole memory would make XLA copy it on every operation. An operation that writes nothing writes zeros
+    into the pads (and x0, never read: it is never tainted)."""
+
+    m_at: jax.Array
+    m_val: jax.Array
+    v_at: jax.Array
+    v_val: jax.Array
+    x_at: jax.Array
+    x_val: jax.Array
+    bad: jax.Array
 
 
 class DataPath:
     """The replay of data operations: each kind calls the interpreter's handlers with a constant class."""
 
-    def __init__(self, hw: RVVConfig):
+    def __init__(self, hw: RVVConfig, mem_size: int):
         self.hw = hw
         self.machine = M.Machine(hw)
+        self.m_pad = mem_size  # the pad after the interpreter's memory
+        self.lane = jnp.arange(M.LANES)
+
+    def none(self) -> Writes:
+        zeros = jnp.zeros(M.LANES, jnp.uint8)
+        return Writes(m_at=jnp.int32(self.m_pad), m_val=zeros, v_at=jnp.int32(M.VRF_BYTES), v_val=zeros,
+                      x_at=jnp.int32(0), x_val=jnp.int32(0), bad=jnp.bool_(False))
 
     def _ins(self, d: Data, f: jax.Array, cls: int) -> tuple[M.Ins, M.Is, M.VType, M.State]:
         xs1 = jnp.where(f[R_T1] == 1, d.x[f[R_RS1]], f[R_X1])
@@ -518,64 +548,51 @@ class DataPath:
                      prof=jnp.zeros((1, M.N_PROF), jnp.int32))
         return ins, M.Is(jnp.int32(cls)), M.Machine.vtype_state(ctl), st
 
-    @staticmethod
-    def _set_x(d: Data, rd: jax.Array, val: jax.Array) -> jax.Array:
-        return d.x.at[rd].set(val)
+    def _window(self, buf: jax.Array, at: jax.Array) -> jax.Array:
+        return lax.dynamic_slice(buf, (at,), (M.LANES,))
 
-    def b_alu(self, d: Data, f: jax.Array) -> Data:
+    def b_alu(self, d: Data, f: jax.Array) -> Writes:
         a = jnp.where(f[R_T1] == 1, d.x[f[R_RS1]], f[R_X1])
         b = jnp.where(f[R_T2] == 1, d.x[f[R_RS2]], f[R_X2])
         i32 = jnp.int32(32)
-        return d._replace(x=self._set_x(d, f[R_RD], M.elementwise(f[R_SUB], a, a, b, b, jnp.int32(0), i32, i32)))
+        return self.none()._replace(x_at=f[R_RD], x_val=M.elementwise(f[R_SUB], a, a, b, b, jnp.int32(0), i32, i32))
 
-    def b_ld(self, d: Data, f: jax.Array) -> Data:
+    def b_ld(self, d: Data, f: jax.Array) -> Writes:
         lw_ = lax.dynamic_slice(d.mem, (f[R_MIDX],), (4,)).astype(jnp.uint32)
         word = lax.bitcast_convert_type(lw_[0] | (lw_[1] << 8) | (lw_[2] << 16) | (lw_[3] << 24), jnp.int32)
         sub = f[R_SUB]
         val = jnp.select([sub == 0, sub == 1, sub == 3, sub == 4],
                          [(word << 24) >> 24, (word << 16) >> 16, word & 0xFF, word & 0xFFFF], word)
-        return d._replace(x=self._set_x(d, f[R_RD], val))
+        return self.none()._replace(x_at=f[R_RD], x_val=val)
 
-    def _store(self, d: Data, data: jax.Array, f: jax.Array) -> Data:
-        old = lax.dynamic_slice(d.mem, (f[R_MIDX],), (M.LANES,))
-        new = jnp.where(jnp.arange(M.LANES) < f[R_NB], data, old)
-        return d._replace(mem=lax.dynamic_update_slice(d.mem, new, (f[R_MIDX],)))
+    def _store(self, d: Data, data: jax.Array, f: jax.Array) -> Writes:
+        new = jnp.where(self.lane < f[R_NB], data, self._window(d.mem, f[R_MIDX]))
+        return self.none()._replace(m_at=f[R_MIDX], m_val=new)
 
-    def b_st(self, d: Data, f: jax.Array) -> Data:
+    def b_st(self, d: Data, f: jax.Array) -> Writes:
         xs2 = jnp.where(f[R_T2] == 1, d.x[f[R_RS2]], f[R_X2])
         return self._store(d, M.bytes_from_lanes(jnp.full(M.LANES, xs2), jnp.int32(32)), f)
 
-    def b_vlu(self, d: Data, f: jax.Array) -> Data:
-        loaded = lax.dynamic_slice(d.mem, (f[R_MIDX],), (M.LANES,))
-        old = lax.dynamic_slice(d.vrf, (f[R_RD] * VLENB,), (M.LANES,))
-        new = jnp.where(jnp.arange(M.LANES) < f[R_NB], loaded, old)
-        return d._replace(vrf=lax.dynamic_update_slice(d.vrf, new, (f[R_RD] * VLENB,)))
+    def b_vlu(self, d: Data, f: jax.Array) -> Writes:
+        at = f[R_RD] * VLENB
+        new = jnp.where(self.lane < f[R_NB], self._window(d.mem, f[R_MIDX]), self._window(d.vrf, at))
+        return self.none()._replace(v_at=at, v_val=new)
 
-    def b_vsu(self, d: Data, f: jax.Array) -> Data:
-        return self._store(d, lax.dynamic_slice(d.vrf, (f[R_RD] * VLENB,), (M.LANES,)), f)
+    def b_vsu(self, d: Data, f: jax.Array) -> Writes:
+        return self._store(d, self._window(d.vrf, f[R_RD] * VLENB), f)
 
-    def b_vmem(self, d: Data, f: jax.Array, ext_size: jax.Array) -> Data:
-        """Strided and indexed accesses: the interpreter's port, plus the speculation check."""
-        cls = jnp.where(f[R_CLS] == C_VLOAD, C_VLOAD, C_VSTORE)
-
-        def run(c: int) -> Data:
-            ins, is_, vt, st = self._ins(d, f, c)
-            vs = self.machine.vshape(ins, is_, vt)
-            vo = self.machine.voperands(st, ins, is_, vt)
-            mp = self.machine.memory(st, ins, is_, vt, vs, vo, ext_size)
-            miss = jnp.any(mp.m_act & (mp.in_ext != (f[R_SPEC] == 1))) & vs.indexed
-            bad = d.bad | mp.oob | mp.misaligned | miss
-            if c == C_VSTORE:
-                return d._replace(mem=mp.mem, bad=bad)
-            v_on = mp.m_act
-            g_vd = vo.g_vd
-            vrf = lax.dynamic_update_slice(d.vrf, jnp.where(v_on, mp.loaded, g_vd), (ins.rd * VLENB,))
-            return d._replace(vrf=vrf, bad=bad)
-
-        return lax.cond(cls == C_VLOAD, lambda: run(C_VLOAD), lambda: run(C_VSTORE))
+    def b_vmem(self, d: Data, f: jax.Array, ext_size: jax.Array) -> Writes:
+        """Strided and indexed loads: the interpreter's port, plus the speculation check."""
+        ins, is_, vt, st = self._ins(d, f, C_VLOAD)
+        vs = self.machine.vshape(ins, is_, vt)
+        vo = self.machine.voperands(st, ins, is_, vt)
+        mp = self.machine.memory(st, ins, is_, vt, vs, vo, ext_size)
+        miss = jnp.any(mp.m_act & (mp.in_ext != (f[R_SPEC] == 1))) & vs.indexed
+        return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(mp.m_act, mp.loaded, vo.g_vd),
+                                    bad=mp.oob | mp.misaligned | miss)
 
     def _vector(self, cls: int):
-        def branch(d: Data, f: jax.Array) -> Data:
+        def branch(d: Data, f: jax.Array) -> Writes:
             ins, is_, vt, st = self._ins(d, f, cls)
             vs = self.machine.vshape(ins, is_, vt)
             vo = self.machine.voperands(st, ins, is_, vt)
@@ -584,11 +601,15 @@ class DataPath:
             writes_v = cls in (C_VARITH, C_VRED, C_VPERM) or (cls == C_VMASK) & (sub < 7) | (cls == C_VMOVE) & (
                 sub == 1)
             writes_x = (cls == C_VMOVE) & (sub == 0) | (cls == C_VMASK) & (sub >= 7)
-            vrf = lax.dynamic_update_slice(d.vrf, jnp.where(v_on & writes_v, v_bytes, vo.g_vd), (ins.rd * VLENB,))
-            x = d.x.at[ins.rd].set(jnp.where(writes_x & (ins.rd != 0), x_vec, d.x[ins.rd]))
-            return d._replace(vrf=vrf, x=x)
+            return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(v_on & writes_v, v_bytes, vo.g_vd),
+                                        x_at=jnp.where(writes_x, ins.rd, 0), x_val=x_vec)
 
         return branch
+
+    @staticmethod
+    def apply(d: Data, w: Writes) -> Data:
+        return Data(x=d.x.at[w.x_at].set(w.x_val), vrf=lax.dynamic_update_slice(d.vrf, w.v_val, (w.v_at,)),
+                    mem=lax.dynamic_update_slice(d.mem, w.m_val, (w.m_at,)), bad=d.bad | w.bad)
 
     def initial(self, mem: jax.Array) -> Data:
         return Data(x=jnp.zeros(32, jnp.int32), vrf=jnp.zeros(M.VRF_BYTES + M.LANES, jnp.uint8),
@@ -601,17 +622,19 @@ class DataPath:
                     self._vector(C_VPERM), self._vector(C_VMASK), self._vector(C_VMOVE)]
 
         def body(i: jax.Array, d: Data) -> Data:
-            f = ops[i]
-            return lax.switch(f[R_KIND], branches, d, f)
+            for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
+                f = ops[i * UNROLL + j]
+                d = self.apply(d, lax.switch(f[R_KIND], branches, d, f))
+            return d
 
-        return lax.fori_loop(0, n, body, d)
+        return lax.fori_loop(0, (n + UNROLL - 1) // UNROLL, body, d)
 
 
 @functools.lru_cache(maxsize=16)
-def data_runner(hw_json: str):
-    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config."""
+def data_runner(hw_json: str, mem_size: int):
+    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and memory size."""
     enable_persistent_cache()
-    dp = DataPath(RVVConfig.model_validate_json(hw_json))
+    dp = DataPath(RVVConfig.model_validate_json(hw_json), mem_size)
     return (jax.jit(jax.vmap(dp.initial)),
             jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None)), donate_argnums=(0,)))
 
@@ -664,7 +687,7 @@ def run(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, ext_si
     tr, chunks = traced(words, prog_len, hw_json, ext_size, max_steps)
     if tr is None:
         return None
-    initial, chunk = data_runner(hw_json)
+    initial, chunk = data_runner(hw_json, mems.shape[1])
     data = initial(jnp.asarray(mems))
     es = np.int32(ext_size)
     for part, n in chunks:
