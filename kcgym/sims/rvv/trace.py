@@ -224,23 +224,6 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
     ops: list[list[int]] = []
     speculates = False
 
-    # scalar loads not replayed yet: register -> (memory index, load kind, its K_LD record). A reader takes the
-    # value from memory itself (one operation fewer); the load is replayed only before a store overwrites its
-    # bytes, or at the end if its register still holds it
-    pending: dict[int, tuple[int, int, list[int]]] = {}
-
-    def operand(r: int, tainted: bool, value: int) -> tuple[int, int]:
-        """(R_T*, R_X*) of a scalar operand: 0 a resolved value, 1 the data path's register, 2 + kind a load."""
-        if not tainted:
-            return 0, value
-        p = pending.get(r)
-        return (1, value) if p is None else (2 + p[1], p[0])
-
-    def flush(lo: int, hi: int) -> None:
-        """Replay the pending loads whose bytes [lo, hi) is about to overwrite."""
-        for r in [r for r, (m, _, _) in pending.items() if m < hi and lo < m + 4]:
-            ops.append(pending.pop(r)[2])
-
     def gready(base: int, n: int) -> int:
         return max(vr[base:base + n], default=0)
 
@@ -371,7 +354,6 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
         writes_v = cls in (C_VARITH, C_VRED, C_VPERM, C_VLOAD) or (cls == C_VMASK and sub < 7) or (
             cls == C_VMOVE and sub == 1)
         rec = None
-        load = None
         if cls in (C_ALU, C_MULDIV):
             is_u = sub in (OPN["lui"], OPN["auipc"])
             a = 4 * pc if sub == OPN["auipc"] else 0 if sub == OPN["lui"] else xs1
@@ -383,19 +365,16 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
             if ta or tb:
                 x_taint = True
                 if rd != 0:
-                    (f1, v1), (f2, v2) = operand(rs1c, ta, a), operand(rs2c, tb, b)
-                    rec = [K_ALU, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, v1, v2, f1, f2]
+                    rec = [K_ALU, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, a, b, int(ta), int(tb)]
             else:
                 x_val = scalar_op(sub, a, b)
         elif cls == C_LOAD:
             x_taint = True
             if rd != 0:
-                load = (acc.midx, sub, [K_LD, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, 0,
-                                        vtype, vl, acc.midx, s_size] + [0] * (N_REC - 21))
+                rec = [K_LD, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, 0, vtype, vl,
+                       acc.midx, s_size, 0]
         elif cls == C_STORE:
-            flush(acc.midx, acc.midx + s_size)
-            f2, v2 = operand(rs2c, t2, xs2)
-            rec = [K_ST, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, v2, 0, f2, vtype, vl,
+            rec = [K_ST, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, int(t2), vtype, vl,
                    acc.midx, s_size, 0]
         elif cls == C_JUMP:
             x_val = 4 * pc + 4
@@ -414,18 +393,14 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
         elif is_vmem:
             unit = src == I.MODE_UNIT
             kind = (K_VLU if cls == C_VLOAD else K_VSU) if unit else K_VMEM
-            nb = int(np.sum(_LANE >> dwb_lg < vl))
-            if kind == K_VSU:
-                flush(acc.midx, acc.midx + nb)
             rec = [kind, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, 0, vtype, vl,
-                   acc.midx, nb, acc.midx if indexed else 0]
+                   acc.midx, int(np.sum(_LANE >> dwb_lg < vl)), acc.midx if indexed else 0]
         elif vec:
             if writes_x:
                 x_taint = True
             if writes_v or rd != 0:
-                (f1, v1), (f2, v2) = operand(rs1c, t1, xs1), operand(rs2c, t2, xs2)
-                rec = [VEC_KIND[I.CLASSES[cls]], op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, v1, v2,
-                       f1, f2, vtype, vl, 0, 0, 0]
+                rec = [VEC_KIND[I.CLASSES[cls]], op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2,
+                       int(t1), int(t2), vtype, vl, 0, 0, 0]
         if rec is not None:
             rec += [0] * (N_REC - len(rec))
             ops.append(rec)
@@ -503,9 +478,6 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
         if x_on:
             xr[rd] = s_ready
             x[rd], xt[rd] = x_val, x_taint
-            pending.pop(rd, None)
-            if load is not None:
-                pending[rd] = load
         # ---- commit ----------------------------------------------------------------------------------
         counts[cls] += 1
         steps += 1
@@ -513,7 +485,6 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
             vl, vtype = new_vl, nvt
         pc = next_pc
 
-    ops.extend(p[2] for p in pending.values())  # registers that still hold a loaded value: replay their loads
     ctl = np.zeros(M.N_CTL, np.int64)
     for i, v in ((M.PC, pc), (M.STEPS, steps), (M.HALTED, halted), (M.FAULT, fault), (M.FAULT_PC, fault_pc),
                  (M.FAULT_DETAIL, fault_detail), (M.VL, vl), (M.VTYPE, vtype), (M.T_SCALAR, t_scalar),
@@ -565,21 +536,9 @@ class DataPath:
         return Writes(m_at=jnp.int32(self.m_pad), m_val=zeros, v_at=jnp.int32(M.VRF_BYTES), v_val=zeros,
                       x_at=jnp.int32(0), x_val=jnp.int32(0), bad=jnp.bool_(False))
 
-    @staticmethod
-    def _load(mem: jax.Array, at: jax.Array, sub: jax.Array) -> jax.Array:
-        """A scalar load's value (``sub``: lb lh lw lbu lhu), as ``Machine.memory`` computes it."""
-        lw_ = lax.dynamic_slice(mem, (at,), (4,)).astype(jnp.uint32)
-        word = lax.bitcast_convert_type(lw_[0] | (lw_[1] << 8) | (lw_[2] << 16) | (lw_[3] << 24), jnp.int32)
-        return jnp.select([sub == 0, sub == 1, sub == 3, sub == 4],
-                          [(word << 24) >> 24, (word << 16) >> 16, word & 0xFF, word & 0xFFFF], word)
-
-    def _x(self, d: Data, f: jax.Array, t: int, v: int, r: int) -> jax.Array:
-        """A scalar operand: resolved (flag 0), the data path's register (1) or a pending load (2 + kind)."""
-        flag, val = f[t], f[v]
-        return jnp.where(flag == 1, d.x[f[r]], jnp.where(flag >= 2, self._load(d.mem, val, flag - 2), val))
-
     def _ins(self, d: Data, f: jax.Array, cls: int) -> tuple[M.Ins, M.Is, M.VType, M.State]:
-        xs1, xs2 = self._x(d, f, R_T1, R_X1, R_RS1), self._x(d, f, R_T2, R_X2, R_RS2)
+        xs1 = jnp.where(f[R_T1] == 1, d.x[f[R_RS1]], f[R_X1])
+        xs2 = jnp.where(f[R_T2] == 1, d.x[f[R_RS2]], f[R_X2])
         ins = M.Ins(pc=f[R_PC], run=jnp.bool_(True), op=f[R_OP], cls=jnp.int32(cls), sub=f[R_SUB], rd=f[R_RD],
                     rs1=f[R_RS1], rs2=f[R_RS2], imm=f[R_IMM], vm=f[R_VM], src=f[R_SRC], wf=f[R_W], sgn=f[R_SGN],
                     xs1=xs1, xs2=xs2)
@@ -593,19 +552,25 @@ class DataPath:
         return lax.dynamic_slice(buf, (at,), (M.LANES,))
 
     def b_alu(self, d: Data, f: jax.Array) -> Writes:
-        a, b = self._x(d, f, R_T1, R_X1, R_RS1), self._x(d, f, R_T2, R_X2, R_RS2)
+        a = jnp.where(f[R_T1] == 1, d.x[f[R_RS1]], f[R_X1])
+        b = jnp.where(f[R_T2] == 1, d.x[f[R_RS2]], f[R_X2])
         i32 = jnp.int32(32)
         return self.none()._replace(x_at=f[R_RD], x_val=M.elementwise(f[R_SUB], a, a, b, b, jnp.int32(0), i32, i32))
 
     def b_ld(self, d: Data, f: jax.Array) -> Writes:
-        return self.none()._replace(x_at=f[R_RD], x_val=self._load(d.mem, f[R_MIDX], f[R_SUB]))
+        lw_ = lax.dynamic_slice(d.mem, (f[R_MIDX],), (4,)).astype(jnp.uint32)
+        word = lax.bitcast_convert_type(lw_[0] | (lw_[1] << 8) | (lw_[2] << 16) | (lw_[3] << 24), jnp.int32)
+        sub = f[R_SUB]
+        val = jnp.select([sub == 0, sub == 1, sub == 3, sub == 4],
+                         [(word << 24) >> 24, (word << 16) >> 16, word & 0xFF, word & 0xFFFF], word)
+        return self.none()._replace(x_at=f[R_RD], x_val=val)
 
     def _store(self, d: Data, data: jax.Array, f: jax.Array) -> Writes:
         new = jnp.where(self.lane < f[R_NB], data, self._window(d.mem, f[R_MIDX]))
         return self.none()._replace(m_at=f[R_MIDX], m_val=new)
 
     def b_st(self, d: Data, f: jax.Array) -> Writes:
-        xs2 = self._x(d, f, R_T2, R_X2, R_RS2)
+        xs2 = jnp.where(f[R_T2] == 1, d.x[f[R_RS2]], f[R_X2])
         return self._store(d, M.bytes_from_lanes(jnp.full(M.LANES, xs2), jnp.int32(32)), f)
 
     def b_vlu(self, d: Data, f: jax.Array) -> Writes:
