@@ -239,36 +239,40 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
         is_vmem = cls in (C_VLOAD, C_VSTORE)
         is_smem = cls in (C_LOAD, C_STORE)
         # ---- vshape ------------------------------------------------------------------------------
-        widen = wf == I.W_WIDEN or wf == I.W_WIDEN_W
-        is_arith = cls == C_VARITH
-        wd = 2 * sew if (is_arith or cls == C_VRED) and widen else sew
-        if is_arith and wf in (I.W_WIDEN_W, I.W_NARROW):
-            wa = 2 * sew
-        elif is_arith and wf == I.W_EXT2:
-            wa = sew // 2
-        elif is_arith and wf == I.W_EXT4:
-            wa = sew // 4
-        else:
-            wa = sew
-        wa = max(wa, 8)
         indexed = src == I.MODE_INDEXED
-        dw = sew if indexed else wf
-        if is_vmem:
-            emul_d = max(1, dw * lmul // sew)
-            emul_2 = max(1, wf * lmul // sew) if indexed else 1
+        if vec:  # (scalar instructions have no vector shape)
+            widen = wf == I.W_WIDEN or wf == I.W_WIDEN_W
+            is_arith = cls == C_VARITH
+            wd = 2 * sew if (is_arith or cls == C_VRED) and widen else sew
+            if is_arith and wf in (I.W_WIDEN_W, I.W_NARROW):
+                wa = 2 * sew
+            elif is_arith and wf == I.W_EXT2:
+                wa = sew // 2
+            elif is_arith and wf == I.W_EXT4:
+                wa = sew // 4
+            else:
+                wa = sew
+            wa = max(wa, 8)
+            dw = sew if indexed else wf
+            if is_vmem:
+                emul_d = max(1, dw * lmul // sew)
+                emul_2 = max(1, wf * lmul // sew) if indexed else 1
+            else:
+                emul_d = 1 if (is_arith and wf == I.W_MASK) or cls in (C_VMASK, C_VMOVE, C_VRED) else (
+                    2 * lmul if is_arith and widen else lmul)
+                emul_2 = 1 if cls in (C_VMASK, C_VMOVE) else max(1, wa * lmul // sew)
+            emul_1 = lmul if (is_arith or cls == C_VPERM) and src == I.SRC_V else 1
+            uses_vs2 = (is_arith and wf != I.W_MERGE and sub not in (OPN["mv"], OPN["id"])) or cls in (
+                C_VRED, C_VPERM, C_VMASK) or (cls == C_VMOVE and sub == 0) or (is_vmem and indexed) or (
+                is_arith and wf == I.W_MERGE)
+            bad_d = (rd & (emul_d - 1)) != 0 or emul_d > 8
+            bad_2 = uses_vs2 and ((rs2 & (emul_2 - 1)) != 0 or emul_2 > 8)
+            bad_1 = (rs1 & (emul_1 - 1)) != 0
+            group_bad = bad_d or bad_2 or bad_1
+            group_detail = rd * 256 + emul_d if bad_d else rs2 * 256 + emul_2 if bad_2 else rs1 * 256 + emul_1
         else:
-            emul_d = 1 if (is_arith and wf == I.W_MASK) or cls in (C_VMASK, C_VMOVE, C_VRED) else (
-                2 * lmul if is_arith and widen else lmul)
-            emul_2 = 1 if cls in (C_VMASK, C_VMOVE) else max(1, wa * lmul // sew)
-        emul_1 = lmul if (is_arith or cls == C_VPERM) and src == I.SRC_V else 1
-        uses_vs2 = (is_arith and wf != I.W_MERGE and sub not in (OPN["mv"], OPN["id"])) or cls in (
-            C_VRED, C_VPERM, C_VMASK) or (cls == C_VMOVE and sub == 0) or (is_vmem and indexed) or (
-            is_arith and wf == I.W_MERGE)
-        bad_d = (rd & (emul_d - 1)) != 0 or emul_d > 8
-        bad_2 = uses_vs2 and ((rs2 & (emul_2 - 1)) != 0 or emul_2 > 8)
-        bad_1 = (rs1 & (emul_1 - 1)) != 0
-        group_bad = bad_d or bad_2 or bad_1
-        group_detail = rd * 256 + emul_d if bad_d else rs2 * 256 + emul_2 if bad_2 else rs1 * 256 + emul_1
+            wd = wa = sew
+            dw, emul_d, emul_2, emul_1, uses_vs2, group_bad, group_detail = wf, 1, 1, 1, False, False, 0
         # ---- memory ------------------------------------------------------------------------------
         acc = NO_ACCESS
         dwb_lg = 0 if dw == 8 else 1 if dw == 16 else 2
@@ -292,27 +296,21 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
             if cls == C_VSTORE and src != I.MODE_UNIT:
                 raise GiveUp("strided or indexed store")  # scattered writes: the data path writes windows only
             size = 1 << dwb_lg
-            e_of = _LANE >> dwb_lg
-            k_of = _LANE & (size - 1)
-            act = e_of < vl
-            if src == I.MODE_UNIT:
-                nb = int(np.sum(act))
-                c = _contiguous(xs1, nb, size, hw, ext_size)
-                if c is not None:
-                    acc = c
-                else:
-                    addr = xs1 + _LANE
-                    acc = _lanes(addr, act, addr - k_of, size, hw, ext_size, k_of == 0)
-            elif src == I.MODE_STRIDED:
-                addr = xs1 + e_of * xs2 + k_of
-                acc = _lanes(addr, act, addr - k_of, size, hw, ext_size, k_of == 0)
-            else:  # indexed: speculate every active element aligned in the base's memory (checked in JAX)
+            nb = min(max(vl, 0) * size, M.LANES)  # the active bytes: lanes j with j // size < vl
+            if src == I.MODE_INDEXED:  # speculate every active element aligned in the base's memory (checked in JAX)
                 r = _region(xs1 & _M32, hw, ext_size)
                 if r < 0:
                     raise GiveUp("indexed access from an unmapped base")
                 speculates = True
-                nb = int(np.sum(act))
                 acc = _Access(nb if r == 1 else 0, (nb // size) if r == 1 else 0, size, False, False, 0, r)
+            else:
+                c = _contiguous(xs1, nb, size, hw, ext_size) if src == I.MODE_UNIT else None
+                if c is not None:
+                    acc = c
+                else:  # strided, or a unit access that leaves its memory: byte by byte, as the port sees it
+                    e_of, k_of = _LANE >> dwb_lg, _LANE & (size - 1)
+                    addr = xs1 + (e_of * xs2 if src == I.MODE_STRIDED else e_of * size) + k_of
+                    acc = _lanes(addr, e_of < vl, addr - k_of, size, hw, ext_size, k_of == 0)
         # ---- control ------------------------------------------------------------------------------
         taken, bad_jump, jalr_addr, jump_idx = False, False, 0, 0
         if cls == C_BRANCH:
@@ -394,7 +392,7 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
             unit = src == I.MODE_UNIT
             kind = (K_VLU if cls == C_VLOAD else K_VSU) if unit else K_VMEM
             rec = [kind, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, 0, vtype, vl,
-                   acc.midx, int(np.sum(_LANE >> dwb_lg < vl)), acc.midx if indexed else 0]
+                   acc.midx, nb, acc.midx if indexed else 0]
         elif vec:
             if writes_x:
                 x_taint = True
