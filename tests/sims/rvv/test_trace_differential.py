@@ -85,9 +85,12 @@ def test_the_compiler_kernels_mostly_take_the_trace_path():
         assert _traced(program, ACCELERATOR.ext_size(task, cfg, HW, layout)) is expect, name
 
 
-@pytest.mark.parametrize("k", range(len(P.programs(seed=0))))
-def test_isa_programs(monkeypatch, k):
-    source, _ = P.programs(seed=0)[k]
+ISA_SEEDS = (0, 1)  # each seed shuffles every mnemonic's snippet (random operands, vtypes) into programs
+
+
+@pytest.mark.parametrize(("seed", "k"), [(s, k) for s in ISA_SEEDS for k in range(len(P.programs(seed=s)))])
+def test_isa_programs(monkeypatch, seed, k):
+    source, _ = P.programs(seed=seed)[k]
     _both(monkeypatch, ACCELERATOR.assemble(source, HW), np.stack([P.ext_image(k), P.ext_image(k + 100)]))
 
 
