@@ -18,8 +18,9 @@ instructions with ``vl``/``vtype``/addresses/scalar operands resolved, scalar lo
 tainted scalar arithmetic -- replayed by a loop over an *unbatched* operation index, so one
 ``lax.switch`` branch runs per operation (it returns the windows it writes; the loop applies them, so
 XLA updates memory in place instead of copying it per operation), ``vmap``-ped over input sets, in
-fixed-size chunks (one compile for any length). The branches call the interpreter's own handlers with a
-constant class, so the datapath is the oracle's code; ``tests/sims/rvv/test_trace_differential.py``
+fixed-size chunks (one compile for any length). The branches call the interpreter's own handlers (with a
+constant class for vector arithmetic; the rarer vector classes share one branch), so the datapath is the
+oracle's code; ``tests/sims/rvv/test_trace_differential.py``
 checks the whole final state bit for bit.
 """
 
@@ -521,7 +522,7 @@ class Writes(NamedTuple):
 
 
 class DataPath:
-    """The replay of data operations: each kind calls the interpreter's handlers with a constant class."""
+    """The replay of data operations: each kind calls the interpreter's handlers."""
 
     def __init__(self, hw: RVVConfig, mem_size: int):
         self.hw = hw
@@ -534,17 +535,18 @@ class DataPath:
         return Writes(m_at=jnp.int32(self.m_pad), m_val=zeros, v_at=jnp.int32(M.VRF_BYTES), v_val=zeros,
                       x_at=jnp.int32(0), x_val=jnp.int32(0), bad=jnp.bool_(False))
 
-    def _ins(self, d: Data, f: jax.Array, cls: int) -> tuple[M.Ins, M.Is, M.VType, M.State]:
+    def _ins(self, d: Data, f: jax.Array, cls: int | jax.Array) -> tuple[M.Ins, M.Is, M.VType, M.State]:
         xs1 = jnp.where(f[R_T1] == 1, d.x[f[R_RS1]], f[R_X1])
         xs2 = jnp.where(f[R_T2] == 1, d.x[f[R_RS2]], f[R_X2])
-        ins = M.Ins(pc=f[R_PC], run=jnp.bool_(True), op=f[R_OP], cls=jnp.int32(cls), sub=f[R_SUB], rd=f[R_RD],
+        cls = jnp.int32(cls) if isinstance(cls, int) else cls
+        ins = M.Ins(pc=f[R_PC], run=jnp.bool_(True), op=f[R_OP], cls=cls, sub=f[R_SUB], rd=f[R_RD],
                     rs1=f[R_RS1], rs2=f[R_RS2], imm=f[R_IMM], vm=f[R_VM], src=f[R_SRC], wf=f[R_W], sgn=f[R_SGN],
                     xs1=xs1, xs2=xs2)
         ctl = jnp.zeros(M.N_CTL, jnp.int32).at[M.VTYPE].set(f[R_VTYPE]).at[M.VL].set(f[R_VL])
         z = jnp.zeros(1, jnp.int32)
         st = M.State(ctl=ctl, x=d.x, vrf=d.vrf, mem=d.mem, x_ready=z, v_ready=z, vq=z, counts=z, busy=z,
                      prof=jnp.zeros((1, M.N_PROF), jnp.int32))
-        return ins, M.Is(jnp.int32(cls)), M.Machine.vtype_state(ctl), st
+        return ins, M.Is(cls), M.Machine.vtype_state(ctl), st
 
     def _window(self, buf: jax.Array, at: jax.Array) -> jax.Array:
         return lax.dynamic_slice(buf, (at,), (M.LANES,))
@@ -589,15 +591,18 @@ class DataPath:
         return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(mp.m_act, mp.loaded, vo.g_vd),
                                     bad=mp.oob | mp.misaligned | miss)
 
-    def _vector(self, cls: int):
+    def _vector(self, c: int | None):
+        """A vector instruction's branch: of class ``c`` (constant), or of any (None: the class is read from
+        the operation; the rarer classes share one branch, which keeps the compile short)."""
         def branch(d: Data, f: jax.Array) -> Writes:
+            cls = f[R_CLS] if c is None else c
             ins, is_, vt, st = self._ins(d, f, cls)
             vs = self.machine.vshape(ins, is_, vt)
             vo = self.machine.voperands(st, ins, is_, vt)
             v_bytes, v_on, x_vec = self.machine.vector(ins, is_, vt, vs, vo)
             sub = ins.sub
-            writes_v = cls in (C_VARITH, C_VRED, C_VPERM) or (cls == C_VMASK) & (sub < 7) | (cls == C_VMOVE) & (
-                sub == 1)
+            writes_v = (cls == C_VARITH) | (cls == C_VRED) | (cls == C_VPERM) | (cls == C_VMASK) & (sub < 7) | (
+                cls == C_VMOVE) & (sub == 1)
             writes_x = (cls == C_VMOVE) & (sub == 0) | (cls == C_VMASK) & (sub >= 7)
             return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(v_on & writes_v, v_bytes, vo.g_vd),
                                         x_at=jnp.where(writes_x, ins.rd, 0), x_val=x_vec)
@@ -616,13 +621,12 @@ class DataPath:
     def run_chunk(self, d: Data, ops: jax.Array, n: jax.Array, ext_size: jax.Array) -> Data:
         """The first ``n`` operations of a chunk, in order, on one input set."""
         branches = [self.b_alu, self.b_ld, self.b_st, self.b_vlu, self.b_vsu,
-                    lambda d, f: self.b_vmem(d, f, ext_size), self._vector(C_VARITH), self._vector(C_VRED),
-                    self._vector(C_VPERM), self._vector(C_VMASK), self._vector(C_VMOVE)]
+                    lambda d, f: self.b_vmem(d, f, ext_size), self._vector(C_VARITH), self._vector(None)]
 
         def body(i: jax.Array, d: Data) -> Data:
             for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
                 f = ops[i * UNROLL + j]
-                d = self.apply(d, lax.switch(f[R_KIND], branches, d, f))
+                d = self.apply(d, lax.switch(jnp.minimum(f[R_KIND], K_VRED), branches, d, f))
             return d
 
         return lax.fori_loop(0, (n + UNROLL - 1) // UNROLL, body, d)
