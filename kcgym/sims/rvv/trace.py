@@ -433,7 +433,10 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
         else:
             s_ready = issue + lat
         v_done = 0
-        if vec:
+        if cls == C_LOAD:  # the interpreter's t_end also takes a scalar load's vector-unit time (RVV-T10)
+            v_done = max(issue + 1, v_free, vr[0] if vm == 0 else 0) + occ * max(
+                1, (sew * max(vl, 1) + VLENB * 8 - 1) // (VLENB * 8)) + 1
+        elif vec:
             reads_vd = cls == C_VSTORE or (is_arith and sub in MAC_OPS)
             reads_vs1 = (src == I.SRC_V and cls in (C_VARITH, C_VPERM, C_VRED)) or cls == C_VMASK
             v_dep = max(gready(rs2, emul_2) if uses_vs2 else 0, gready(rs1, emul_1) if reads_vs1 else 0,

@@ -128,6 +128,9 @@ RAW = {
     "scalar loop to the end of the image": "li a0, 0x20000000\nli a1, 4096\n1:\nlbu t0, 0(a0)\nsb t0, 1(a0)\n"
                                            "addi a0, a0, 1\naddi a1, a1, -1\nbnez a1, 1b\nret\n",
     "ran off the end": "li t0, 1\nli t1, 2\n",
+    "ends on a DTCM load": "lw t0, -4(sp)\n",
+    "ends on a load after vector work": "vsetvli t0, x0, e32, m8, ta, ma\nvadd.vv v0, v8, v16\nlw t0, -4(sp)\n",
+    "ends on an external load": "li a0, 0x20000000\nlw t0, 0(a0)\nret\n",
 }
 
 
