@@ -26,11 +26,11 @@ MAX_STEPS = 20_000_000
 HACKS = (adversarial.zeros, adversarial.constant, adversarial.copy_input, adversarial.spin, adversarial.out_of_bounds)
 
 
-def _both(monkeypatch, program, images, max_steps=MAX_STEPS, ext_size=None):
+def _both(monkeypatch, program, images, max_steps=MAX_STEPS, ext_size=None, hw=HW):
     monkeypatch.setenv(trace.SIM_ENV, "trace")
-    new = simulate_images(program, images, HW, max_steps, ext_size)
+    new = simulate_images(program, images, hw, max_steps, ext_size)
     monkeypatch.setenv(trace.SIM_ENV, "oracle")
-    old = simulate_images(program, images, HW, max_steps, ext_size)
+    old = simulate_images(program, images, hw, max_steps, ext_size)
     for field in old._fields:
         np.testing.assert_array_equal(np.asarray(getattr(new, field)), np.asarray(getattr(old, field)), err_msg=field)
     return new
@@ -154,3 +154,16 @@ def test_step_budget(monkeypatch, max_steps):
     task, cfg, layout, images = _kernel_images("matmul", 1)
     st = _both(monkeypatch, ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW), images, max_steps)
     assert int(st.ctl[0, 1]) == max_steps and not st.ctl[0, 2]  # STEPS, HALTED: stopped by the budget
+
+
+@pytest.mark.slow  # two fresh compiles (interpreter and data path) for the new machine
+def test_another_machine_config(monkeypatch):
+    """Every timing constant reaches the pre-pass: a config with all of them changed (and a smaller DTCM)."""
+    hw = HW.model_copy(update=dict(dtcm_bytes=8192, ext_latency=7, ext_bytes_per_cycle=8, vector_queue_depth=3,
+                                   load_use_latency=3, mul_latency=5, div_cycles=9, branch_penalty=2,
+                                   jump_penalty=2, vmul_latency=1, vdiv_cycles_per_chunk=3))
+    hw = type(HW).model_validate(hw.model_dump())
+    task, cfg, layout, images = _kernel_images("matmul", 1)
+    for source in (ACCELERATOR.compile(task, cfg, hw), P.programs(seed=0)[0][0]):
+        program = ACCELERATOR.assemble(source, hw)
+        _both(monkeypatch, program, images, hw=hw)
