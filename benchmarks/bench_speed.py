@@ -1,7 +1,7 @@
 """Simulator speed, old (the interpreter, ``KCGYM_SIM=oracle``) and new (trace-ahead) side by side.
 
-Per machine with a trace-ahead path (NPU), per compiler kernel and config: dynamic instructions,
-the first ``simulate`` of the kernel in this process (new: pre-pass + schedule + data path, plus a
+Per machine with a trace-ahead path (NPU; RVV with ``--machines RVV``), per compiler kernel and config:
+dynamic instructions, the first ``simulate`` of the kernel in this process (new: pre-pass + schedule + data path, plus a
 compile where its shape bucket is new), the warm ``simulate`` (median of repeats: the trace is cached
 per program, so this is the data path alone), its CPU seconds and instructions per second, and
 whether old and new agree (cycles and outputs). Then a fresh process per path with an empty JAX
@@ -55,21 +55,32 @@ QUICK_CROSSOVER = ("relu", "softmax", "matmul", "gemv", "layernorm", "rope")
 PATHS = {"old": "oracle", "trace": "trace", "auto": ""}  # KCGYM_SIM per path ("": the default dispatch)
 
 
+RVV_QUICK_TASKS = ("relu", "softmax", "matmul", "conv2d", "swiglu", "gemv")  # gemv: the interpreter (data branches)
+RVV_COLD_KERNELS = (("matmul", 3),)
+
+
 def _accelerator(machine: str):
     if machine == "NPU":
         from kcgym.sims.npu import ACCELERATOR
+    elif machine == "RVV":
+        from kcgym.sims.rvv import ACCELERATOR
     else:
         raise ValueError(machine)
     return ACCELERATOR
 
 
+def _tasks(machine: str) -> dict:
+    from kcgym.tasks import TASKS, tasks_for
+
+    return dict(tasks_for("int8")) if machine == "RVV" else TASKS
+
+
 def _setup(machine: str, name: str, index: int, sets: int = 1):
     from kcgym.evaluation import Evaluator
-    from kcgym.tasks import TASKS
 
     acc = _accelerator(machine)
     hw = acc.make_hw()
-    task = TASKS[name]
+    task = _tasks(machine)[name]
     cfg = task.config(machine, index)
     program = acc.assemble(acc.compile(task, cfg, hw), hw)
     inputs = Evaluator(acc, task, cfg, hw).input_sets(0, sets)
@@ -106,7 +117,7 @@ def measure(machine: str, name: str, index: int, repeats: int) -> dict:
     row["instructions"] = old.instructions
     row["cycles"] = old.cycles
     row["identical"] = bool(old.cycles == new.cycles and old.instructions == new.instructions and all(
-        np.array_equal(np.asarray(old.outputs[k]).view(np.uint32), np.asarray(new.outputs[k]).view(np.uint32))
+        np.ascontiguousarray(old.outputs[k]).tobytes() == np.ascontiguousarray(new.outputs[k]).tobytes()
         for k in old.outputs))
     return row
 
@@ -220,6 +231,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--append", action="store_true", help="add the rows to --out instead of replacing it")
     ap.add_argument("--no-cold", action="store_true", help="skip the fresh-process cold starts")
+    ap.add_argument("--machines", default="NPU", help="comma-separated: NPU, RVV")
     ap.add_argument("--table", action="store_true", help="print the Markdown table of --out and exit")
     ap.add_argument("--crossover", action="store_true", help="measure the interpreter/trace dispatch threshold")
     ap.add_argument("--distinct", type=int, default=5, help="--crossover: distinct variants per kernel and path")
@@ -253,24 +265,28 @@ def main() -> None:
         old = out.read_text() if args.append and out.exists() else ""
         out.write_text(old + "".join(json.dumps(r) + "\n" for r in [*rows, choice]))
         return
-    tasks = args.tasks.split(",") if args.tasks else (
-        list(QUICK_TASKS) if args.quick else [n for n, t in TASKS.items() if acc.supports(t)])
-    configs = [int(c) for c in args.configs.split(",")] if args.configs else list(
-        QUICK_CONFIGS if args.quick else FULL_CONFIGS)
     rows = []
-    for index in configs:
-        for name in tasks:
-            row = {"kind": "kernel", **measure("NPU", name, index, args.repeats), **meta}
+    for machine in args.machines.split(","):
+        acc = _accelerator(machine)
+        quick, cold = (RVV_QUICK_TASKS, RVV_COLD_KERNELS) if machine == "RVV" else (QUICK_TASKS, COLD_KERNELS)
+        tasks = args.tasks.split(",") if args.tasks else (
+            list(quick) if args.quick else [n for n, t in _tasks(machine).items() if acc.supports(t)])
+        configs = [int(c) for c in args.configs.split(",")] if args.configs else list(
+            QUICK_CONFIGS if args.quick else FULL_CONFIGS)
+        for index in configs:
+            for name in tasks:
+                row = {"kind": "kernel", **measure(machine, name, index, args.repeats), **meta}
+                rows.append(row)
+                print(f"{machine} {name:15s} C{index} {row['instructions']:9d} instr  old {row['old_warm_s']:7.3f}s "
+                      f"new {row['new_warm_s']:7.3f}s (first {row['new_first_s']:6.2f}s)  "
+                      f"new {row['new_instr_per_s']:10.3g} instr/s  identical={row['identical']}", flush=True)
+        for name, index in () if args.no_cold else cold:
+            row = {"kind": "cold_process", "machine": machine, "task": name, "config": index,
+                   "old_s": cold_process(machine, name, index, True),
+                   "new_s": cold_process(machine, name, index, False), **meta}
             rows.append(row)
-            print(f"NPU {name:15s} C{index} {row['instructions']:9d} instr  old {row['old_warm_s']:7.3f}s "
-                  f"new {row['new_warm_s']:7.3f}s (first {row['new_first_s']:6.2f}s)  "
-                  f"new {row['new_instr_per_s']:10.3g} instr/s  identical={row['identical']}", flush=True)
-    for name, index in () if args.no_cold else COLD_KERNELS:
-        row = {"kind": "cold_process", "machine": "NPU", "task": name, "config": index,
-               "old_s": cold_process("NPU", name, index, True), "new_s": cold_process("NPU", name, index, False),
-               **meta}
-        rows.append(row)
-        print(f"cold process NPU {name} C{index}: old {row['old_s']:.2f}s new {row['new_s']:.2f}s", flush=True)
+            print(f"cold process {machine} {name} C{index}: old {row['old_s']:.2f}s new {row['new_s']:.2f}s",
+                  flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     old = args.out.read_text() if args.append and args.out.exists() else ""
     args.out.write_text(old + "".join(json.dumps(r) + "\n" for r in rows))

@@ -1,0 +1,717 @@
+"""Trace-ahead simulation of the RVV core: a Python pre-pass for control and timing, JAX for the data.
+
+The timing model of ``machine.py`` never reads data values: it depends only on the instruction stream,
+``vl``/``vtype``, register numbers and addresses. Scalar code *may* branch on data, though, so the
+pre-pass (:func:`prepass`) runs the program once in plain Python -- the scalar side, the scoreboard,
+faults, counts and busy cycles, in the same order as :meth:`~kcgym.sims.rvv.machine.Machine.step` --
+with *taint tracking*: scalar loads and vector-to-scalar moves (``vmv.x.s``, ``vcpop.m``,
+``vfirst.m``) produce tainted values, and arithmetic on a tainted value is tainted. If a branch, a jump
+target, an address, a stride or ``vsetvl``'s AVL/vtype would read a tainted value, or a vector memory
+access is masked (its bytes depend on ``v0``), the pre-pass gives up and the interpreter runs: correct
+by construction (so do strided and indexed stores: the data path writes memory in 128-byte windows).
+Indexed loads are *speculated*: the pre-pass assumes every element lands, aligned,
+in the memory (DTCM or external) that the base address is in -- which fixes their timing -- and the
+data path checks that per input set; a failed check sends the run to the interpreter too.
+
+What is left for JAX (:class:`DataPath`) is the recorded stream of data operations -- vector
+instructions with ``vl``/``vtype``/addresses/scalar operands resolved, scalar loads and stores, and
+tainted scalar arithmetic -- replayed by a loop over an *unbatched* operation index, so one
+``lax.switch`` branch runs per operation (it returns the windows it writes; the loop applies them, so
+XLA updates memory in place instead of copying it per operation), ``vmap``-ped over input sets, in
+fixed-size chunks (one compile for any length). The branches call the interpreter's own handlers (with a
+constant class for vector arithmetic; the rarer vector classes share one branch), so the datapath is the
+oracle's code; ``tests/sims/rvv/test_trace_differential.py``
+checks the whole final state bit for bit.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from collections import OrderedDict
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from kcgym.sims.jax_cache import enable_persistent_cache
+from kcgym.sims.rvv import isa as I
+from kcgym.sims.rvv import machine as M
+from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB, RVVConfig
+
+TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ext size + budget)
+TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
+UNROLL = 2  # operations per loop step: halves the loop's overhead; 4 gained little more and compiled longer
+OP_CHUNK = 4096  # data operations per call of the jitted data path: one shape, one compile for any length
+assert OP_CHUNK % UNROLL == 0
+
+# KCGYM_SIM=oracle: every program on the interpreter; otherwise the trace path wherever the pre-pass keeps the
+# program. Unlike the NPU there is no size threshold: the dynamic count is known only after the pre-pass, and
+# from there the data path beat the interpreter on every compiler kernel measured, distinct ones included.
+SIM_ENV = "KCGYM_SIM"
+
+# data-operation kinds (one lax.switch branch each)
+K_ALU, K_LD, K_ST, K_VLU, K_VSU, K_VMEM, K_VARITH, K_VRED, K_VPERM, K_VMASK, K_VMOVE = range(11)
+VEC_KIND = {"VARITH": K_VARITH, "VRED": K_VRED, "VPERM": K_VPERM, "VMASK": K_VMASK, "VMOVE": K_VMOVE}
+# fields of one data operation: the word's fields, then what the pre-pass resolved
+(R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
+ R_VTYPE, R_VL, R_MIDX, R_NB, R_SPEC) = range(22)
+N_REC = 22
+
+_M32 = 0xFFFFFFFF
+_MIN = -(1 << 31)
+C = I.CLASS_ID
+(C_ALU, C_MULDIV, C_LOAD, C_STORE, C_BRANCH, C_JUMP, C_CSR, C_VSET, C_VLOAD, C_VSTORE, C_VARITH, C_VRED, C_VPERM,
+ C_VMASK, C_VMOVE, C_HALT) = (C[n] for n in I.CLASSES)
+VECTOR = frozenset(C[n] for n in I.VECTOR_CLASSES)
+OPN = I.OP
+MAC_OPS = frozenset(OPN[n] for n in ("macc", "nmsac", "madd", "nmsub"))
+
+
+class GiveUp(Exception):
+    """Control, an address or vl would depend on data: the interpreter must run this program."""
+
+
+def _w(x: int) -> int:
+    """int32 wrap-around."""
+    x &= _M32
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+def _divs(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return -q if (a < 0) != (b < 0) else q
+
+
+def scalar_op(op: int, a: int, b: int) -> int:
+    """The scalar ALU/MULDIV result of ``machine.elementwise`` at width 32 (RISC-V semantics)."""
+    ua, ub = a & _M32, b & _M32
+    name = I.OPS[op]
+    if name in ("add", "auipc"):
+        return _w(a + b)
+    if name == "sub":
+        return _w(a - b)
+    if name == "and":
+        return _w(a & b)
+    if name == "or":
+        return _w(a | b)
+    if name == "xor":
+        return _w(a ^ b)
+    if name == "sll":
+        return _w(a << (b & 31))
+    if name == "srl":
+        return _w(ua >> (b & 31))
+    if name == "sra":
+        return a >> (b & 31)
+    if name == "slt":
+        return int(a < b)
+    if name == "sltu":
+        return int(ua < ub)
+    if name == "mul":
+        return _w(a * b)
+    if name == "mulh":
+        return _w((a * b) >> 32)
+    if name == "mulhu":
+        return _w((ua * ub) >> 32)
+    if name == "mulhsu":
+        return _w((a * ub) >> 32)
+    if name == "div":
+        return -1 if b == 0 else a if (a == _MIN and b == -1) else _w(_divs(a, b))
+    if name == "rem":
+        return a if b == 0 else 0 if (a == _MIN and b == -1) else _w(a - b * _divs(a, b))
+    if name == "divu":
+        return -1 if ub == 0 else _w(ua // ub)
+    if name == "remu":
+        return a if ub == 0 else _w(ua % ub)
+    if name == "lui":
+        return b
+    raise GiveUp(f"scalar op {name}")  # not a scalar instruction's operation: leave it to the interpreter
+
+
+class Trace(NamedTuple):
+    """The pre-pass's final control-side state (as the interpreter's State fields) and the data operations."""
+
+    ctl: np.ndarray
+    x: np.ndarray
+    tainted: np.ndarray  # bool[32]: x registers whose final value the data path computes
+    x_ready: np.ndarray
+    v_ready: np.ndarray
+    vq: np.ndarray
+    counts: np.ndarray
+    busy: np.ndarray
+    ops: np.ndarray  # int32[n, N_REC]
+    speculates: bool  # an indexed access was speculated: the data path's check decides
+
+
+@functools.lru_cache(maxsize=16)
+def _costs(hw_json: str) -> tuple[list[int], list[int]]:
+    hw = RVVConfig.model_validate_json(hw_json)
+    return [int(v) for v in I.cost_table("occupancy", hw)], [int(v) for v in I.cost_table("latency", hw)]
+
+
+class _Access(NamedTuple):
+    """One memory access as the interpreter's port sees it: active bytes, where they land, what faults."""
+
+    n_ext_bytes: int
+    n_ext_elems: int
+    elem_size: int
+    oob: bool
+    misaligned: bool
+    bad_addr: int
+    midx: int  # memory index of the first byte (contiguous accesses)
+
+
+def _region(ua: int, hw: RVVConfig, ext_size: int) -> int:
+    """0: DTCM, 1: external memory, -1: unmapped (``ua`` an unsigned address)."""
+    if DTCM_BASE <= ua < DTCM_BASE + hw.dtcm_bytes:
+        return 0
+    if EXT_BASE <= ua < EXT_BASE + ext_size:
+        return 1
+    return -1
+
+
+def _contiguous(base: int, nb: int, size: int, hw: RVVConfig, ext_size: int) -> _Access | None:
+    """``nb`` active bytes from ``base`` (elements of ``size`` bytes) when they all land in one memory; else None."""
+    ua = base & _M32
+    if nb == 0:
+        return _Access(0, 0, size, False, False, 0, 0)
+    r = _region(ua, hw, ext_size)
+    if r < 0 or ua + nb - 1 > _M32 or _region(ua + nb - 1, hw, ext_size) != r:
+        return None
+    mis = (base & (size - 1)) != 0
+    midx = ua - DTCM_BASE if r == 0 else ua - EXT_BASE + hw.dtcm_bytes
+    return _Access(nb if r == 1 else 0, (nb // size) if r == 1 else 0, size, False, mis, base if mis else 0, midx)
+
+
+def _lanes(addr: np.ndarray, act: np.ndarray, elem_addr: np.ndarray, size: int, hw: RVVConfig,
+           ext_size: int, k_zero: np.ndarray) -> _Access:
+    """The port's per-byte view (``addr``: int64 per lane, wrapped to 32 bits), as ``Machine.memory`` computes it."""
+    ua = addr & _M32
+    in_dtcm = (ua >= DTCM_BASE) & (ua < DTCM_BASE + hw.dtcm_bytes)
+    in_ext = (ua >= EXT_BASE) & (ua < EXT_BASE + ext_size)
+    oob = act & ~(in_dtcm | in_ext)
+    mis = act & ((elem_addr & (size - 1)) != 0)
+    sa = np.where(ua >= 1 << 31, ua - (1 << 32), ua)
+    bad = int(sa[np.argmax(oob)]) if oob.any() else int(sa[np.argmax(mis)])
+    return _Access(int(np.sum(act & in_ext)), int(np.sum(act & in_ext & k_zero)), size, bool(oob.any()),
+                   bool(mis.any()), bad, 0)
+
+
+_LANE = np.arange(M.LANES, dtype=np.int64)
+NO_ACCESS = _Access(0, 0, 1, False, False, 0, 0)  # an instruction that does not touch memory
+
+
+def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_size: int, max_steps: int) -> Trace:
+    """Run the control side of ``words`` (a padded program) exactly as the interpreter's loop does.
+
+    Raises :class:`GiveUp` where control, an address or ``vl`` would depend on data."""
+    occ_t, lat_t = _costs(hw_json)
+    prog = np.asarray(words)[: prog_len + 1].tolist()  # the program and the halt after it (never past it)
+    depth, bw, ext_lat = hw.vector_queue_depth, hw.ext_bytes_per_cycle, hw.ext_latency
+    x = [0] * 32
+    x[1], x[2] = 4 * prog_len, DTCM_BASE + hw.dtcm_bytes
+    xt = [False] * 32
+    xr = [0] * 32
+    vr = [0] * 32
+    vq = [0] * depth
+    counts = [0] * len(I.CLASSES)
+    busy = [0, 0, 0]
+    pc = steps = halted = fault = fault_pc = fault_detail = 0
+    vl, vtype = 0, M.VILL
+    t_scalar = v_free = v_mem_done = ext_free = qi = t_end = 0
+    ops: list[list[int]] = []
+    speculates = False
+
+    def gready(base: int, n: int) -> int:
+        return max(vr[base:base + n], default=0)
+
+    while not halted and steps < max_steps:
+        op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = prog[pc]
+        rs1c, rs2c = min(max(rs1, 0), 31), min(max(rs2, 0), 31)
+        xs1, xs2 = x[rs1c], x[rs2c]
+        t1, t2 = xt[rs1c], xt[rs2c]
+        vec = cls in VECTOR
+        vill = vtype < 0
+        sew = 8 << ((vtype >> 3) & 7)
+        lmul = 1 << (vtype & 3)
+        is_vmem = cls in (C_VLOAD, C_VSTORE)
+        is_smem = cls in (C_LOAD, C_STORE)
+        # ---- vshape ------------------------------------------------------------------------------
+        indexed = src == I.MODE_INDEXED
+        if vec:  # (scalar instructions have no vector shape)
+            widen = wf == I.W_WIDEN or wf == I.W_WIDEN_W
+            is_arith = cls == C_VARITH
+            wd = 2 * sew if (is_arith or cls == C_VRED) and widen else sew
+            if is_arith and wf in (I.W_WIDEN_W, I.W_NARROW):
+                wa = 2 * sew
+            elif is_arith and wf == I.W_EXT2:
+                wa = sew // 2
+            elif is_arith and wf == I.W_EXT4:
+                wa = sew // 4
+            else:
+                wa = sew
+            wa = max(wa, 8)
+            dw = sew if indexed else wf
+            if is_vmem:
+                emul_d = max(1, dw * lmul // sew)
+                emul_2 = max(1, wf * lmul // sew) if indexed else 1
+            else:
+                emul_d = 1 if (is_arith and wf == I.W_MASK) or cls in (C_VMASK, C_VMOVE, C_VRED) else (
+                    2 * lmul if is_arith and widen else lmul)
+                emul_2 = 1 if cls in (C_VMASK, C_VMOVE) else max(1, wa * lmul // sew)
+            emul_1 = lmul if (is_arith or cls == C_VPERM) and src == I.SRC_V else 1
+            uses_vs2 = (is_arith and wf != I.W_MERGE and sub not in (OPN["mv"], OPN["id"])) or cls in (
+                C_VRED, C_VPERM, C_VMASK) or (cls == C_VMOVE and sub == 0) or (is_vmem and indexed) or (
+                is_arith and wf == I.W_MERGE)
+            bad_d = (rd & (emul_d - 1)) != 0 or emul_d > 8
+            bad_2 = uses_vs2 and ((rs2 & (emul_2 - 1)) != 0 or emul_2 > 8)
+            bad_1 = (rs1 & (emul_1 - 1)) != 0
+            group_bad = bad_d or bad_2 or bad_1
+            group_detail = rd * 256 + emul_d if bad_d else rs2 * 256 + emul_2 if bad_2 else rs1 * 256 + emul_1
+        else:
+            wd = wa = sew
+            dw, emul_d, emul_2, emul_1, uses_vs2, group_bad, group_detail = wf, 1, 1, 1, False, False, 0
+        # ---- memory ------------------------------------------------------------------------------
+        acc = NO_ACCESS
+        dwb_lg = 0 if dw == 8 else 1 if dw == 16 else 2
+        if is_smem:
+            if t1:
+                raise GiveUp("address from data")
+            s_size = ((1, 2, 4, 1, 2) if cls == C_LOAD else (1, 2, 4))[min(max(sub, 0), 4 if cls == C_LOAD else 2)]
+            base = _w(xs1 + imm)
+            c = _contiguous(base, s_size, s_size, hw, ext_size)
+            if c is not None:
+                acc = c
+            else:
+                addr = base + _LANE
+                acc = _lanes(addr, s_size > _LANE, np.full(M.LANES, base), s_size, hw, ext_size,
+                             (_LANE & ((1 << dwb_lg) - 1)) == 0)
+        elif is_vmem:
+            if t1 or (src == I.MODE_STRIDED and t2):
+                raise GiveUp("vector address from data")
+            if vm == 0:
+                raise GiveUp("masked vector memory access")
+            if cls == C_VSTORE and src != I.MODE_UNIT:
+                raise GiveUp("strided or indexed store")  # scattered writes: the data path writes windows only
+            size = 1 << dwb_lg
+            nb = min(max(vl, 0) * size, M.LANES)  # the active bytes: lanes j with j // size < vl
+            if src == I.MODE_INDEXED:  # speculate every active element aligned in the base's memory (checked in JAX)
+                r = _region(xs1 & _M32, hw, ext_size)
+                if r < 0:
+                    raise GiveUp("indexed access from an unmapped base")
+                speculates = True
+                acc = _Access(nb if r == 1 else 0, (nb // size) if r == 1 else 0, size, False, False, 0, r)
+            else:
+                c = _contiguous(xs1, nb, size, hw, ext_size) if src == I.MODE_UNIT else None
+                if c is not None:
+                    acc = c
+                else:  # strided, or a unit access that leaves its memory: byte by byte, as the port sees it
+                    e_of, k_of = _LANE >> dwb_lg, _LANE & (size - 1)
+                    addr = xs1 + (e_of * xs2 if src == I.MODE_STRIDED else e_of * size) + k_of
+                    acc = _lanes(addr, e_of < vl, addr - k_of, size, hw, ext_size, k_of == 0)
+        # ---- control ------------------------------------------------------------------------------
+        taken, bad_jump, jalr_addr, jump_idx = False, False, 0, 0
+        if cls == C_BRANCH:
+            if t1 or t2:
+                raise GiveUp("branch on data")
+            s = min(max(sub, 0), 5)
+            ua, ub = xs1 & _M32, xs2 & _M32
+            taken = (xs1 == xs2, xs1 != xs2, xs1 < xs2, xs1 >= xs2, ua < ub, ua >= ub)[s]
+            next_pc = imm if taken else pc + 1
+        elif cls == C_JUMP:
+            if sub == 1 and t1:
+                raise GiveUp("jump target from data")
+            jalr_addr = _w(xs1 + imm) & ~1
+            jump_idx = imm if sub == 0 else jalr_addr >> 2
+            bad_jump = (sub == 1 and (jalr_addr & 3) != 0) or jump_idx < 0 or jump_idx > prog_len
+            next_pc = jump_idx
+        else:
+            next_pc = pc + 1
+        # ---- faults ------------------------------------------------------------------------------
+        v_ill = vec and vill
+        g_ill = vec and not vill and group_bad
+        oob, mis = acc.oob, acc.misaligned
+        f = 0
+        if cls != C_HALT:
+            f = (M.F_ILLEGAL_VTYPE if v_ill else M.F_ILLEGAL_GROUP if g_ill else M.F_OOB if oob else
+                 M.F_MISALIGNED if mis else M.F_BAD_JUMP if bad_jump else 0)
+        if cls == C_HALT:
+            halted = 1
+            break
+        if f:
+            halted, fault, fault_pc = 1, f, pc
+            fault_detail = (0 if v_ill else group_detail if g_ill else acc.bad_addr if (oob or mis) else
+                            (jalr_addr if sub == 1 else _w(jump_idx * 4)))
+            break
+        # ---- values and the data operations --------------------------------------------------------
+        x_val, x_taint = 0, False
+        writes_x = cls in (C_ALU, C_MULDIV, C_LOAD, C_JUMP, C_CSR, C_VSET) or (cls == C_VMOVE and sub == 0) or (
+            cls == C_VMASK and sub >= 7)
+        writes_v = cls in (C_VARITH, C_VRED, C_VPERM, C_VLOAD) or (cls == C_VMASK and sub < 7) or (
+            cls == C_VMOVE and sub == 1)
+        rec = None
+        if cls in (C_ALU, C_MULDIV):
+            is_u = sub in (OPN["lui"], OPN["auipc"])
+            a = 4 * pc if sub == OPN["auipc"] else 0 if sub == OPN["lui"] else xs1
+            ta = t1 and not is_u
+            if src == I.SRC_I:
+                b, tb = (_w(imm << 12) if is_u else imm), False
+            else:
+                b, tb = xs2, t2
+            if ta or tb:
+                x_taint = True
+                if rd != 0:
+                    rec = [K_ALU, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, a, b, int(ta), int(tb)]
+            else:
+                x_val = scalar_op(sub, a, b)
+        elif cls == C_LOAD:
+            x_taint = True
+            if rd != 0:
+                rec = [K_LD, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, 0, vtype, vl,
+                       acc.midx, s_size, 0]
+        elif cls == C_STORE:
+            rec = [K_ST, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, int(t2), vtype, vl,
+                   acc.midx, s_size, 0]
+        elif cls == C_JUMP:
+            x_val = 4 * pc + 4
+        elif cls == C_CSR:
+            x_val = vl if imm == 0 else vtype if imm == 1 else VLENB
+        elif cls == C_VSET:
+            if (sub != 1 and rs1 != 0 and t1) or (sub == 2 and t2):
+                raise GiveUp("vl or vtype from data")
+            raw = xs2 if sub == 2 else imm
+            bad = (raw >> 8) != 0 or ((raw >> 3) & 7) > 2 or (raw & 7) > 3
+            nvt = M.VILL if bad else raw
+            n_vlmax = (1 << (nvt & 3)) * (VLENB * 8) // (8 << ((nvt >> 3) & 7))
+            avl = rs1 if sub == 1 else xs1 if rs1 != 0 else (-1 if rd != 0 else vl)
+            new_vl = 0 if bad else _w(min(avl & _M32, n_vlmax & _M32))
+            x_val = new_vl
+        elif is_vmem:
+            unit = src == I.MODE_UNIT
+            kind = (K_VLU if cls == C_VLOAD else K_VSU) if unit else K_VMEM
+            rec = [kind, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, 0, vtype, vl,
+                   acc.midx, nb, acc.midx if indexed else 0]
+        elif vec:
+            if writes_x:
+                x_taint = True
+            if writes_v or rd != 0:
+                rec = [VEC_KIND[I.CLASSES[cls]], op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2,
+                       int(t1), int(t2), vtype, vl, 0, 0, 0]
+        if rec is not None:
+            rec += [0] * (N_REC - len(rec))
+            ops.append(rec)
+        x_on = writes_x and rd != 0
+        # ---- timing (Machine.timing) ---------------------------------------------------------------
+        occ, lat = occ_t[op], lat_t[op]
+        t = t_scalar
+        reads_x1 = cls in (C_ALU, C_MULDIV, C_LOAD, C_STORE, C_BRANCH, C_JUMP, C_VSET, C_VLOAD, C_VSTORE) or (
+            cls in (C_VARITH, C_VPERM) and src == I.SRC_X) or (cls == C_VMOVE and sub == 1)
+        reads_x2 = cls in (C_MULDIV, C_STORE, C_BRANCH) or (cls == C_ALU and src == I.SRC_V) or (
+            cls == C_VSET and sub == 2) or (is_vmem and src == I.MODE_STRIDED)
+        issue = max(t, xr[rs1c] if reads_x1 else 0, xr[rs2c] if reads_x2 else 0)
+        if vec:
+            issue = max(issue, vq[qi])
+        ext_bytes = acc.n_ext_bytes
+        uses_ext = ext_bytes > 0
+        if is_vmem and src != I.MODE_UNIT:
+            transfer = acc.n_ext_elems * ((acc.elem_size + bw - 1) // bw)
+        else:
+            transfer = (ext_bytes + bw - 1) // bw
+        scalar_mem_start = max(issue, v_mem_done)
+        ext_start_s = max(scalar_mem_start, ext_free)
+        if is_smem:
+            s_next = scalar_mem_start + occ
+        elif cls == C_BRANCH:
+            s_next = issue + occ + (hw.branch_penalty if taken != (imm <= pc) else 0)
+        else:
+            s_next = issue + occ
+        if cls == C_LOAD:
+            s_ready = ext_start_s + transfer + ext_lat if uses_ext else scalar_mem_start + lat
+        else:
+            s_ready = issue + lat
+        v_done = 0
+        if cls == C_LOAD:  # the interpreter's t_end also takes a scalar load's vector-unit time (RVV-T10)
+            v_done = max(issue + 1, v_free, vr[0] if vm == 0 else 0) + occ * max(
+                1, (sew * max(vl, 1) + VLENB * 8 - 1) // (VLENB * 8)) + 1
+        elif vec:
+            reads_vd = cls == C_VSTORE or (is_arith and sub in MAC_OPS)
+            reads_vs1 = (src == I.SRC_V and cls in (C_VARITH, C_VPERM, C_VRED)) or cls == C_VMASK
+            v_dep = max(gready(rs2, emul_2) if uses_vs2 else 0, gready(rs1, emul_1) if reads_vs1 else 0,
+                        gready(rd, emul_d) if reads_vd else 0, vr[0] if vm == 0 else 0)
+            vstart = max(issue + 1, v_free, v_dep)
+            vl1 = max(vl, 1)
+            if is_vmem and uses_ext:
+                v_occ = max(vstart, ext_free) + transfer - vstart
+            elif is_vmem and src != I.MODE_UNIT:
+                v_occ = vl1
+            elif is_vmem:
+                v_occ = max(1, (vl1 * dw + VLENB * 8 - 1) // (VLENB * 8))
+            else:
+                chunks = max(1, (max(wd, wa) * vl1 + VLENB * 8 - 1) // (VLENB * 8))
+                v_occ = chunks + (vl1 - 1).bit_length() if cls == C_VRED else chunks * occ
+            v_lat = ext_lat + 1 if cls == C_VLOAD and uses_ext else lat
+            v_done = vstart + v_occ + v_lat
+            syncs = (cls == C_VMOVE and sub == 0) or (cls == C_VMASK and sub >= 7)
+            s_next = v_done if syncs else issue + 1
+            s_ready = v_done
+            if writes_v:
+                for r in range(rd, min(rd + emul_d, 32)):
+                    vr[r] = v_done
+        t_scalar = s_next
+        t_end = max(t_end, s_next, v_done if (vec or cls == C_LOAD) else 0, s_ready if cls == C_LOAD else 0)
+        if cls == C_VSTORE and uses_ext:
+            t_end = max(t_end, v_done + ext_lat)
+        if cls == C_STORE and uses_ext:
+            t_end = max(t_end, ext_start_s + transfer + ext_lat)
+        busy[0] += 1 if vec else s_next - issue
+        if vec:
+            busy[1] += v_occ
+            v_free = vstart + v_occ
+            vq[qi] = vstart
+            qi = (qi + 1) % depth
+            if cls == C_VSTORE:
+                v_mem_done = max(v_mem_done, v_done)
+        if uses_ext:
+            busy[2] += transfer
+            ext_free = (max(vstart, ext_free) if vec else ext_start_s) + transfer
+        if x_on:
+            xr[rd] = s_ready
+            x[rd], xt[rd] = x_val, x_taint
+        # ---- commit ----------------------------------------------------------------------------------
+        counts[cls] += 1
+        steps += 1
+        if cls == C_VSET:
+            vl, vtype = new_vl, nvt
+        pc = next_pc
+
+    ctl = np.zeros(M.N_CTL, np.int64)
+    for i, v in ((M.PC, pc), (M.STEPS, steps), (M.HALTED, halted), (M.FAULT, fault), (M.FAULT_PC, fault_pc),
+                 (M.FAULT_DETAIL, fault_detail), (M.VL, vl), (M.VTYPE, vtype), (M.T_SCALAR, t_scalar),
+                 (M.V_FREE, v_free), (M.V_MEM_DONE, v_mem_done), (M.EXT_FREE, ext_free), (M.QI, qi),
+                 (M.T_END, t_end)):
+        ctl[i] = v
+    i32 = np.int32
+    return Trace(ctl=ctl.astype(i32), x=np.array(x, i32), tainted=np.array(xt, bool), x_ready=np.array(xr, i32),
+                 v_ready=np.array(vr, i32), vq=np.array(vq, i32), counts=np.array(counts, i32),
+                 busy=np.array(busy, i32), ops=np.array(ops, i32).reshape(-1, N_REC), speculates=speculates)
+
+
+class Data(NamedTuple):
+    """What the data path carries: the scalar registers it computes, the vector registers, memory, the check."""
+
+    x: jax.Array  # int32[32] (only tainted registers are meaningful)
+    vrf: jax.Array
+    mem: jax.Array  # the interpreter's memory plus a LANES-byte pad: a 128-byte window never clamps
+    bad: jax.Array  # a speculated indexed access missed its memory or was misaligned
+
+
+class Writes(NamedTuple):
+    """What one operation writes: a 128-byte window of memory and of the vector registers, one x register.
+
+    Branches return this and the loop applies it outside the ``lax.switch``: a branch that returned the
+    whole memory would make XLA copy it on every operation. An operation that writes nothing writes zeros
+    into the pads (and x0, never read: it is never tainted)."""
+
+    m_at: jax.Array
+    m_val: jax.Array
+    v_at: jax.Array
+    v_val: jax.Array
+    x_at: jax.Array
+    x_val: jax.Array
+    bad: jax.Array
+
+
+class DataPath:
+    """The replay of data operations: each kind calls the interpreter's handlers."""
+
+    def __init__(self, hw: RVVConfig, mem_size: int):
+        self.hw = hw
+        self.machine = M.Machine(hw)
+        self.m_pad = mem_size  # the pad after the interpreter's memory
+        self.lane = jnp.arange(M.LANES)
+
+    def none(self) -> Writes:
+        zeros = jnp.zeros(M.LANES, jnp.uint8)
+        return Writes(m_at=jnp.int32(self.m_pad), m_val=zeros, v_at=jnp.int32(M.VRF_BYTES), v_val=zeros,
+                      x_at=jnp.int32(0), x_val=jnp.int32(0), bad=jnp.bool_(False))
+
+    def _ins(self, d: Data, f: jax.Array, cls: int | jax.Array) -> tuple[M.Ins, M.Is, M.VType, M.State]:
+        xs1 = jnp.where(f[R_T1] == 1, d.x[f[R_RS1]], f[R_X1])
+        xs2 = jnp.where(f[R_T2] == 1, d.x[f[R_RS2]], f[R_X2])
+        cls = jnp.int32(cls) if isinstance(cls, int) else cls
+        ins = M.Ins(pc=f[R_PC], run=jnp.bool_(True), op=f[R_OP], cls=cls, sub=f[R_SUB], rd=f[R_RD],
+                    rs1=f[R_RS1], rs2=f[R_RS2], imm=f[R_IMM], vm=f[R_VM], src=f[R_SRC], wf=f[R_W], sgn=f[R_SGN],
+                    xs1=xs1, xs2=xs2)
+        ctl = jnp.zeros(M.N_CTL, jnp.int32).at[M.VTYPE].set(f[R_VTYPE]).at[M.VL].set(f[R_VL])
+        z = jnp.zeros(1, jnp.int32)
+        st = M.State(ctl=ctl, x=d.x, vrf=d.vrf, mem=d.mem, x_ready=z, v_ready=z, vq=z, counts=z, busy=z,
+                     prof=jnp.zeros((1, M.N_PROF), jnp.int32))
+        return ins, M.Is(cls), M.Machine.vtype_state(ctl), st
+
+    def _window(self, buf: jax.Array, at: jax.Array) -> jax.Array:
+        return lax.dynamic_slice(buf, (at,), (M.LANES,))
+
+    def b_alu(self, d: Data, f: jax.Array) -> Writes:
+        a = jnp.where(f[R_T1] == 1, d.x[f[R_RS1]], f[R_X1])
+        b = jnp.where(f[R_T2] == 1, d.x[f[R_RS2]], f[R_X2])
+        i32 = jnp.int32(32)
+        return self.none()._replace(x_at=f[R_RD], x_val=M.elementwise(f[R_SUB], a, a, b, b, jnp.int32(0), i32, i32))
+
+    def b_ld(self, d: Data, f: jax.Array) -> Writes:
+        lw_ = lax.dynamic_slice(d.mem, (f[R_MIDX],), (4,)).astype(jnp.uint32)
+        word = lax.bitcast_convert_type(lw_[0] | (lw_[1] << 8) | (lw_[2] << 16) | (lw_[3] << 24), jnp.int32)
+        sub = f[R_SUB]
+        val = jnp.select([sub == 0, sub == 1, sub == 3, sub == 4],
+                         [(word << 24) >> 24, (word << 16) >> 16, word & 0xFF, word & 0xFFFF], word)
+        return self.none()._replace(x_at=f[R_RD], x_val=val)
+
+    def _store(self, d: Data, data: jax.Array, f: jax.Array) -> Writes:
+        new = jnp.where(self.lane < f[R_NB], data, self._window(d.mem, f[R_MIDX]))
+        return self.none()._replace(m_at=f[R_MIDX], m_val=new)
+
+    def b_st(self, d: Data, f: jax.Array) -> Writes:
+        xs2 = jnp.where(f[R_T2] == 1, d.x[f[R_RS2]], f[R_X2])
+        return self._store(d, M.bytes_from_lanes(jnp.full(M.LANES, xs2), jnp.int32(32)), f)
+
+    def b_vlu(self, d: Data, f: jax.Array) -> Writes:
+        at = f[R_RD] * VLENB
+        new = jnp.where(self.lane < f[R_NB], self._window(d.mem, f[R_MIDX]), self._window(d.vrf, at))
+        return self.none()._replace(v_at=at, v_val=new)
+
+    def b_vsu(self, d: Data, f: jax.Array) -> Writes:
+        return self._store(d, self._window(d.vrf, f[R_RD] * VLENB), f)
+
+    def b_vmem(self, d: Data, f: jax.Array, ext_size: jax.Array) -> Writes:
+        """Strided and indexed loads: the interpreter's port, plus the speculation check."""
+        ins, is_, vt, st = self._ins(d, f, C_VLOAD)
+        vs = self.machine.vshape(ins, is_, vt)
+        vo = self.machine.voperands(st, ins, is_, vt)
+        mp = self.machine.memory(st, ins, is_, vt, vs, vo, ext_size)
+        miss = jnp.any(mp.m_act & (mp.in_ext != (f[R_SPEC] == 1))) & vs.indexed
+        return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(mp.m_act, mp.loaded, vo.g_vd),
+                                    bad=mp.oob | mp.misaligned | miss)
+
+    def _vector(self, c: int | None):
+        """A vector instruction's branch: of class ``c`` (constant), or of any (None: the class is read from
+        the operation; the rarer classes share one branch, which keeps the compile short)."""
+        def branch(d: Data, f: jax.Array) -> Writes:
+            cls = f[R_CLS] if c is None else c
+            ins, is_, vt, st = self._ins(d, f, cls)
+            vs = self.machine.vshape(ins, is_, vt)
+            vo = self.machine.voperands(st, ins, is_, vt)
+            v_bytes, v_on, x_vec = self.machine.vector(ins, is_, vt, vs, vo)
+            sub = ins.sub
+            writes_v = (cls == C_VARITH) | (cls == C_VRED) | (cls == C_VPERM) | (cls == C_VMASK) & (sub < 7) | (
+                cls == C_VMOVE) & (sub == 1)
+            writes_x = (cls == C_VMOVE) & (sub == 0) | (cls == C_VMASK) & (sub >= 7)
+            return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(v_on & writes_v, v_bytes, vo.g_vd),
+                                        x_at=jnp.where(writes_x, ins.rd, 0), x_val=x_vec)
+
+        return branch
+
+    @staticmethod
+    def apply(d: Data, w: Writes) -> Data:
+        return Data(x=d.x.at[w.x_at].set(w.x_val), vrf=lax.dynamic_update_slice(d.vrf, w.v_val, (w.v_at,)),
+                    mem=lax.dynamic_update_slice(d.mem, w.m_val, (w.m_at,)), bad=d.bad | w.bad)
+
+    def initial(self, mem: jax.Array) -> Data:
+        return Data(x=jnp.zeros(32, jnp.int32), vrf=jnp.zeros(M.VRF_BYTES + M.LANES, jnp.uint8),
+                    mem=jnp.concatenate([mem, jnp.zeros(M.LANES, jnp.uint8)]), bad=jnp.bool_(False))
+
+    def run_chunk(self, d: Data, ops: jax.Array, n: jax.Array, ext_size: jax.Array) -> Data:
+        """The first ``n`` operations of a chunk, in order, on one input set."""
+        branches = [self.b_alu, self.b_ld, self.b_st, self.b_vlu, self.b_vsu,
+                    lambda d, f: self.b_vmem(d, f, ext_size), self._vector(C_VARITH), self._vector(None)]
+
+        def body(i: jax.Array, d: Data) -> Data:
+            for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
+                f = ops[i * UNROLL + j]
+                d = self.apply(d, lax.switch(jnp.minimum(f[R_KIND], K_VRED), branches, d, f))
+            return d
+
+        return lax.fori_loop(0, (n + UNROLL - 1) // UNROLL, body, d)
+
+
+@functools.lru_cache(maxsize=16)
+def data_runner(hw_json: str, mem_size: int):
+    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and memory size."""
+    enable_persistent_cache()
+    dp = DataPath(RVVConfig.model_validate_json(hw_json), mem_size)
+    return (jax.jit(jax.vmap(dp.initial)),
+            jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None)), donate_argnums=(0,)))
+
+
+@functools.lru_cache(maxsize=16)
+def _config(hw_json: str) -> RVVConfig:
+    return RVVConfig.model_validate_json(hw_json)
+
+
+_TRACES: OrderedDict = OrderedDict()
+
+
+def traced(words: np.ndarray, prog_len: int, hw_json: str, ext_size: int, max_steps: int):
+    """(Trace or None, chunks) of a program, cached by program, config, external size and step budget;
+    ``chunks``: the operations as device arrays, a chunk at a time. None: the interpreter must run it."""
+    words = np.ascontiguousarray(words, np.int32)
+    key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, prog_len, hw_json, int(ext_size), int(max_steps))
+    hit = _TRACES.get(key)
+    if hit is not None:
+        _TRACES.move_to_end(key)
+        return hit
+    try:
+        tr = prepass(words, prog_len, _config(hw_json), hw_json, int(ext_size), int(max_steps))
+    except GiveUp:
+        tr = None
+    chunks = []
+    if tr is not None:
+        n = len(tr.ops)
+        ch = OP_CHUNK
+        for c in range(0, max(n, 1), ch):
+            part = np.zeros((ch, N_REC), np.int32)
+            part[: min(ch, n - c)] = tr.ops[c:c + ch]
+            chunks.append((jax.device_put(part), np.int32(min(ch, n - c))))
+        tr = tr._replace(ops=np.zeros((0, N_REC), np.int32))
+    _TRACES[key] = (tr, chunks)
+
+    def size(entry) -> int:
+        return sum(int(p.size) * 4 for p, _ in entry[1])
+
+    while len(_TRACES) > TRACE_CACHE_SIZE or (len(_TRACES) > 1 and sum(map(size, _TRACES.values()))
+                                                > TRACE_CACHE_BYTES):
+        _TRACES.popitem(last=False)
+    return tr, chunks
+
+
+def run(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, ext_size: int,
+        max_steps: int) -> M.State | None:
+    """The interpreter's final State (numpy, batched over the rows of ``mems``), or None where the
+    interpreter must run (control on data, or a speculated indexed access that missed)."""
+    tr, chunks = traced(words, prog_len, hw_json, ext_size, max_steps)
+    if tr is None:
+        return None
+    initial, chunk = data_runner(hw_json, mems.shape[1])
+    data = initial(jnp.asarray(mems))
+    es = np.int32(ext_size)
+    for part, n in chunks:
+        data = chunk(data, part, n, es)
+    data = jax.device_get(data)
+    if tr.speculates and np.any(data.bad):
+        return None
+    N = mems.shape[0]
+
+    def each(a: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(a, (N, *a.shape)).copy()
+
+    x = np.where(tr.tainted, np.asarray(data.x), tr.x).astype(np.int32)
+    return M.State._make([each(tr.ctl), x, np.asarray(data.vrf), np.asarray(data.mem)[:, : mems.shape[1]],
+                          each(tr.x_ready), each(tr.v_ready), each(tr.vq), each(tr.counts), each(tr.busy),
+                          np.zeros((N, 1, M.N_PROF), np.int32)])  # as numpy, field by field
+
+
+def sim_mode() -> str:
+    """``oracle``, ``trace`` or ``auto`` (the default)."""
+    mode = os.environ.get(SIM_ENV, "").strip().lower()
+    return mode if mode in ("oracle", "trace") else "auto"
