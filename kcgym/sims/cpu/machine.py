@@ -369,8 +369,11 @@ class Machine:
         cause = jnp.select([~sy["fetch_ok"], sy["illegal"], is_.LOAD], [S.CAUSE_FETCH, S.CAUSE_ILLEGAL, S.CAUSE_LOAD],
                            S.CAUSE_STORE)
         tval = jnp.select([~sy["fetch_ok"], sy["illegal"]], [4 * ins.pc, 0], addr)
-        new_csr, new_priv = S.commit(csr, ctl[PRIV], sy["csr_write"] & executes, sy["stored_index"], sy["new_value"],
-                                     trap & on, is_mret & on, 4 * ins.pc, cause, tval)
+        changes = (sy["csr_write"] & executes) | (trap | is_mret) & on
+        new_csr, new_priv = lax.cond(  # a real branch: most instructions leave the CSRs alone
+            changes, lambda: S.commit(csr, ctl[PRIV], sy["csr_write"] & executes, sy["stored_index"],
+                                      sy["new_value"], trap & on, is_mret & on, 4 * ins.pc, cause, tval),
+            lambda: (csr, ctl[PRIV]))
         cf_next = jnp.where(trap | is_mret, target, cf.next_pc)
         faulted = run & (fault != 0)
         values = {

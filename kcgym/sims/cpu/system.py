@@ -49,21 +49,24 @@ def cfg_bytes(csr: jax.Array) -> jax.Array:
 
 def pmp_allows(csr: jax.Array, address: jax.Array, priv: jax.Array, perm: jax.Array) -> jax.Array:
     """Whether an aligned access of <= 4 bytes at ``address`` with privilege ``priv`` and permission bit ``perm``
-    (PERM_R/W/X) passes the PMP check."""
+    (PERM_R/W/X) passes the PMP check. With every entry OFF nothing matches (M passes, U fails): a real branch,
+    so code that never programs the PMP pays nothing for it."""
     cfg = cfg_bytes(csr)
-    addr = _u(csr[ADDR0 : ADDR0 + N_PMP])
-    word = _u(address) >> 2
-    a = (cfg >> 3) & 3
-    below = jnp.concatenate([jnp.zeros(1, jnp.uint32), addr[:-1]])
-    tor = (below <= word) & (word < addr)
-    ones = jnp.sum(jnp.cumprod((addr[:, None] >> jnp.arange(32, dtype=jnp.uint32)) & 1, axis=1), axis=1)
-    mask = jnp.where(ones >= 31, jnp.uint32(0), ~((jnp.uint32(2) << ones.astype(jnp.uint32)) - 1))
-    napot = (word & mask) == (addr & mask)
-    match = jnp.select([a == A_TOR, a == A_NA4, a == A_NAPOT], [tor, word == addr, napot], False)
-    first = jnp.argmax(match)
-    entry = cfg[first]
-    allowed = (priv == PRIV_M) & ((entry & LOCK) == 0) | ((entry & perm) != 0)
-    return jnp.where(jnp.any(match), allowed, priv == PRIV_M)
+
+    def check() -> jax.Array:
+        addr = _u(csr[ADDR0 : ADDR0 + N_PMP])
+        word = _u(address) >> 2
+        a = (cfg >> 3) & 3
+        below = jnp.concatenate([jnp.zeros(1, jnp.uint32), addr[:-1]])
+        tor = (below <= word) & (word < addr)
+        mask = ~(addr ^ (addr + 1))  # addr ^ (addr + 1): its trailing ones and the zero above them (the size)
+        napot = (word & mask) == (addr & mask)
+        match = jnp.select([a == A_TOR, a == A_NA4, a == A_NAPOT], [tor, word == addr, napot], False)
+        entry = cfg[jnp.argmax(match)]
+        allowed = (priv == PRIV_M) & ((entry & LOCK) == 0) | ((entry & perm) != 0)
+        return jnp.where(jnp.any(match), allowed, priv == PRIV_M)
+
+    return jax.lax.cond(jnp.any(((cfg >> 3) & 3) != A_OFF), check, lambda: priv == PRIV_M)
 
 
 def legal_write(csr: jax.Array, index: jax.Array, value: jax.Array) -> jax.Array:
