@@ -469,6 +469,7 @@ def pmp_regions(rng: np.random.Generator, count: int) -> np.ndarray:
     offset = rng.integers(0, 1 << PMP_SPAN_LOG2, count) >> log2 << log2
     perm = rng.integers(0, 8, count) & ~PMP_X  # R/W only (a probe is a load or a store)
     perm = np.where(perm == PMP_W, PMP_R | PMP_W, perm)  # W without R is reserved
+    perm[:1] = PMP_R  # entry 0 read-only: its first word allows a load and denies a store (see pmp_probes)
     return np.stack([offset, log2, perm], axis=1).astype(np.int32)
 
 
@@ -481,7 +482,9 @@ def pmp_probes(rng: np.random.Generator, regions: np.ndarray, count: int) -> np.
                                                  off + (rng.integers(0, 1 << 30, count) % (1 << log2))))
     outside = rng.integers(0, 1 << PMP_SPAN_LOG2, count)
     addr = np.where(where == 3, outside, inside) & ~3
-    return np.stack([addr, rng.integers(0, 2, count)], axis=1).astype(np.int32)
+    kind = rng.integers(0, 2, count)
+    addr[:2], kind[:2] = regions[0, 0], (0, 1)  # a load and a store at entry 0's first word: outputs hold a 1 and a 0
+    return np.stack([addr, kind], axis=1).astype(np.int32)
 
 
 def nested_regions(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
