@@ -78,6 +78,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("rvv-compiler", "bench_rvv", ("rvv.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
     Block("rvv-experts", "bench_rvv", ("rvv_experts.jsonl",), lambda m, p: m.render_experts(m.load(p[0]))),
     Block("sol", "bench_sol", ("sol.jsonl",), lambda m, p: m.render(m.load(p[0]))),
+    Block("cpu-tasks", "bench_cpu_tasks", ("cpu_tasks.jsonl",), lambda m, p: m.render(m.load(p[0]))),
     Block("spin", "bench_spin", ("spin.jsonl", "spin_experts_c1.jsonl"), _spin, inline=True),
     Block("fuzz", "bench_fuzz", ("fuzz.json",), lambda m, p: m.readme_sentence(json.loads(p[0].read_text())),
           inline=True),

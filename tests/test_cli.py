@@ -106,7 +106,7 @@ def test_check_json_assembly_failure(capsys, tmp_path):
     ("argv", "fragment"),
     [
         (["check", "KernelCraft-FAKE-cpy", "k.s"], "did you mean 'KernelCraft-FAKE-copy'"),
-        (["check", "copy", "k.s"], "did you mean 'KernelCraft-FAKE-copy'"),
+        (["check", "copy", "k.s"], "did you mean 'KernelCraft-CPU-copy' or 'KernelCraft-FAKE-copy'"),  # two copies
         (["check", FAKE_ID, "missing.s"], "kernel file not found"),
         (["baseline", FAKE_ID, "--config", "9"], "config must be in 1..5"),
         (["baseline", FAKE_ID, "--hw", "{oops"], "--hw is not valid JSON"),

@@ -76,6 +76,10 @@ def task_section(task: Task, cfg: TaskConfig) -> str:
             "set only. Stress sets:"
         )
         lines.extend(f"- {s.name}: {s.description}" for s in task.stress_sets)
+    reference_c = getattr(task, "reference_c", None)  # tasks defined by a C function (the CPU case study)
+    if reference_c is not None:
+        lines += ["", "Reference C source (the outputs must be what `kernel` leaves in them; the baseline is "
+                  "GCC -O2 of exactly this):", "```c", reference_c().strip(), "```"]
     consts = task.constants(cfg)
     if consts:
         lines.append("")

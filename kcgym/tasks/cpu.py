@@ -13,6 +13,7 @@ dynamic count.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -66,10 +67,19 @@ def _on(stress: StressSet, transform, *names: str) -> StressSet:
     return StressSet(stress.name, stress.description, dict.fromkeys(names, transform))
 
 
+# the C sources of the tasks (task data: the definition the agent reads, and what the GCC baseline compiles)
+C_SOURCES = Path(__file__).resolve().parents[1] / "sims" / "cpu" / "baseline"
+
+
 class CPUTask(Task):
     """A task of the CPU case study: int32 tensors, an exact reference (the C function's effect)."""
 
     family = "int32"
+
+    def reference_c(self) -> str:
+        """The task's C source: ``kernel``'s effect on the outputs is what a kernel must reproduce (the prompt
+        shows it, as the paper's CPU tasks came with their C code)."""
+        return (C_SOURCES / f"{self.name}.c").read_text()
 
 
 # ---- L1 ---------------------------------------------------------------------------------------
@@ -427,6 +437,8 @@ class Dhrystone(CPUTask):
         "Int_3_Loc, Enum_Loc, Ptr_Glob->Int_Comp, Ptr_Glob->Enum_Comp, Ptr_Glob->Discr, Next_Ptr_Glob->Int_Comp, "
         "Next_Ptr_Glob->Enum_Comp, Next_Ptr_Glob->Discr, the sum of Str_2_Loc's characters, Ch_Index) after "
         "the last run.")
+    # the global arrays: zero at the start, a few entries written per run (the tests' "mostly zero" check skips them)
+    sparse_outputs = ("arr1", "arr2")
     stress_sets = (StressSet("corner_seeds", "seed rows at the domain's corners (1, 14), (13, 14), (1, 2)",
                              {"seeds": dhrystone_edges}),)
 

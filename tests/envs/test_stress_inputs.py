@@ -60,10 +60,12 @@ def test_stress_sets_keep_the_reference_meaningful(acc_name, task_name):
             assert arr.shape == default[name].shape and arr.dtype == default[name].dtype
             if ACCELERATORS[acc_name].numerics == "bf16":
                 assert is_bf16(arr), name
+        sparse = getattr(ev.task, "sparse_outputs", ())  # zero but for a few entries by definition (Dhrystone)
         for name, out in ev.task.reference(ev.cfg, inputs).items():
             out = np.asarray(out, np.float64)
             assert np.isfinite(out).all(), f"{stress.name}: reference {name} is not finite"
-            assert np.count_nonzero(out) > out.size // 4, f"{stress.name}: reference {name} is mostly zero"
+            assert name in sparse or np.count_nonzero(out) > out.size // 4, (
+                f"{stress.name}: reference {name} is mostly zero")
 
 
 def test_stress_sets_are_seeded_from_the_hidden_seed():

@@ -26,6 +26,7 @@ HW_OVERRIDES = {
     "NPU": {"hbm_latency": 40, "hbm_bytes_per_cycle": 128},
     "VLIW": {"dma_latency": 24, "dma_bytes_per_cycle": 64},
     "RVV": {"ext_latency": 8, "ext_bytes_per_cycle": 8},
+    "CPU": {"mem_latency": 8, "mem_units": 2},
 }
 
 

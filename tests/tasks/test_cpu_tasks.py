@@ -114,3 +114,23 @@ def test_pmp_reference_follows_the_priority_rule():
     # entry 0 (16 bytes, read-only) wins over entry 1 where both match; nothing matches 256: denied
     assert cpu.pmp_allowed(regions, probes).tolist() == [1, 0, 1, 1, 0]
     assert "CPU" not in manifest.BY_NAME["pmp"].unsupported  # the CPU models machine mode and PMP
+
+
+def test_the_prompt_shows_the_c_source_and_the_env_the_cpu_budgets():
+    from kcgym.envs.prompts import task_section
+
+    task = TASKS["dhrystone"]
+    text = task_section(task, task.config("CPU", 1))
+    assert "static void proc_8(" in text and "```c" in text
+    assert "```c" not in task_section(tasks_for("bf16")["matmul"], tasks_for("bf16")["matmul"].config("NPU", 1))
+
+
+def test_the_cpu_envs_take_the_case_studys_turn_budgets():
+    import gymnasium as gym
+
+    import kcgym  # noqa: F401  (registers the envs)
+
+    budgets = {name: gym.make(f"KernelCraft-CPU-{name}", config=1).unwrapped.max_turns
+               for name in ("multiply", "qsort", "dhrystone")}
+    assert budgets == {"multiply": 10, "qsort": 10, "dhrystone": 15}
+    assert gym.make("KernelCraft-CPU-qsort", config=1, max_turns=3).unwrapped.max_turns == 3

@@ -77,7 +77,7 @@ def test_gcc_kernel_matches_the_reference_under_qemu(name, index):
 HIDDEN_SEED = 17
 FAST = [(n, 1) for n in RUNNING]
 EVERY = [pytest.param(n, i, marks=pytest.mark.slow) for n in RUNNING for i in range(2, 6)]
-EXPERT_TASKS = ["multiply", "vvadd", "copy", "median", "dotprod"]
+EXPERT_TASKS = ["multiply", "vvadd", "copy", "median", "dotprod", "towers", "rsort"]
 
 
 def _evaluator(name, index):
