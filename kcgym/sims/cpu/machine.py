@@ -1,8 +1,9 @@
 """The CPU in JAX: the RVV core's scalar datapath with a BOOM-like out-of-order timing model.
 
 Functional execution is the RVV core's (one implementation): :mod:`kcgym.sims.rvv.machine` decodes the
-word, computes ALU/MUL/DIV results and branch outcomes; this module adds only a 4-byte scalar memory port
-(the RVV step's 128-byte vector lanes are skipped) and the timing.
+word, computes ALU/MUL/DIV results and branch outcomes; this module adds a 4-byte scalar memory port
+(the RVV step's 128-byte vector lanes are skipped), machine mode (:mod:`kcgym.sims.cpu.system`: CSRs,
+PMP, traps) and the timing.
 
 Timing is dataflow-analytic and deterministic (the guide's rules CPU-T*): instructions are processed in
 program order, and for each one the step computes when it is fetched, dispatched, issued, completed and
