@@ -77,7 +77,7 @@ def test_gcc_kernel_matches_the_reference_under_qemu(name, index):
 HIDDEN_SEED = 17
 FAST = [(n, 1) for n in RUNNING]
 EVERY = [pytest.param(n, i, marks=pytest.mark.slow) for n in RUNNING for i in range(2, 6)]
-EXPERT_TASKS = ["multiply", "vvadd", "copy", "median", "dotprod", "towers", "rsort"]
+EXPERT_TASKS = ["multiply", "vvadd", "copy", "median", "dotprod", "towers", "rsort", "qsort"]
 
 
 def _evaluator(name, index):
@@ -103,7 +103,9 @@ def test_gcc_kernel_is_correct_on_the_hidden_sets_within_its_step_budget(name, i
 def test_expert_is_correct_and_faster_than_gcc(name, index):
     acc, ev = _evaluator(name, index)
     source = acc.expert(ev.task, ev.cfg, ev.hw)
-    assert source is not None
+    if source is None:  # an expert may leave a config to the baseline (qsort's radix sort below 128 keys)
+        assert (name, index) == ("qsort", 1)
+        return
     inputs, names = ev.hidden_input_sets(HIDDEN_SEED, 2)
     rep = ev.evaluate(source, inputs, set_names=names)
     assert rep.correct, (name, index, rep.fault and rep.fault.render())
@@ -120,7 +122,7 @@ def test_expert_matches_the_reference_under_qemu(name):
     from kcgym.sims.rvv.qemu import run_qemu
 
     task, hw = TASKS[name], RVVConfig()
-    cfg = task.config("CPU", 2)
+    cfg = task.config("CPU", 3)
     layout = RVV.layout(task, cfg, hw)
     for inputs in [task.generate_inputs(cfg, np.random.default_rng(2))] + [
             task.stress_inputs(cfg, np.random.default_rng(2), s) for s in task.stress_sets]:
