@@ -481,6 +481,7 @@ def pmp_regions(rng: np.random.Generator, count: int) -> np.ndarray:
     offset = rng.integers(0, 1 << PMP_SPAN_LOG2, count) >> log2 << log2
     perm = rng.integers(0, 8, count) & ~PMP_X  # R/W only (a probe is a load or a store)
     perm = np.where(perm == PMP_W, PMP_R | PMP_W, perm)  # W without R is reserved
+    perm[:1] = PMP_R  # entry 0 read-only: its first word allows a load and denies a store (see pmp_probes)
     return np.stack([offset, log2, perm], axis=1).astype(np.int32)
 
 
@@ -493,7 +494,24 @@ def pmp_probes(rng: np.random.Generator, regions: np.ndarray, count: int) -> np.
                                                  off + (rng.integers(0, 1 << 30, count) % (1 << log2))))
     outside = rng.integers(0, 1 << PMP_SPAN_LOG2, count)
     addr = np.where(where == 3, outside, inside) & ~3
-    return np.stack([addr, rng.integers(0, 2, count)], axis=1).astype(np.int32)
+    kind = rng.integers(0, 2, count)
+    addr[:2], kind[:2] = regions[0, 0], (0, 1)  # a load and a store at entry 0's first word: outputs hold a 1 and a 0
+    return np.stack([addr, kind], axis=1).astype(np.int32)
+
+
+def nested_regions(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Every region at offset 0, growing (8, 16, ... bytes, then 512), permissions cycling R, RW, none: each
+    probe near 0 is covered by several entries, so only the lowest-numbered match gives the right answer."""
+    k = np.arange(len(x))
+    log2 = np.minimum(PMP_GRAIN_LOG2 + k, PMP_MAX_LOG2)
+    perm = np.array([PMP_R, PMP_R | PMP_W, 0])[k % 3]
+    return np.stack([np.zeros_like(k), log2, perm], axis=1).astype(np.int32)
+
+
+def probes_near_zero(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Probes at words 0, 4, 8, ... of the window (the nested regions' edges), loads and stores alternating."""
+    j = np.arange(len(x))
+    return np.stack([(4 * j) % (1 << (PMP_MAX_LOG2 + 1)), j % 2], axis=1).astype(np.int32)
 
 
 class PMP(CPUTask):
@@ -503,7 +521,9 @@ class PMP(CPUTask):
                    "bits) into pmpaddr0.. / pmpcfg0.., then attempt every probe (offset, 0 load / 1 store) as a "
                    "user-mode access and record allowed[j] = 1 if it completed, 0 if it raised an access fault "
                    "(caught by a machine-mode trap handler).")
-    stress_sets = ()
+    stress_sets = (StressSet("nested", "regions nested at offset 0 with permissions cycling R, RW, none, and probes "
+                             "at their edges: the lowest-numbered matching entry decides each one",
+                             {"regions": nested_regions, "probes": probes_near_zero}),)
 
     def generate_inputs(self, cfg: TaskConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
         regions = pmp_regions(rng, cfg["nregions"])

@@ -418,9 +418,6 @@ NOT_ON_CPU = ("the paper's CPU case study (BOOM, §5.2) runs its own ten scalar 
               "workloads (bf16/int8 tensor tasks are the accelerators' set)")
 CPU_ONLY = dict.fromkeys(ACCELERATOR_MACHINES, "a CPU case-study kernel (the paper's Table 10): it runs on the CPU "
                          "machine only")
-NO_PMP_ON_CPU = ("the CPU machine models no machine-mode PMP CSRs (pmpcfg*, pmpaddr*), user mode or access-fault "
-                 "traps yet, and qemu-riscv32 (user mode) cannot check them: the task's C source and reference "
-                 "model are written (kcgym/sims/cpu/baseline/pmp.c, kcgym/tasks/cpu.py) but it is left out")
 WORD_DOMAIN = "int32, uniform over the whole range"
 SMALL_WORDS = ("int32, default uniform on [-2^15, 2^15); domain: any int32, whose edge (the whole range, so sums and "
                "products wrap) one hidden stress set draws")
@@ -433,12 +430,10 @@ def W(name: str, shape: str, role: str = "input", description: str = "int32") ->
 
 
 def _cpu(name: str, title: str, level: int, reference: str, category: str, tensors: tuple[TensorDecl, ...],
-         rows, domain: dict[str, str], supported: bool = True) -> TaskEntry:
-    shapes = {"CPU": rows} if supported else {}
-    holes = CPU_ONLY if supported else {**CPU_ONLY, "CPU": NO_PMP_ON_CPU}
+         rows, domain: dict[str, str]) -> TaskEntry:
     return TaskEntry(name, title, level, None, {
-        CPU_FAMILY: Variant(f"kcgym.tasks.cpu:{reference}", category, tensors, shapes, EXACT, domain)},
-        holes, max_turns=CPU_TURNS[level])
+        CPU_FAMILY: Variant(f"kcgym.tasks.cpu:{reference}", category, tensors, {"CPU": rows}, EXACT, domain)},
+        CPU_ONLY, max_turns=CPU_TURNS[level])
 
 
 _ARRAYS = configs("n", *((n,) for n in CPU_ARRAY_COUNTS))
@@ -492,7 +487,7 @@ CPU_TASKS: tuple[TaskEntry, ...] = (
          configs("nregions nprobes", (1, 64), (2, 64), (4, 64), (8, 64), (16, 64)),
          {"regions": "log2 size uniform on 3..9, offset aligned to it in a 2 KiB window, R/W bits (W alone is "
           "reserved, never drawn)", "probes": "word-aligned offsets: a region's first, last or a random word, or "
-          "anywhere in the window; loads and stores alike"}, supported=False),
+          "anywhere in the window; loads and stores alike"}),
 )
 
 # Every ML task lacks the CPU (the case study has its own tasks); the CPU tasks come after the paper's 23.

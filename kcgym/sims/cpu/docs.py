@@ -27,7 +27,7 @@ def scalar_pseudos() -> list[str]:
         return bool(expansion) and all(I.BY_MNEMONIC[m[0]].cls in A.SCALAR_CLASSES for m in expansion)
 
     out = [p for p, (_, expansion) in PSEUDO_TABLE.items() if p == "li" or p != "csrr" and scalar(expansion)]
-    return out + list(A.COUNTER_PSEUDOS)
+    return out + list(A.COUNTER_PSEUDOS) + list(A.SYSTEM_PSEUDOS)
 
 
 def instruction_reference() -> str:
@@ -46,12 +46,16 @@ def instruction_reference() -> str:
         for s in specs:
             summary = "read a CSR (see below) into rd" if s.cls == "CSR" else s.summary
             out.append(f"| `{s.mnemonic}` | `{I.FORMS[s.form]}` | {summary} |")
-    meaning = {A.CSR_CYCLE: "the cycle the csrr issues (CPU-T9)", A.CSR_INSTRET: "instructions executed before it",
-               A.CSR_ZERO: "0"}
-    out += ["", "### Readable CSRs (`csrr rd, NAME`)", "", "| CSR | reads |", "|---|---|"]
-    out += [f"| `{name}` | {meaning[kind]} |" for name, kind in A.CSRS.items()]
+    out += ["", "### Zicsr and machine mode", "", "| instruction | operands | meaning |", "|---|---|---|"]
+    out += [f"| `{m}` | `{syntax}` | {summary} |" for m, (_, syntax, summary) in A.SYSTEM.items()]
+    meaning = {A.CSR_CYCLE: "the cycle the csrr issues (CPU-T9); read-only",
+               A.CSR_INSTRET: "instructions executed before it; read-only", A.CSR_ZERO: "0; read-only"}
+    out += ["", "### CSRs", "", "| CSR | reads |", "|---|---|"]
+    out += [f"| `{name}` | {meaning.get(kind, 'read-write machine CSR (see Machine mode and PMP)')} |"
+            for name, kind in A.CSRS.items()]
     out += ["", "### Pseudo-instructions", "", "| pseudo | operands |", "|---|---|"]
-    out += [f"| `{p}` | `{PSEUDO_SYNTAX.get(p, 'rd')}` |" for p in scalar_pseudos()]
+    syntax = {**{p: "rd" for p in A.COUNTER_PSEUDOS}, **{p: s for p, (_, s) in A.SYSTEM_PSEUDOS.items()}}
+    out += [f"| `{p}` | `{PSEUDO_SYNTAX.get(p, syntax.get(p, ''))}` |" for p in scalar_pseudos()]
     out += ["", "### Assembler error codes", "", "| code | meaning |", "|---|---|"]
     out += [f"| {k} | {v} |" for k, v in ERROR_CODES.items()]
     return "\n".join(out) + "\n"

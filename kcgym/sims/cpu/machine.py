@@ -1,8 +1,9 @@
 """The CPU in JAX: the RVV core's scalar datapath with a BOOM-like out-of-order timing model.
 
 Functional execution is the RVV core's (one implementation): :mod:`kcgym.sims.rvv.machine` decodes the
-word, computes ALU/MUL/DIV results and branch outcomes; this module adds only a 4-byte scalar memory port
-(the RVV step's 128-byte vector lanes are skipped) and the timing.
+word, computes ALU/MUL/DIV results and branch outcomes; this module adds a 4-byte scalar memory port
+(the RVV step's 128-byte vector lanes are skipped), machine mode (:mod:`kcgym.sims.cpu.system`: CSRs,
+PMP, traps) and the timing.
 
 Timing is dataflow-analytic and deterministic (the guide's rules CPU-T*): instructions are processed in
 program order, and for each one the step computes when it is fetched, dispatched, issued, completed and
@@ -22,7 +23,19 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from kcgym.sims.cpu.assembler import CSR_CYCLE, CSR_INSTRET
+from kcgym.sims.cpu import system as S
+from kcgym.sims.cpu.assembler import (
+    CSR_CYCLE,
+    CSR_INSTRET,
+    FIRST_STORED,
+    STORED_CSRS,
+    SUB_CSRRCI,
+    SUB_CSRRS,
+    SUB_CSRRSI,
+    SUB_CSRRW,
+    SUB_CSRRWI,
+    SUB_MRET,
+)
 from kcgym.sims.cpu.config import CALENDAR_CYCLES, RAM_BASE, TENSOR_BASE, CPUConfig
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.rvv import isa as I
@@ -35,8 +48,8 @@ UNITS = ("ALU", "MULDIV", "MEM", "BRANCH")  # functional-unit classes, each with
 U_ALU, U_MULDIV, U_MEM, U_BRANCH = range(4)
 # what the state's ``stats`` vector counts
 STATS = ("branches", "mispredicts", "icache_accesses", "icache_misses", "dcache_accesses", "dcache_misses",
-         "forwarded_loads")
-(S_BRANCH, S_MISPREDICT, S_IACCESS, S_IMISS, S_DACCESS, S_DMISS, S_FORWARD) = range(len(STATS))
+         "forwarded_loads", "traps")
+(S_BRANCH, S_MISPREDICT, S_IACCESS, S_IMISS, S_DACCESS, S_DMISS, S_FORWARD, S_TRAP) = range(len(STATS))
 
 # profiling (``Machine(hw, profile=True)``): per PC, the commit stream's time C(i) - C(i-1) split by the stage
 # instruction i was in while the stream waited for it (the intervals [C(i-1), F), [F, D), [D, I), [I, X), [X, C)
@@ -49,8 +62,8 @@ N_PROF = 2 + len(PROFILE_STALLS)
 
 # ctl indices 0..5 are the RVV core's (PC, STEPS, HALTED, FAULT, FAULT_PC, FAULT_DETAIL): its decode reads them
 (FETCH_CYCLE, FETCH_SLOTS, FETCH_LINE, PREV_TAKEN, REDIRECT, LAST_DISPATCH, LAST_COMMIT, DIV_FREE, GHR, RAS_TOP,
- SQ_PTR, T_END) = range(6, 18)
-N_CTL = 18
+ SQ_PTR, T_END, PRIV) = range(6, 19)
+N_CTL = 19
 NEVER = -1  # ring entries before the first instruction: every "+ 1" bound they give is 0
 
 
@@ -80,6 +93,7 @@ class State(NamedTuple):
     counts: jax.Array  # int32[classes]
     busy: jax.Array  # int32[4]: issue cycles per unit class (a divide counts its whole latency)
     stats: jax.Array  # int32[len(STATS)]
+    csr: jax.Array  # int32[len(STORED_CSRS)]: the machine-mode CSRs (kcgym.sims.cpu.system)
     prof: jax.Array  # int32[n_pc, N_PROF] when profiling (executions, commit, stalls), else int32[1, N_PROF]
 
 
@@ -100,6 +114,11 @@ def _log2(n: int) -> int:
 def _ring_get(ring: jax.Array, i: jax.Array, k: int) -> jax.Array:
     """The entry written ``k`` instructions before instruction ``i`` (ring of size >= k), NEVER before it."""
     return jnp.where(i >= k, ring[(i - k) % ring.shape[0]], NEVER)
+
+
+def _index(address: jax.Array) -> jax.Array:
+    """A code byte address -> its instruction index (unsigned: a huge address is out of the program)."""
+    return R._s(R._u(address) >> 2)
 
 
 def _link(r: jax.Array) -> jax.Array:
@@ -136,7 +155,7 @@ class Machine:
     def init_state(self, mem: jax.Array, prog_len: jax.Array, n_pc: int = 1) -> State:
         hw = self.hw
         x = jnp.zeros(32, jnp.int32).at[1].set(4 * prog_len).at[2].set(RAM_BASE + hw.ram_bytes)
-        ctl = jnp.zeros(N_CTL, jnp.int32).at[FETCH_LINE].set(-1)
+        ctl = jnp.zeros(N_CTL, jnp.int32).at[FETCH_LINE].set(-1).at[PRIV].set(S.PRIV_M)
         qmax = max(hw.alu_queue, hw.muldiv_queue, hw.mem_queue, hw.branch_queue)
 
         def full(shape: Any, value: int) -> jax.Array:
@@ -152,12 +171,14 @@ class Machine:
             itag=full((iset, hw.icache_ways), -1), iuse=full((iset, hw.icache_ways), -1),
             dtag=full((dset, hw.dcache_ways), -1), duse=full((dset, hw.dcache_ways), -1),
             dfill=full((dset, hw.dcache_ways), 0), counts=full(len(I.CLASSES), 0), busy=full(4, 0),
-            stats=full(len(STATS), 0), prof=full((n_pc if self.profile else 1, N_PROF), 0))
+            stats=full(len(STATS), 0), csr=full(len(STORED_CSRS), 0),
+            prof=full((n_pc if self.profile else 1, N_PROF), 0))
 
     # ---- memory: one 4-byte port ------------------------------------------------------------
-    def memory(self, st: State, ins: R.Ins, is_: R.Is, ext_size: jax.Array
+    def memory(self, st: State, ins: R.Ins, is_: R.Is, ext_size: jax.Array, enable: jax.Array
                ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
-        """LOAD and STORE: (new memory, loaded value, address, size, out of bounds, misaligned)."""
+        """LOAD and STORE: (new memory, loaded value, address, size, out of bounds, misaligned); a store writes
+        only where ``enable`` (the PMP allows it)."""
         hw, sub = self.hw, ins.sub
         lane = jnp.arange(4)
         size = jnp.where(is_.LOAD, jnp.array([1, 2, 4, 1, 2])[jnp.clip(sub, 0, 4)],
@@ -175,7 +196,7 @@ class Machine:
         word = R._s(raw[0] | (raw[1] << 8) | (raw[2] << 16) | (raw[3] << 24))
         load_val = jnp.select([sub == 0, sub == 1, sub == 3, sub == 4],
                               [(word << 24) >> 24, (word << 16) >> 16, word & 0xFF, word & 0xFFFF], word)
-        store = act & is_.STORE & ~oob & ~misaligned
+        store = act & is_.STORE & ~oob & ~misaligned & enable
         data = ((R._u(ins.xs2) >> R._u(8 * lane)) & 0xFF).astype(jnp.uint8)
         idx = jnp.where(store, midx, dump)
         mem = st.mem.at[idx].set(jnp.where(store, data, st.mem[dump]))
@@ -183,8 +204,11 @@ class Machine:
 
     # ---- timing -----------------------------------------------------------------------------
     def timing(self, st: State, ins: R.Ins, is_: R.Is, taken: jax.Array, next_pc: jax.Array, addr: jax.Array,
-               size: jax.Array, on: jax.Array, x_on: jax.Array) -> tuple[dict[str, Any], Times]:
-        """The rules CPU-T1..T9 for one instruction: its times and the updated timing state."""
+               size: jax.Array, on: jax.Array, x_on: jax.Array, trap: jax.Array, mret: jax.Array
+               ) -> tuple[dict[str, Any], Times]:
+        """The rules CPU-T1..T10 for one instruction: its times and the updated timing state (a ``trap`` or an
+        ``mret`` redirects the fetch like a misprediction)."""
+        flush = on & (trap | mret)
         hw, ctl, i = self.hw, st.ctl, st.ctl[STEPS]
         n = jnp.where(on, 1, 0)
         # -- fetch (T1, T2) ---------------------------------------------------------------------
@@ -275,10 +299,10 @@ class Machine:
         mispredict = on & (br_mis | j_mis)
         counted = {S_BRANCH: on & (is_.BRANCH | jalr), S_MISPREDICT: mispredict, S_IACCESS: icache_on,
                    S_IMISS: icache_on & imiss, S_DACCESS: mem_on, S_DMISS: mem_on & ~dc.hit,
-                   S_FORWARD: mem_on & is_.LOAD & (fwd_from != NEVER)}
+                   S_FORWARD: mem_on & is_.LOAD & (fwd_from != NEVER), S_TRAP: on & trap}
         stats = st.stats + jnp.stack([counted[k] for k in range(len(STATS))]).astype(jnp.int32)
-        redirect = jnp.where(mispredict, complete + hw.mispredict_penalty, ctl[REDIRECT])
-        ends_group = taken | is_.JUMP
+        redirect = jnp.where(mispredict | flush, complete + hw.mispredict_penalty, ctl[REDIRECT])
+        ends_group = taken | is_.JUMP | flush
         # -- the state ---------------------------------------------------------------------------
         unit_busy = jnp.where(is_div, hw.div_latency, 1)
         new_ctl = {
@@ -316,22 +340,45 @@ class Machine:
         no_vector = R.VType(*(jnp.int32(0),) * 6)  # the scalar ALU's CSR read (vl, vtype) is unused here
         alu, _ = R.Machine.scalar_alu(ins, is_, no_vector)
         cf = R.Machine.control(ins, is_, prog_len)
-        mem, load_val, addr, size, oob, misaligned = self.memory(st, ins, is_, ext_size)
-        run, ctl = ins.run, st.ctl
+        run, ctl, csr = ins.run, st.ctl, st.csr
+        sy = self.system(st, ins, is_)
+        mem, load_val, addr, size, oob, misaligned = self.memory(st, ins, is_, ext_size, sy["mem_ok"])
+        mem_denied = sy["fetch_ok"] & is_.scalar_mem & ~oob & ~misaligned & ~sy["mem_ok"]
+        trap = run & ~is_.HALT & (~sy["fetch_ok"] | sy["illegal"] | mem_denied)
+        is_mret = run & is_.CSR & (ins.sub == SUB_MRET) & ~trap
+        target = jnp.where(trap, sy["trap_target"], sy["mret_target"])
+        bad_target = (trap | is_mret) & ((target < 0) | (target > prog_len))
         fault = jnp.select([oob, misaligned, cf.bad_jump], [F_OOB, F_MISALIGNED, F_BAD_JUMP], 0)
+        fault = jnp.where(trap | ~sy["fetch_ok"], 0, fault)
+        fault = jnp.where(bad_target, F_BAD_JUMP, fault)
         fault = jnp.where(run & ~is_.HALT, fault, 0)
-        detail = jnp.where(cf.bad_jump, jnp.where(ins.sub == 1, cf.jalr_addr, cf.jump_idx * 4), addr)
+        detail = jnp.where(bad_target, 4 * target, jnp.where(cf.bad_jump, jnp.where(ins.sub == 1, cf.jalr_addr,
+                                                                                      cf.jump_idx * 4), addr))
         ok = run & (fault == 0)
         on = ok & ~is_.HALT
+        executes = on & ~trap
         writes_x = is_.any_of("ALU", "MULDIV", "LOAD", "JUMP", "CSR")
-        x_on = on & writes_x & (ins.rd != 0)
-        upd, times = self.timing(st, ins, is_, cf.taken, cf.next_pc, addr, size, on, x_on)
-        csr = jnp.select([ins.imm == CSR_CYCLE, ins.imm == CSR_INSTRET], [times.issue, ctl[STEPS]], 0)
-        x_val = jnp.select([is_.ALU | is_.MULDIV, is_.LOAD, is_.JUMP, is_.CSR], [alu, load_val, 4 * ins.pc + 4, csr], 0)
+        x_on = executes & writes_x & (ins.rd != 0)
+        timed_as = R.Is(jnp.where(trap, I.CLASS_ID["CSR"], ins.cls))  # a trap: a serialising flush, no unit
+        upd, times = self.timing(st, ins, timed_as, cf.taken & ~trap, cf.next_pc, addr, size, on, x_on, trap,
+                                 is_mret)
+        old_csr = jnp.select([ins.imm == CSR_CYCLE, ins.imm == CSR_INSTRET, ins.imm >= FIRST_STORED],
+                             [times.issue, ctl[STEPS], sy["stored_value"]], 0)
+        x_val = jnp.select([is_.ALU | is_.MULDIV, is_.LOAD, is_.JUMP, is_.CSR],
+                           [alu, load_val, 4 * ins.pc + 4, old_csr], 0)
         x = st.x.at[ins.rd].set(jnp.where(x_on, x_val, st.x[ins.rd]))
+        cause = jnp.select([~sy["fetch_ok"], sy["illegal"], is_.LOAD], [S.CAUSE_FETCH, S.CAUSE_ILLEGAL, S.CAUSE_LOAD],
+                           S.CAUSE_STORE)
+        tval = jnp.select([~sy["fetch_ok"], sy["illegal"]], [4 * ins.pc, 0], addr)
+        changes = (sy["csr_write"] & executes) | (trap | is_mret) & on
+        new_csr, new_priv = lax.cond(  # a real branch: most instructions leave the CSRs alone
+            changes, lambda: S.commit(csr, ctl[PRIV], sy["csr_write"] & executes, sy["stored_index"],
+                                      sy["new_value"], trap & on, is_mret & on, 4 * ins.pc, cause, tval),
+            lambda: (csr, ctl[PRIV]))
+        cf_next = jnp.where(trap | is_mret, target, cf.next_pc)
         faulted = run & (fault != 0)
         values = {
-            PC: jnp.where(on, cf.next_pc, ins.pc),
+            PC: jnp.where(on, cf_next, ins.pc), PRIV: jnp.where(on, new_priv, ctl[PRIV]),
             STEPS: ctl[STEPS] + jnp.where(on, 1, 0),
             HALTED: jnp.where((run & is_.HALT) | faulted, 1, ctl[HALTED]),
             FAULT: jnp.where(faulted, fault, ctl[FAULT]),
@@ -342,8 +389,32 @@ class Machine:
         new_ctl = jnp.stack([values.get(k, ctl[k]) for k in range(N_CTL)])  # one vector: every entry is new
         prof = self.profile_row(st, ins, is_, times, on) if self.profile else st.prof
         new = st._replace(ctl=new_ctl, x=x, mem=mem, counts=st.counts.at[ins.cls].add(jnp.where(on, 1, 0)), prof=prof,
-                          **upd)
+                          csr=new_csr, **upd)
         return new, times, on
+
+    @staticmethod
+    def system(st: State, ins: R.Ins, is_: R.Is) -> dict[str, jax.Array]:
+        """Machine mode (kcgym.sims.cpu.system): the PMP checks of the fetch and the data access, CSR
+        instructions' reads, writes and legality, and where a trap or mret would go."""
+        csr, priv, sub = st.csr, st.ctl[PRIV], ins.sub
+        mstatus = csr[S.MSTATUS]
+        fetch_ok = S.pmp_allows(csr, 4 * ins.pc, priv, jnp.int32(S.PERM_X))
+        data_priv = jnp.where((priv == S.PRIV_M) & ((mstatus & S.MPRV) != 0), (mstatus >> S.MPP_SHIFT) & 3, priv)
+        perm = jnp.where(is_.LOAD, S.PERM_R, S.PERM_W)
+        mem_ok = S.pmp_allows(csr, ins.xs1 + ins.imm, data_priv, perm) & fetch_ok
+        stored = ins.imm >= FIRST_STORED
+        sidx = jnp.clip(ins.imm - FIRST_STORED, 0, csr.shape[0] - 1)
+        old = csr[sidx]
+        imm_form = (sub == SUB_CSRRWI) | (sub == SUB_CSRRSI) | (sub == SUB_CSRRCI)
+        src = jnp.where(imm_form, ins.rs1, ins.xs1)
+        set_form = (sub == SUB_CSRRS) | (sub == SUB_CSRRSI)
+        write = is_.CSR & ((sub == SUB_CSRRW) | (sub == SUB_CSRRWI) | (sub > SUB_CSRRW) & (sub < SUB_MRET)
+                           & (ins.rs1 != 0))
+        new_value = jnp.where((sub == SUB_CSRRW) | (sub == SUB_CSRRWI), src, jnp.where(set_form, old | src, old & ~src))
+        illegal = fetch_ok & is_.CSR & ((priv != S.PRIV_M) & (stored | (sub == SUB_MRET)) | write & ~stored)
+        return {"fetch_ok": fetch_ok, "mem_ok": mem_ok, "illegal": illegal, "csr_write": write & stored,
+                "stored_index": sidx, "stored_value": old, "new_value": new_value,
+                "trap_target": _index(csr[S.MTVEC] & ~3), "mret_target": _index(csr[S.MEPC])}
 
     def profile_row(self, st: State, ins: R.Ins, is_: R.Is, t: Times, on: jax.Array) -> jax.Array:
         """The commit gap of this instruction split by stage (see :data:`PROFILE_STALLS`), added at its PC."""

@@ -45,7 +45,8 @@ def test_the_reference_lists_exactly_what_the_assembler_accepts():
     for name in A.CSRS:
         assert f"| `{name}` |" in ref
         A.assemble(f"csrr a0, {name}", HW)
-    operands = {"rd": "a0", "rs": "a1", "rt": "a2", "label": "1f", "imm": "5", "symbol": "1f"}
+    operands = {"rd": "a0", "rs": "a1", "rt": "a2", "label": "1f", "imm": "5", "symbol": "1f", "csr": "mscratch",
+                "uimm5": "3"}
     for p in scalar_pseudos():
         syntax = re.search(rf"^\| `{re.escape(p)}` \| `([^`]*)` \|", ref, re.M)
         assert syntax, p

@@ -42,7 +42,7 @@ def test_counter_csrs_assemble_and_vector_csrs_do_not():
     assemble("rdcycle a0\nrdinstret a1\ncsrr a2, mcycle\ncsrr a3, minstret\nrdcycleh a4\ncsrr a5, mhartid", HW)
     (d,) = errors("csrr a0, vl")
     assert d.code == "E018" and "vector CSR" in (d.hint or "")
-    (d,) = errors("csrr a0, mstatus")
+    (d,) = errors("csrr a0, satp")
     assert d.code == "E018" and "cycle" in (d.hint or "")
     (d,) = errors("rdcycle")
     assert d.code == "E002"

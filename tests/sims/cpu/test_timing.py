@@ -226,6 +226,19 @@ def test_cpu_t9_initial_state_and_counters():
     assert x[1] == 4 * 1 and x[2] == 0x10000 + HW.ram_bytes and not np.delete(x, [1, 2, 5]).any()
 
 
+def test_cpu_t10_traps_and_mret_redirect_the_fetch():
+    src = ("la t0, 3f\ncsrw mtvec, t0\ncsrw cycle, zero\naddi t1, zero, 1\nj 9f\n"
+           "3: csrr t2, mepc\naddi t2, t2, 4\ncsrw mepc, t2\nmret\n9: nop")
+    p = assemble(src, HW)
+    rows = pipeline_trace(p, IMAGE, HW)
+    pcs = [int(r[PC]) for r in rows]
+    trap = pcs.index(3)  # csrw cycle (a read-only CSR): an illegal-instruction trap, timed as a csrr
+    assert rows[trap][X] == rows[trap][ISSUE] + 1 and rows[trap][ISSUE] >= rows[trap - 1][C] + 1
+    assert pcs[trap + 1] == 6 and rows[trap + 1][F] == rows[trap][X] + HW.mispredict_penalty
+    mret = pcs.index(9)
+    assert pcs[mret + 1] == 4 and rows[mret + 1][F] == rows[mret][X] + HW.mispredict_penalty
+
+
 # ---- the issue's "Done when": the model rewards what it should ------------------------------------------
 
 def test_independent_instructions_overlap():
