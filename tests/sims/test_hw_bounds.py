@@ -61,8 +61,9 @@ def test_the_pydantic_error_itself_names_the_field_the_bound_and_why(acc_name):
 
 def test_fields_each_within_bounds_can_still_exceed_the_state_budget():
     npu = ACCELERATORS["NPU"]
-    with pytest.raises(ValueError, match=r"simulated machine state is 264\.\d MiB \(MSRAM \(msram_tiles x MLEN x "
-                                         r"MLEN\) 256\.\d MiB, VSRAM \(vsram_rows x VLEN\) 8\.\d MiB\); at most 64 MiB"):
+    budget = (r"simulated machine state is 264\.\d MiB \(MSRAM \(msram_tiles x MLEN x MLEN\) 256\.\d MiB, "
+              r"VSRAM \(vsram_rows x VLEN\) 8\.\d MiB\); at most 64 MiB")
+    with pytest.raises(ValueError, match=budget):
         npu.make_hw({"MLEN": 2048, "VLEN": 2048})
     with pytest.raises(ValueError, match=r"at most 64 MiB \(kcgym.limits.MAX_MACHINE_STATE_BYTES\)"):
         ACCELERATORS["RVV"].make_hw({"dtcm_bytes": MAX_MACHINE_STATE_BYTES, "itcm_bytes": 1024})
