@@ -12,9 +12,9 @@ import pytest
 from pydantic import ValidationError
 
 from kcgym.eval.sweep import invalid_reason
-from kcgym.limits import MAX_MACHINE_STATE_BYTES
+from kcgym.limits import MAX_HW_CYCLES, MAX_MACHINE_STATE_BYTES
 from kcgym.registry import ACCELERATORS, task_for
-from kcgym.sims.hwconfig import HWConfig, bound_of, fields
+from kcgym.sims.hwconfig import HWConfig, bound_of, cycles_bound, fields, fields_table, hw_field, memory_bound
 from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, RVVConfig
 
 CELLS = [(acc, name) for acc in ACCELERATORS for name in ACCELERATORS[acc].hw_model.model_fields]
@@ -99,3 +99,29 @@ def test_gym_make_with_a_huge_machine_fails_at_once():
     with pytest.raises(ValueError, match="dtcm_bytes must be at most 67,108,864"):
         gym.make("KernelCraft-RVV-matmul", hw={"dtcm_bytes": 0x1FFF0000})
     assert time.perf_counter() - start < 5
+
+
+class _Toy(HWConfig):
+    """A machine config as a new machine would declare one (the mechanism is the base class's)."""
+
+    words: int = hw_field(16, "a memory, in words", bound=memory_bound(4, what="word"))
+    latency: int = hw_field(3, "a latency", bound=cycles_bound(0))
+    plain: int = 5  # declared without hw_field: still bounded (DEFAULT_BOUND)
+    mode: str = "gshare"  # not an integer: its type is its bound
+
+    def state_parts(self) -> dict[str, int]:
+        return {"memory (words)": 4 * self.words}
+
+
+def test_a_new_config_gets_bounds_and_the_budget_from_the_base_class():
+    assert _Toy().state_bytes() == 64 and _Toy(latency=0, mode="bimodal").latency == 0
+    for bad, says in [({"latency": MAX_HW_CYCLES + 1}, "latency must be at most 4,096"),
+                      ({"plain": -1}, "plain must be at least 0"),
+                      ({"plain": MAX_MACHINE_STATE_BYTES + 1}, "plain must be at most"),
+                      ({"words": MAX_MACHINE_STATE_BYTES // 4 + 1}, "words must be at most 16,777,216"),
+                      ({"words": True}, "words takes an integer, got True")]:
+        with pytest.raises(ValidationError, match=says):
+            _Toy(**bad)
+    assert bound_of(_Toy, "plain") is None and "0..4,096" in fields_table(_Toy)
+    with pytest.raises(ValueError, match="outside its bound"):
+        hw_field(0, "a latency that cannot be zero", bound=cycles_bound())
