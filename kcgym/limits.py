@@ -66,6 +66,17 @@ def assembly_limits_markdown() -> str:
         f"the first {MAX_SUGGESTIONS} unknown names get a \"did you mean\".\n"
     )
 
+# -- hardware models ------------------------------------------------------------------------
+# Every field of every hw config (kcgym/sims/*/config.py) has a bound, checked when the config is made
+# (gym.make(hw=...), `kcgym sweep --hw`), so that no override asks for a machine the simulator cannot
+# hold. ONE budget: the bytes the simulator allocates for one machine's state (on-chip memories, their
+# scoreboards, the instruction memory; per input set, and BatchScorer vmaps several), which each config
+# adds up (HWConfig.state_parts); a memory-size field's own cap is the budget in its units. Fields that
+# size no memory get sanity caps instead.
+MAX_MACHINE_STATE_BYTES = 64 << 20
+MAX_HW_CYCLES = 4096  # one latency, penalty or occupancy (the defaults are 1-100; a DRAM miss is ~300)
+MAX_HW_ENTRIES = 64  # entries of a structure the simulator scans every step: a queue, the loop stack, DM banks
+
 # -- evaluation -----------------------------------------------------------------------------
 MAX_SWEEP_POINTS = 256  # hw-config grid points of one `kcgym sweep` (each point is a new machine: a JAX compile)
 

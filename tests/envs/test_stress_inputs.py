@@ -18,6 +18,7 @@ from kcgym.registry import ACCELERATORS
 from kcgym.tasks import tasks_for
 from kcgym.tasks.base import UNSTATED_DOMAIN
 from kcgym.tasks.numerics import is_bf16
+from tests.conformance.cells import HIDDEN_SEED
 
 CASES = [
     (acc_name, task_name)
@@ -25,7 +26,7 @@ CASES = [
     for task_name, task in tasks_for(acc.numerics).items()
     if acc.supports(task)
 ]
-SEED = 20261201
+SEED = HIDDEN_SEED  # the conformance suite's hidden sets: its compiler and expert checks cover these
 
 
 def _evaluator(acc_name: str, task_name: str, index: int) -> Evaluator:
@@ -161,34 +162,5 @@ def test_rvv_int_softmax_with_an_8_bit_difference_fails_submit():
 
 
 # --- compiler and expert kernels pass every stress set --------------------------------------------
-# C1 of every task and C2 of levels 1-2 run by default (a second or less each, the composites a few
-# seconds); the level-3 C2 cases (NPU decoder_t5 C2: ~110 s) and C3-C5 are in the slow tier.
-DEFAULT_CASES = [
-    (a, t, i) for a, t in CASES for i in (1, 2) if i == 1 or tasks_for(ACCELERATORS[a].numerics)[t].level < 3
-]
-SLOW_CASES = [(a, t, i) for a, t in CASES for i in (2, 3, 4, 5) if (a, t, i) not in DEFAULT_CASES]
-
-
-def _stress_case(acc_name: str, task_name: str, index: int) -> None:
-    ev = _evaluator(acc_name, task_name, index)
-    names = [s.name for s in ev.task.stress_sets]
-    kernels = {"compiler": ev.accelerator.compile(ev.task, ev.cfg, ev.hw),
-               "expert": ev.accelerator.expert(ev.task, ev.cfg, ev.hw)}
-    for kind, src in kernels.items():
-        if src is None:
-            continue
-        rep = ev.evaluate(src, ev.stress_input_sets(SEED), with_baseline=False, set_names=names,
-                          max_steps=50_000_000)
-        bad = [(s.name, s.max_margin, s.fault) for s in rep.sets if not s.correct]
-        assert not bad, f"{kind} kernel of {acc_name} {task_name} C{index} fails stress sets: {bad}"
-
-
-@pytest.mark.parametrize("acc_name, task_name, index", DEFAULT_CASES)
-def test_compiler_and_expert_kernels_pass_every_stress_set(acc_name, task_name, index):
-    _stress_case(acc_name, task_name, index)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("acc_name, task_name, index", SLOW_CASES)
-def test_compiler_and_expert_kernels_pass_every_stress_set_large(acc_name, task_name, index):
-    _stress_case(acc_name, task_name, index)
+# tests/conformance/ scores every compiler and expert kernel on the hidden sets (the default sets and every
+# stress set, from SEED) at every config: C1 and cheap C2 by default, the rest under slow.

@@ -40,6 +40,23 @@ LAYOUT = LayoutRule(space="HBM", align=HBM_ALIGN, unit_bytes=2, constant_space="
                     constant_note="one fp32 word each, from index 0: S_LD_FP")
 
 
+def oob_hbm_message(start: int) -> str:
+    """OOB_HBM, from the start element of the offending row (the machine's fault detail).
+
+    The machine reports the lowest row start when a row starts below 0, else the highest (whose row then
+    runs past the end). Address registers and STRIDE start at ``UNSET`` (-2^30), so a row through one
+    never set starts at ``UNSET`` plus the offset, or lower; a start at or below ``UNSET // 2`` is said
+    to be that (an offset can only be that negative by computing one).
+    """
+    check = "check the a-register, the offset register and STRIDE"
+    if start >= 0:
+        return f"HBM row starting at element {start} runs past the end of this task's HBM image ({check})"
+    if start <= M.UNSET // 2:
+        return (f"HBM row starting at element {start}, far below 0: an address register or STRIDE that was never "
+                f"set (they start at {M.UNSET}: set them with C_SET_ADDR_REG / C_SET_STRIDE_REG first)")
+    return (f"HBM row starting at element {start} is before the start of HBM ({check}; one never set starts at "
+            f"{M.UNSET})")
+
 class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
     name: ClassVar[str] = "NPU"
     modelled_on: ClassVar[str] = "PLENA (flattened systolic array, HBM + matrix/vector/FP/INT SRAMs, hardware loops)"
@@ -112,10 +129,7 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
                          f"elements, addresses 0..{hw.vsram_size - 1}, and the whole access must fit)",
             "OOB_MSRAM": f"MSRAM access at address {detail} is out of bounds (MSRAM holds {hw.msram_size} "
                          f"elements = {hw.msram_tiles} tiles of {hw.MLEN}x{hw.MLEN})",
-            "OOB_HBM": (f"HBM access at element {detail} is outside this task's HBM image (check a-register, "
-                        "offset and STRIDE)") if detail > M.UNSET // 2 else (
-                "HBM access through an address register or STRIDE that was never set (they are not "
-                "initialised: use C_SET_ADDR_REG / C_SET_STRIDE_REG first)"),
+            "OOB_HBM": oob_hbm_message(detail),
             "OOB_FPSRAM": f"FP SRAM index {detail} is outside 0..{hw.fpsram_size - 1}",
             "OOB_INTSRAM": f"INT SRAM index {detail} is outside 0..{hw.intsram_size - 1}",
             "MISALIGNED": f"address {detail} is misaligned (VSRAM/HBM rows: multiples of VLEN={hw.VLEN}; M_MM "

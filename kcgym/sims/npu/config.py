@@ -6,32 +6,47 @@ import math
 
 from pydantic import model_validator
 
-from kcgym.sims.hwconfig import HWConfig, hw_field
+from kcgym.limits import MAX_EXPANDED_LINES
+from kcgym.sims.hwconfig import (
+    Bound,
+    HWConfig,
+    bandwidth_bound,
+    cycles_bound,
+    hw_field,
+    memory_bound,
+    tile_bound,
+)
+
+WORD = 4  # the simulator holds every SRAM element as one fp32 / int32 word
+TILE = tile_bound()  # MLEN, VLEN, BLEN, HLEN
+ROWS = memory_bound(WORD, what="row (at least one element)")
+WORDS = memory_bound(WORD, what="word")
+IMEM = Bound(1, MAX_EXPANDED_LINES, "the assembler expands at most that many lines, kcgym.limits.MAX_EXPANDED_LINES")
 
 
 class NPUConfig(HWConfig):
     """Geometry, memory sizes and timing constants of the NPU. Frozen; override via ``gym.make(hw=...)``."""
 
     MLEN: int = hw_field(
-        64, "matrix tile dimension (MSRAM row length, systolic depth)", "power of two; = VLEN; >= BLEN"
+        64, "matrix tile dimension (MSRAM row length, systolic depth)", "power of two; = VLEN; >= BLEN", TILE
     )
-    VLEN: int = hw_field(64, "vector length in elements (VSRAM row length)", "= MLEN")
+    VLEN: int = hw_field(64, "vector length in elements (VSRAM row length)", "= MLEN", TILE)
     BLEN: int = hw_field(
-        4, "block size: M_MM computes a BLEN x BLEN output block", "power of two; <= MLEN; <= v_prefetch_rows"
+        4, "block size: M_MM computes a BLEN x BLEN output block", "power of two; <= MLEN; <= v_prefetch_rows", TILE
     )
-    HLEN: int = hw_field(16, "head dimension of the paper's prompt (for per-head ops)")
-    vsram_rows: int = hw_field(1024, "VSRAM capacity in rows of VLEN elements", "> 0; >= v_prefetch_rows")
-    msram_tiles: int = hw_field(16, "MSRAM capacity in MLEN x MLEN tiles", "> 0")
-    fpsram_size: int = hw_field(512, "FP SRAM words (fp32)", "> 0")
-    intsram_size: int = hw_field(512, "INT SRAM words (int32)", "> 0")
+    HLEN: int = hw_field(16, "head dimension of the paper's prompt (for per-head ops)", bound=TILE)
+    vsram_rows: int = hw_field(1024, "VSRAM capacity in rows of VLEN elements", ">= v_prefetch_rows", ROWS)
+    msram_tiles: int = hw_field(16, "MSRAM capacity in MLEN x MLEN tiles", bound=memory_bound(WORD, what="tile"))
+    fpsram_size: int = hw_field(512, "FP SRAM words (fp32)", bound=WORDS)
+    intsram_size: int = hw_field(512, "INT SRAM words (int32)", bound=WORDS)
     v_prefetch_rows: int = hw_field(
         4, "most rows one H_PREFETCH_V / H_STORE_V moves (its nrows is 1 to this)",
-        "power of two; >= BLEN; <= vsram_rows",
+        "power of two; >= BLEN; <= vsram_rows", ROWS,
     )
-    hbm_latency: int = hw_field(100, "cycles from DMA start to the first data", "> 0")
-    hbm_bytes_per_cycle: int = hw_field(64, "HBM bandwidth (512-bit bus)", "> 0")
-    mm_occupancy: int = hw_field(8, "cycles the matrix unit is busy per M_MM", "> 0")
-    imem_size: int = hw_field(16384, "instruction memory, in instructions", "> 0")
+    hbm_latency: int = hw_field(100, "cycles from DMA start to the first data", bound=cycles_bound())
+    hbm_bytes_per_cycle: int = hw_field(64, "HBM bandwidth (512-bit bus)", bound=bandwidth_bound())
+    mm_occupancy: int = hw_field(8, "cycles the matrix unit is busy per M_MM", bound=cycles_bound())
+    imem_size: int = hw_field(16384, "instruction memory, in instructions", bound=IMEM)
 
     @model_validator(mode="after")
     def _check(self) -> NPUConfig:
@@ -42,9 +57,16 @@ class NPUConfig(HWConfig):
             raise ValueError("BLEN must not exceed MLEN; v_prefetch_rows must fit in VSRAM")
         if self.v_prefetch_rows < self.BLEN:
             raise ValueError("v_prefetch_rows must be >= BLEN (one DMA moves a whole BLEN-row block)")
-        self.require_positive(("vsram_rows", "msram_tiles", "fpsram_size", "intsram_size", "hbm_latency",
-                               "hbm_bytes_per_cycle", "mm_occupancy", "imem_size"))
         return self
+
+    def state_parts(self) -> dict[str, int]:
+        """The SRAMs as the interpreter holds them: a word per element plus two int32 scoreboards per row."""
+        return {
+            "VSRAM (vsram_rows x VLEN)": self.vsram_rows * (self.VLEN * WORD + 2 * 4),
+            "MSRAM (msram_tiles x MLEN x MLEN)": self.msram_rows * (self.MLEN * WORD + 2 * 4),
+            "FP SRAM (fpsram_size)": self.fpsram_size * WORD,
+            "INT SRAM (intsram_size)": self.intsram_size * WORD,
+        }
 
     # derived quantities -------------------------------------------------------------
     @property

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from kcgym.sims.npu import machine as M
+from kcgym.sims.npu.accelerator import ACCELERATOR
+from kcgym.sims.npu.config import NPUConfig
 from kcgym.tasks.numerics import round_bf16
 from tests.sims.npu.harness import run, vsram
 
@@ -211,3 +213,24 @@ def test_infinite_loop_hits_step_budget():
 def test_nonfinite_values_are_traced_to_their_line():
     st, prog = run("S_LI_FP f1, 1000.0\nS_EXP_FP f2, f1\nS_LI_FP f3, 1.0", np.zeros(4096, np.float32))
     assert prog.line_of(int(np.asarray(st.nan_pc)[0])) == 2
+
+
+@pytest.mark.parametrize(
+    "src, says",
+    [
+        ("H_PREFETCH_V gp0, gp0, a3, 0, 1", "far below 0: an address register or STRIDE that was never set"),
+        ("C_SET_ADDR_REG a0, gp0, gp0\nH_PREFETCH_M gp0, gp0, a0, 1", "far below 0: an address register or STRIDE"),
+        ("S_ADDI_INT gp1, gp0, -64\nC_SET_ADDR_REG a0, gp1, gp0\nH_PREFETCH_M gp0, gp0, a0, 0",
+         "HBM row starting at element -64 is before the start of HBM"),
+        ("C_SET_ADDR_REG a0, gp0, gp0\nS_LUI_INT gp1, 2\nH_PREFETCH_V gp0, gp1, a0, 0, 4",
+         "HBM row starting at element 8384 runs past the end of this task's HBM image"),
+        ("S_LUI_INT gp1, 196608\nH_PREFETCH_V gp0, gp1, a0, 0, 1",  # never set, plus an offset of 3 x 2^28
+         f"HBM row starting at element {M.UNSET + 3 * (1 << 28)} is before the start of HBM"),
+    ],
+)
+def test_the_oob_hbm_message_says_what_the_simulator_did(src, says):
+    """The message follows the fault detail the machine reports (the offending row's start element)."""
+    st, _ = run(src, np.zeros(4096, np.float32))
+    ctl = np.asarray(st.ctl)[0]
+    assert M.FAULT_NAMES[ctl[M.FAULT]] == "OOB_HBM"
+    assert says in ACCELERATOR.fault_message("OOB_HBM", int(ctl[M.FAULT_DETAIL]), NPUConfig())

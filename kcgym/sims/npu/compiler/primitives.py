@@ -136,22 +136,34 @@ def _rowwise(
 
 
 # ---- matrix products --------------------------------------------------------------------------
+X_TILE_REGS = ("gp0", "gp5", "gp6", "gp7")  # VSRAM addresses of the X block's k-tiles (gp0 = 0: k-tile 0)
+
+
 def _matmul_core(asm: Asm, hw: NPUConfig, M: int, K: int, N: int, bias: bool) -> None:
     """Y[M,N] = X[M,K] @ W[K,N] (+ b) with a0=&X, a1=&W, a2=&Y (a3=&b) of the current batch.
 
-    For each 64-column strip of W: load its K/64 tiles; for each block of BLEN rows of X: load
-    the rows, compute the BLEN x 64 output strip block by block, write it back.
+    For each MLEN-column strip of W: load its K/MLEN tiles; for each block of BLEN rows of X: load
+    the rows, compute the BLEN x MLEN output strip block by block, write it back. Up to
+    ``len(X_TILE_REGS)`` k-tiles keep their X address in a register; more (a small MLEN) set the
+    scratch register gp3 before each use.
     """
     B, L = hw.BLEN, hw.MLEN
     kt = K // L
     XBUF = 0  # VSRAM rows 0 .. kt*B-1 hold the X block, k-tile by k-tile
     OBUF = kt * B * L  # then BLEN output rows
     BBUF = OBUF + B * L  # then BLEN copies of the bias chunk
-    xregs = ["gp0", "gp5", "gp6", "gp7"][:kt]  # VSRAM address of k-tile k of the X block
-    for k in range(1, kt):
-        asm.li(xregs[k], XBUF + k * B * L, f"X block, k-tile {k}")
+    held = kt <= len(X_TILE_REGS)
+    for k in range(1, kt if held else 0):
+        asm.li(X_TILE_REGS[k], XBUF + k * B * L, f"X block, k-tile {k}")
+
+    def xreg(k: int) -> str:
+        """The register holding the VSRAM address of k-tile k of the X block (set here when not held)."""
+        if held or k == 0:
+            return X_TILE_REGS[k]
+        asm.li("gp3", XBUF + k * B * L, f"X block, k-tile {k}")
+        return "gp3"
     asm.li("gp8", 0, "column offset of the W strip / Y strip")
-    with asm.loop("gp14", N // L, "64-column strips of W and Y"):
+    with asm.loop("gp14", N // L, f"{L}-column strips of W and Y"):
         prefetch_weight_tiles(asm, L, N, kt, "W rows are N apart", lambda k: f"W tile k={k} -> MSRAM tile {k}")
         if bias:
             asm("C_SET_STRIDE_REG gp0", "stride 0: broadcast one bias row")
@@ -164,13 +176,13 @@ def _matmul_core(asm: Asm, hw: NPUConfig, M: int, K: int, N: int, bias: bool) ->
             asm("C_SET_STRIDE_REG gp1", "X rows are K apart")
             for k in range(kt):
                 asm(f"S_ADDI_INT gp2, gp9, {k * L}")
-                asm(f"H_PREFETCH_V {xregs[k]}, gp2, a0, 1, {B}", f"X block, k-tile {k}")
+                asm(f"H_PREFETCH_V {xreg(k)}, gp2, a0, 1, {B}", f"X block, k-tile {k}")
             asm.li("gp4", 0, "column offset inside the tile")
             asm.li("gp11", OBUF, "output block address")
             with asm.loop("gp12", L // B, f"{B}-column blocks of the strip"):
                 for k in range(kt):
                     asm(f"S_ADDI_INT gp2, gp4, {k * L * L}")
-                    asm(f"M_MM gp2, {xregs[k]}", f"k-tile {k}")
+                    asm(f"M_MM gp2, {xreg(k)}", f"k-tile {k}")
                 asm("M_MM_WO gp11, 0")
                 asm(f"S_ADDI_INT gp4, gp4, {B}")
                 asm(f"S_ADDI_INT gp11, gp11, {B}")
