@@ -113,6 +113,16 @@ class CPUConfig(HWConfig):
                                  f"(line_bytes {self.line_bytes}, {ways} ways)")
         return self
 
+    def state_parts(self) -> dict[str, int]:
+        """What ``machine.State`` allocates (int32 words for the timing structures), by the fields that size it."""
+        lines = {c: self.sets(c) * getattr(self, f"{c}_ways") for c in ("icache", "dcache")}
+        return {"RAM (ram_bytes)": self.ram_bytes, "program (imem_bytes)": self.imem_bytes,
+                "predictor + jump targets (predictor_entries)": 8 * self.predictor_entries,
+                "ROB ring (rob_entries)": 4 * self.rob_entries,
+                "I-cache tags (icache_bytes / line_bytes)": 8 * lines["icache"],
+                "D-cache tags (dcache_bytes / line_bytes)": 12 * lines["dcache"],
+                "issue calendar": 2 * 4 * 4 * CALENDAR_CYCLES}
+
     @property
     def imem_instructions(self) -> int:
         return self.imem_bytes // 4
