@@ -41,9 +41,9 @@ TRACE_MAX_OPS = 4_000_000  # data operations one trace may record; a longer prog
 GROUP_WIDTH = 32  # data operations executed together in one loop step (a level's ops of one kind)
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
-X_SLOTS = 512  # renamed vector-register values (a slot is reused after X_SLOTS writes; levels keep it safe)
-C_SLOTS = 256  # renamed accumulator values
-LINE_SLOTS = 8192  # renamed DM lines beyond the DM's own (a DMA in of 16 KB takes 256)
+X_SLOTS = 16384  # renamed vector-register values (a slot is reused after X_SLOTS writes; levels keep it safe)
+C_SLOTS = 8192  # renamed accumulator values (a tile of VMMULs takes one per VMMUL)
+LINE_SLOTS = 16384  # renamed DM lines beyond the DM's own (a DMA in of 16 KB takes 256)
 N_FIELDS = 8  # operand fields of one data operation
 
 # data-operation kinds (one lax.switch branch each). K_LD: VLD, VLDB and VST (a row copy or a broadcast).
