@@ -472,7 +472,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     lr[old[-1]] = lvl
                 for x in new:
                     lw[x] = lvl
-                np.maximum(ext_lr[ext_rows], lvl, out=ext_lr[ext_rows])
+                ext_lr[ext_rows] = np.maximum(ext_lr[ext_rows], lvl)  # (fancy indexing: a copy, not a view)
                 for i in range(n_l):
                     ops.extend((K_DMAI, seq, cur, lvl, new[i], old[i], i * LANES, re, rs, width, per_strip, tot_e))
             n_ops += n_l
