@@ -213,7 +213,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     S_VLDB, S_VMPYL, S_VMACL = _SUB["VLDB"], _SUB["VMPYL"], _SUB["VMACL"]
     S_VMPY, S_PMOVI, S_PADDI = _SUB["VMPY"], _SUB["PMOVI"], _SUB["PADDI"]
     S_VMAC, S_VMMUL = _SUB["VMAC"], _SUB["VMMUL"]
-    S_VCONV, S_VUPS, S_VBCSTL, S_VINS, S_CZERO = (_SUB[m] for m in ("VCONV", "VUPS", "VBCSTL", "VINS", "CZERO"))
+    S_VCONV, S_VUPS, S_VBCST, S_VBCSTL, S_VINS, S_CZERO = (_SUB[m] for m in ("VCONV", "VUPS", "VBCST", "VBCSTL", "VINS",
+                                                                              "CZERO"))
     S_LOOP, S_LOOPI, S_J, S_BEQZ, S_BNEZ, S_HALT = (_SUB[m] for m in ("LOOP", "LOOPI", "J", "BEQZ", "BNEZ", "HALT"))
     S_DMAO, S_DMAIT, S_DMAOT = _SUB["DMAO"], _SUB["DMAIT"], _SUB["DMAOT"]
     C_LD, C_ST, C_VEC, C_SCL, C_MOV, C_CTL, C_DMA = (_CLS[c] for c in ("LD", "ST", "VEC", "SCL", "MOV", "CTL", "DMA"))
@@ -319,36 +320,36 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         execs[cur] += 1
         seq = steps
         # ---- data operations, in the interpreter's order (loads read the DM before the store) -----
-        xw = []  # (register, row) written this bundle, in the interpreter's order
-        cw = []
+        xw: list = []  # (register, row) written this bundle, in the interpreter's order
+        cw: list = []
         for ins, on, addr in ((ld0, on0, a0), (ld1, on1, a1)):
             if on:
-                src = lines[addr // LINE_BYTES]
+                row_in = lines[addr // LINE_BYTES]
                 dst = new_x()
                 b = ins[2] == S_VLDB
-                ops.extend((K_LD, seq, cur, level((src,), (dst,)), dst, src, (addr // 2) % LANES if b else 0,
+                ops.extend((K_LD, seq, cur, level((row_in,), (dst,)), dst, row_in, (addr // 2) % LANES if b else 0,
                             int(b), 0, 0, 0, 0))
                 n_ops += 1
                 xw.append((min(max(ins[3], 0), 11), dst))
         if on_st:
-            src = xs[min(max(st_[3], 0), 11)]
+            row_in = xs[min(max(st_[3], 0), 11)]
             dst = new_line(sa // LINE_BYTES)
-            ops.extend((K_LD, seq, cur, level((src,), (dst,)), dst, src, 0, 0, 0, 0, 0, 0))
+            ops.extend((K_LD, seq, cur, level((row_in,), (dst,)), dst, row_in, 0, 0, 0, 0, 0, 0))
             n_ops += 1
         if vec[1] == C_VEC:
             f0, f1, f2, f3 = vec[3], vec[4], vec[5], vec[6]
             a, b = xs[min(max(f1, 0), 11)], xs[min(max(f2, 0), 11)]
             ca, cd = cs[f1 & 7], cs[f0 & 7]
-            src = [a, b]
+            vreads = [a, b]
             if vsub in vec_reads_c:
-                src = [ca]
+                vreads = [ca]
             elif vsub in vec_reads_cd:
-                src = [a, b, cd]
+                vreads = [a, b, cd]
             to_c = vsub >= S_VMPY
             dst = new_c() if to_c else new_x()
             lane = r[f3 & 15]
             kind = K_MMUL if vsub == S_VMMUL else K_MAC if vsub in (S_VMAC, S_VMACL) else K_VEC
-            ops.extend((kind, seq, cur, level(src, (dst,)), dst, a, b, ca, cd, min(max(lane, 0), LANES - 1), f3 & 1,
+            ops.extend((kind, seq, cur, level(vreads, (dst,)), dst, a, b, ca, cd, min(max(lane, 0), LANES - 1), f3 & 1,
                         vsub))
             n_ops += 1
             (cw if to_c else xw).append(((f0 & 7) if to_c else min(max(f0, 0), 11), dst))
@@ -357,9 +358,9 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             to_c = msub in (S_VUPS, S_CZERO)
             a = cs[f1 & 7] if msub == S_VCONV else xs[min(max(f1, 0), 11)]
             tgt = xs[min(max(f0, 0), 11)]
-            src = () if msub == S_CZERO else (a, tgt) if msub == S_VINS else (a,) if msub != _SUB["VBCST"] else ()
+            mreads = () if msub in (S_CZERO, S_VBCST) else (a, tgt) if msub == S_VINS else (a,)
             dst = new_c() if to_c else new_x()
-            ops.extend((K_MOV, seq, cur, level(src, (dst,)), dst, a, tgt, r[f2 & 15], f1, msub, 0, 0))
+            ops.extend((K_MOV, seq, cur, level(mreads, (dst,)), dst, a, tgt, r[f2 & 15], f1, msub, 0, 0))
             n_ops += 1
             (cw if to_c else xw).append(((f0 & 7) if to_c else min(max(f0, 0), 11), dst))
         for reg, dst in xw:
@@ -450,14 +451,14 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             ext_rows = np.unique(np.clip(ext_idx, 0, H - 1) // LANES)
             n_l = l1 - l0
             if is_out:
-                src = [lines[ln] for ln in range(l0, l1)]
-                lvl = max(int(ext_lw[ext_rows].max()), int(ext_lr[ext_rows].max()), max(lw[x] for x in src)) + 1
-                for x in src:
+                rows_in = [lines[ln] for ln in range(l0, l1)]
+                lvl = max(int(ext_lw[ext_rows].max()), int(ext_lr[ext_rows].max()), max(lw[x] for x in rows_in)) + 1
+                for x in rows_in:
                     if lr[x] < lvl:
                         lr[x] = lvl
                 ext_lw[ext_rows] = lvl
                 for i in range(n_l):
-                    ops.extend((K_DMAO, seq, cur, lvl, src[i], i * LANES, re, rs, width, per_strip, tot_e, 0))
+                    ops.extend((K_DMAO, seq, cur, lvl, rows_in[i], i * LANES, re, rs, width, per_strip, tot_e, 0))
             else:
                 partial = tot_e % LANES != 0
                 old = [lines[ln] for ln in range(l0, l1)]
@@ -680,12 +681,20 @@ class DataPath:
         return lax.fori_loop(0, n_groups, body, state)  # a while loop: padding groups cost nothing
 
 
+    def final(self, state, x_rows: jax.Array, c_rows: jax.Array, line_rows: jax.Array):
+        """What the State needs of one input set: the registers', DM's and EXT's rows (not the whole buffer)."""
+        mem, nan = state
+        lay = self.lay
+        return mem[x_rows], mem[c_rows], mem[line_rows].reshape(-1), mem[lay.ext:lay.dump].reshape(-1)[: self.H], nan
+
+
 @functools.lru_cache(maxsize=16)
 def data_runner(hw_json: str, H: int):
-    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and EXT bucket."""
+    """``(initial, chunk, final)``: the jitted, input-set-``vmap``-ped data path for one config and EXT bucket."""
     enable_persistent_cache()
     dp = DataPath(_config(hw_json), H)
-    return jax.jit(jax.vmap(dp.initial)), jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)))
+    return (jax.jit(jax.vmap(dp.initial)), jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None))),
+            jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))))
 
 
 @functools.lru_cache(maxsize=16)
@@ -731,30 +740,30 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) 
     ext = np.asarray(ext, np.float32)
     N, H = ext.shape
     tr, groups, chunks = traced(words, hw_json, int(ext_limit), int(max_steps), H)
-    if groups is None or (tr.mmul and np.any(ext.view(np.uint32) & 0xFFFF)):
+    if groups is None or (tr.mmul and np.any(ext[:, : int(ext_limit)].view(np.uint32) & 0xFFFF)):
         return None  # (VMMUL's fused multiply-adds match the interpreter's bit for bit when its operands are
-        # bf16, which they are when EXT holds bf16 values, as every task's inputs do: products are exact)
-    initial, chunk = data_runner(hw_json, H)
+        # bf16, which they are when EXT holds bf16 values, as every task's inputs do: products are exact.
+        # A DMA reads EXT below ext_limit only.)
+    initial, chunk, final = data_runner(hw_json, H)
     state = initial(ext)
     for part in chunks:
         state = chunk(state, *part)
-    mem, first = jax.device_get(state)
-    mem, first = np.asarray(mem), np.asarray(first)
-    lay = layout_of(_config(hw_json), H)
+    x, c, dm, ext_out, first = (np.asarray(a) for a in jax.device_get(
+        final(state, np.asarray(tr.x_rows, np.int32), np.asarray(tr.c_rows, np.int32), tr.line_rows)))
 
-    def each(x: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(x, (N, *x.shape)).copy()
+    def each(a: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(a, (N, *a.shape)).copy()
 
     hit = first != NO_SEQ
     nan_pc = np.full(N, -1, np.int32)
     if hit.any():
         nan_pc[hit] = groups.op_pc[np.searchsorted(groups.op_seq, first[hit])]
-    return M.State(
+    fields: dict = dict(
         ctl=each(tr.ctl), r=each(tr.r), p=each(tr.p), ready=each(tr.ready), loops=each(tr.loops),
         line_ready=each(tr.line_ready), line_read=each(tr.line_read), dma_free=each(tr.dma_free),
-        busy=each(tr.busy), counts=each(tr.counts), x=mem[:, list(tr.x_rows)], c=mem[:, list(tr.c_rows)],
-        nan_pc=nan_pc, dm=mem[:, tr.line_rows].reshape(N, -1), ext=mem[:, lay.ext:lay.dump].reshape(N, -1)[:, :H],
+        busy=each(tr.busy), counts=each(tr.counts), x=x, c=c, nan_pc=nan_pc, dm=dm, ext=ext_out,
         prof=np.zeros((N, 1, M.N_PROF), np.int32))
+    return M.State(**fields)
 
 
 # ---- dispatch --------------------------------------------------------------------------------------------
