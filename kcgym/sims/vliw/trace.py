@@ -88,21 +88,19 @@ class Trace(NamedTuple):
 
 
 class Layout(NamedTuple):
-    """Row offsets of the data path's one buffer: line slots | x slots | c slots | EXT rows | dump row."""
+    """Row offsets of the data path's row buffer: line slots | x slots | c slots | dump row (EXT is a
+    separate flat buffer: a DMA addresses it by element)."""
 
     x: int
     c: int
-    ext: int
     dump: int
-    ext_rows: int
+    ext_rows: int  # EXT rows of LANES elements (the pre-pass's unit of EXT dependencies)
 
 
 def layout_of(hw: VLIWConfig, H: int) -> Layout:
     o_x = hw.dm_lines + LINE_SLOTS
     o_c = o_x + 12 + X_SLOTS
-    o_e = o_c + 8 + C_SLOTS
-    rows = -(-H // LANES)
-    return Layout(o_x, o_c, o_e, o_e + rows, rows)
+    return Layout(o_x, o_c, o_c + 8 + C_SLOTS, -(-H // LANES))
 
 
 def _decode(machine: M.Machine, words: np.ndarray) -> list:
@@ -152,7 +150,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     pc = steps = halted = fault = fault_pc = fault_detail = fault_slot = t_issue = t_end = depth = 0
     exotic = False
     # ---- renaming and levels -------------------------------------------------------------------
-    n_res = lay.ext
+    n_res = lay.dump
     lw = [0] * n_res  # level of the last write of each row (line, x and c slots)
     lr = [0] * n_res  # highest level that read it
     ext_lw = np.zeros(lay.ext_rows + 1, np.int64)
@@ -549,7 +547,7 @@ class Writes(NamedTuple):
 
     r_i: jax.Array  # int32[GROUP_WIDTH]: whole rows
     r_v: jax.Array  # f32[GROUP_WIDTH, LANES]
-    el_i: jax.Array  # int32[DMAO_WIDTH * LANES]: single elements of the flat buffer (DMA out into EXT)
+    el_i: jax.Array  # int32[DMAO_WIDTH * LANES]: single elements of EXT (a DMA out; H: none)
     el_v: jax.Array
     nan: jax.Array  # int32: the group's first step with a non-finite vector or move result
 
@@ -585,19 +583,21 @@ class DataPath:
 
     def none(self, r_i, r_v, nan=None) -> Writes:
         ce = self.ce
-        return Writes(r_i=r_i, r_v=r_v, el_i=jnp.full(ce, self.lay.dump * LANES, jnp.int32),
+        return Writes(r_i=r_i, r_v=r_v, el_i=jnp.full(ce, self.H, jnp.int32),
                       el_v=jnp.zeros(ce, jnp.float32), nan=jnp.int32(NO_SEQ) if nan is None else nan)
 
     def dst(self, f: jax.Array, on: jax.Array) -> jax.Array:
         return jnp.where(on, f[:, 0], self.lay.dump)
 
-    def b_ld(self, mem: jax.Array, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+    def b_ld(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
         row = mem[f[:, 1]]
         one = jnp.take_along_axis(row, f[:, 2:3], axis=1)
         val = jnp.where(f[:, 3:4] == 1, jnp.broadcast_to(one, row.shape), row)
         return self.none(self.dst(f, on), val)
 
-    def b_vec(self, mem: jax.Array, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+    def b_vec(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
         a, b, ca = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 3]]
         bl = jnp.take_along_axis(b, f[:, 5:6], axis=1)
         full = lambda v: jnp.broadcast_to(v[:, None], a.shape)  # noqa: E731
@@ -607,13 +607,15 @@ class DataPath:
             bf16(jnp.exp2(ca)), bf16(1.0 / ca), a * b, a * b, a * bl])  # (VMAC, VMACL, VMMUL: their own kinds)
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
-    def b_mac(self, mem: jax.Array, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+    def b_mac(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
         a, b, cd = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 4]]
         b = jnp.where(f[:, 7:8] == _SUB["VMACL"], jnp.take_along_axis(b, f[:, 5:6], axis=1), b)
         val = cd + a * b
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
-    def b_mmul(self, mem: jax.Array, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+    def b_mmul(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
         """VMMUL as the interpreter's reduce runs: products added to a zero in k order (each a contracted
         multiply-add), then the 4x4 block added to half h of the tile."""
         a, b, cd = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 4]]
@@ -626,7 +628,8 @@ class DataPath:
         val = jnp.where(half, cd + jnp.tile(prod, (1, 1, 2)).reshape(W, LANES), cd)
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
-    def b_mov(self, mem: jax.Array, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+    def b_mov(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
         xa, xt = mem[f[:, 1]], mem[f[:, 2]]
         lane = f[:, 3:4]
         lanes = jnp.arange(LANES)[None, :]
@@ -636,15 +639,16 @@ class DataPath:
                                 jnp.where(lanes == lane, xa, xt), jnp.zeros_like(xa)])
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
-    def b_dmai(self, mem: jax.Array, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+    def b_dmai(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
         e = f[:, 2:3] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
         idx = _ext_index(f[:, 3:7], e)
-        flat = mem.reshape(-1)
-        loaded = flat[self.lay.ext * LANES + jnp.clip(idx, 0, self.H - 1)]
+        loaded = ext[jnp.clip(idx, 0, self.H - 1)]
         val = jnp.where(e < f[:, 7:8], loaded, mem[f[:, 1]])
         return self.none(self.dst(f, on), val)
 
-    def b_dmao(self, mem: jax.Array, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+    def b_dmao(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
         n = DMAO_WIDTH
         f, on = f[:n], on[:n]
         e = f[:, 1:2] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
@@ -653,39 +657,35 @@ class DataPath:
         live = (e < f[:, 6:7]) & on[:, None] & (idx >= 0) & (idx < self.H)
         lay = self.lay
         w = self.none(jnp.full(GROUP_WIDTH, lay.dump, jnp.int32), jnp.zeros((GROUP_WIDTH, LANES), jnp.float32))
-        return w._replace(el_i=jnp.where(live, lay.ext * LANES + idx, lay.dump * LANES).reshape(-1),
+        return w._replace(el_i=jnp.where(live, idx, self.H).reshape(-1),
                           el_v=mem[f[:, 0]].reshape(-1))
 
     @staticmethod
-    def apply(mem: jax.Array, w: Writes) -> jax.Array:
-        mem = mem.at[w.r_i].set(w.r_v)
-        return mem.reshape(-1).at[w.el_i].set(w.el_v).reshape(mem.shape)
+    def apply(mem: jax.Array, ext: jax.Array, w: Writes) -> tuple[jax.Array, jax.Array]:
+        return mem.at[w.r_i].set(w.r_v), ext.at[w.el_i].set(w.el_v, mode="drop")
 
-    def initial(self, ext: jax.Array) -> tuple[jax.Array, jax.Array]:
-        lay = self.lay
-        pad = lay.ext_rows * LANES - ext.shape[0]
-        mem = jnp.concatenate([jnp.zeros(lay.ext * LANES, jnp.float32), ext, jnp.zeros(pad + LANES, jnp.float32)])
-        return mem.reshape(-1, LANES), jnp.int32(NO_SEQ)
+    def initial(self, ext: jax.Array):
+        """(row buffer, EXT, first non-finite step) of one input set: registers and DM start at zero."""
+        return jnp.zeros((self.lay.dump + 1, LANES), jnp.float32), ext, jnp.int32(NO_SEQ)
 
     def run_chunk(self, state, kinds: jax.Array, fields: jax.Array, seqs: jax.Array, n_groups: jax.Array):
-        """The first ``n_groups`` groups of a chunk, in order, on one input set: (mem, first non-finite step)."""
+        """The first ``n_groups`` groups of a chunk, in order, on one input set."""
         branches = [self.b_ld, self.b_vec, self.b_mov, self.b_dmai, self.b_dmao, self.b_mac, self.b_mmul]
         assert len(branches) == N_KINDS
 
         def body(i: jax.Array, state):
-            mem, nan = state
+            mem, ext, nan = state
             seq = seqs[i]
-            w = lax.switch(jnp.maximum(kinds[i], 0), branches, mem, fields[i], seq, seq != NO_SEQ)
-            return self.apply(mem, w), jnp.minimum(nan, w.nan)
+            w = lax.switch(jnp.maximum(kinds[i], 0), branches, (mem, ext), fields[i], seq, seq != NO_SEQ)
+            return (*self.apply(mem, ext, w), jnp.minimum(nan, w.nan))
 
         return lax.fori_loop(0, n_groups, body, state)  # a while loop: padding groups cost nothing
 
 
     def final(self, state, x_rows: jax.Array, c_rows: jax.Array, line_rows: jax.Array):
         """What the State needs of one input set: the registers', DM's and EXT's rows (not the whole buffer)."""
-        mem, nan = state
-        lay = self.lay
-        return mem[x_rows], mem[c_rows], mem[line_rows].reshape(-1), mem[lay.ext:lay.dump].reshape(-1)[: self.H], nan
+        mem, ext, nan = state
+        return mem[x_rows], mem[c_rows], mem[line_rows].reshape(-1), ext, nan
 
 
 @functools.lru_cache(maxsize=16)
@@ -693,7 +693,8 @@ def data_runner(hw_json: str, H: int):
     """``(initial, chunk, final)``: the jitted, input-set-``vmap``-ped data path for one config and EXT bucket."""
     enable_persistent_cache()
     dp = DataPath(_config(hw_json), H)
-    return (jax.jit(jax.vmap(dp.initial)), jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None))),
+    return (jax.jit(jax.vmap(dp.initial), donate_argnums=0),
+            jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0),  # in place
             jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))))
 
 
