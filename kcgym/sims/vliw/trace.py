@@ -770,9 +770,11 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) 
 # ---- dispatch --------------------------------------------------------------------------------------------
 SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =trace: none (tests, benchmarks)
 # Programs of at most this many dynamic bundles (``dynamic_count``) run on the interpreter: there the trace
-# path's fixed cost per distinct program exceeds what it saves. A simulator tuning constant, not a budget:
-# both paths give the same results.
-ORACLE_MAX_BUNDLES = 64
+# path's fixed cost per distinct program (pre-pass, schedule, sending the groups, three jitted calls) exceeds
+# what it saves. A simulator tuning constant, not a budget: both paths give the same results. From
+# ``python benchmarks/bench_speed.py --crossover --machines VLIW`` (benchmarks/results/speed_crossover.jsonl,
+# its VLIW "choice" row: the threshold that minimises the summed CPU time of distinct kernels over its rows).
+ORACLE_MAX_BUNDLES = 303
 
 
 def sim_mode() -> str:
