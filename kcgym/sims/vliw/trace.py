@@ -37,7 +37,7 @@ from kcgym.sims.vliw.isa import CLASSES, make_isa
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + EXT limit and bucket + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their groups
-TRACE_MAX_OPS = 4_000_000  # data operations one trace may record; a longer program runs on the interpreter
+TRACE_MAX_OPS = 4_000_000  # data operations one trace may record (~200 MB); a longer program runs on the interpreter
 GROUP_WIDTH = 32  # data operations executed together in one loop step (a level's ops of one kind)
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
@@ -740,6 +740,9 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) 
     the data path leaves to the oracle. Profiling counters are not kept (``prof`` as unprofiled)."""
     ext = np.asarray(ext, np.float32)
     N, H = ext.shape
+    count = static_count(words)
+    if count is not None and count > TRACE_MAX_OPS:
+        return None  # too long a trace (its LOOPI counts say so): the interpreter, without a wasted pre-pass
     tr, groups, chunks = traced(words, hw_json, int(ext_limit), int(max_steps), H)
     if groups is None or (tr.mmul and np.any(ext[:, : int(ext_limit)].view(np.uint32) & 0xFFFF)):
         return None  # (VMMUL's fused multiply-adds match the interpreter's bit for bit when its operands are
@@ -788,22 +791,28 @@ def _ctl_ids() -> tuple[int, int, int, int, int, int, int]:
     return (_CLS["CTL"], _SUB["LOOPI"], _SUB["LOOP"], _SUB["HALT"], _SUB["J"], _SUB["BEQZ"], _SUB["BNEZ"])
 
 
-def dynamic_count(words: np.ndarray, stop: int) -> int:
+def static_count(words: np.ndarray) -> int | None:
     """The bundles a program executes, read off its LOOPI counts (nested bodies multiply) up to its first
-    HALT; a LOOP (register count) or a branch makes it unknown: ``stop + 1``, as does a count past ``stop``."""
-    S, F = len(make_isa(VLIWConfig()).slot_units), make_isa(VLIWConfig()).n_fields
-    ctl = np.asarray(words).reshape(len(words), S, F)[:, M.S_CTL]
+    HALT; None where a LOOP (register count) or a branch makes it unknown. Cost: a pass over the CTL slots."""
+    isa = make_isa(VLIWConfig())
+    ctl = np.asarray(words).reshape(len(words), len(isa.slot_units), isa.n_fields)[:, M.S_CTL]
     cls_ctl, loopi, loop, halt, j, beqz, bnez = _ctl_ids()
     is_ctl = ctl[:, 1] == cls_ctl
     subs = ctl[:, 2]
     if np.any(is_ctl & np.isin(subs, (loop, j, beqz, bnez))):
-        return stop + 1
+        return None
     halts = np.flatnonzero(is_ctl & (subs == halt))
     end = int(halts[0]) + 1 if len(halts) else len(words)
     mult = np.ones(end, np.int64)
     for pc in np.flatnonzero(is_ctl[:end] & (subs[:end] == loopi)).tolist():
         mult[pc + 1:int(ctl[pc, 4])] *= int(ctl[pc, 3])
-    return min(int(mult.sum()), stop + 1)
+    return int(mult.sum())
+
+
+def dynamic_count(words: np.ndarray, stop: int) -> int:
+    """``static_count``, or ``stop + 1`` where unknown or past ``stop`` (the dispatch's test)."""
+    count = static_count(words)
+    return stop + 1 if count is None else min(count, stop + 1)
 
 
 @functools.lru_cache(maxsize=64)

@@ -397,17 +397,22 @@ def test_long_programs_run_in_chunks(monkeypatch):
 
 
 def test_too_long_a_trace_goes_to_the_oracle(monkeypatch):
-    """Past TRACE_MAX_OPS data operations the pre-pass gives up and the interpreter runs the program."""
+    """Past TRACE_MAX_OPS the interpreter runs the program: at once where its LOOPI counts say it is that
+    long, else when the pre-pass has recorded that many data operations (here: a loop closed by a branch)."""
     monkeypatch.setattr(trace, "TRACE_MAX_OPS", 50)
-    trace._TRACES.clear()
     task = TASKS["softmax"]
     cfg = task.config("VLIW", 1)
-    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
     inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, 2)
-    new, old = _both(monkeypatch, program, task, cfg, inputs)
-    ((tr, groups, _),) = trace._TRACES.values()
-    assert tr.exotic and groups is None
-    assert_same_results(new, old)
+    counted = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
+    branchy = ACCELERATOR.assemble("MOVI r1, 80\nloop:\nVADD x1, x2, x3 || ADDI r1, r1, -1\nBNEZ r1, loop\n", HW)
+    for program, prepassed in ((counted, False), (branchy, True)):
+        trace._TRACES.clear()
+        new, old = _both(monkeypatch, program, task, cfg, inputs)
+        assert_same_results(new, old)
+        assert len(trace._TRACES) == int(prepassed)
+        if prepassed:
+            ((tr, groups, _),) = trace._TRACES.values()
+            assert tr.exotic and groups is None
     trace._TRACES.clear()
 
 
