@@ -293,6 +293,11 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         if code:
             halted, fault, fault_pc, fault_detail, fault_slot = 1, code, pc, detail, fslot
             break
+        if (on0 and a0 + (2 if ld0[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
+                on1 and a1 + (2 if ld1[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
+                on_st and sa + VECTOR_BYTES > dm_bytes) or (is_dma and pm + total > dm_bytes):
+            exotic = True  # an address whose bounds check passed only by wrapping around int32: the oracle's
+            break
         # ---- timing ------------------------------------------------------------------------------
         if on0:
             v = line_ready[min(max(a0 // LINE_BYTES, 0), n_lines - 1)]
@@ -415,9 +420,6 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             is_out = ctl_ins[2] in (S_DMAO, S_DMAOT)
             tiled = ctl_ins[2] in (S_DMAIT, S_DMAOT)
             l0, l1 = pm // LINE_BYTES, (pm + total + LINE_BYTES - 1) // LINE_BYTES
-            if l1 > n_lines or _w(pm + total) != pm + total:
-                exotic = True
-                l1 = min(l1, n_lines)
             pend_w = int(line_ready[l0:l1].max()) if l1 > l0 else 0
             pend_r = int(line_read[l0:l1].max()) if l1 > l0 else 0
             eng = int(is_out)
@@ -445,7 +447,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             if is_out:
                 ext_idx = np.where(ext_idx < 0, ext_idx + H, ext_idx)
                 if (ext_idx < 0).any() or (ext_idx >= H).any():
-                    exotic = True
+                    exotic = True  # past the EXT image: the interpreter drops those writes
+                    break
             ext_rows = np.unique(np.clip(ext_idx, 0, H - 1) // LANES)
             n_l = l1 - l0
             if is_out:

@@ -461,3 +461,22 @@ def test_branches_are_left_to_the_trace_path(monkeypatch):
     assert len(trace._TRACES) == 1
     assert_same_state(st, _run_state(M.batched_runner(hw_json)[1], program, _ext(0), MAX_STEPS))
     trace._TRACES.clear()
+
+
+@pytest.mark.parametrize("src", [
+    "MOVI r1, 33554431\nSHLI r1, r1, 6\nPMOV p1, r1\nNOP\nVLD x0, p1, 0\nVST x0, p0, 0\n",  # 2**31 - 64
+    "MOVI r1, 33554431\nSHLI r1, r1, 6\nPMOV p1, r1\nNOP\nVST x0, p1, 0\n",
+    "MOVI r1, 33554431\nSHLI r1, r1, 6\nPMOV p1, r1\nNOP\nDMAI p1, r0, r0, 1, 64\n",
+    f"PMOVI p1, {HW.dm_bytes - 2}\nNOP\nVLDB x0, p1, 0\nVST x0, p0, 0\n",  # the last element: not exotic
+])
+def test_wrapped_addresses_go_to_the_oracle(src):
+    """An address whose bounds check passes only by int32 wrap-around (the interpreter then clips it):
+    the program is left to the interpreter; the last DM element read by a VLDB is no such case."""
+    program = ACCELERATOR.assemble(src, HW)
+    hw_json = HW.model_dump_json()
+    trace._TRACES.clear()
+    new = _run_state(trace.batched_runner(hw_json)[1], program, _ext(3), 1000)
+    assert_same_state(new, _run_state(M.batched_runner(hw_json)[1], program, _ext(3), 1000))
+    ((tr, _, _),) = trace._TRACES.values()
+    assert tr.exotic == ("VLDB" not in src)
+    trace._TRACES.clear()
