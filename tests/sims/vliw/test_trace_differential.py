@@ -464,7 +464,7 @@ def test_branches_are_left_to_the_trace_path(monkeypatch):
 
 
 @pytest.mark.parametrize("src", [
-    "MOVI r1, 33554431\nSHLI r1, r1, 6\nPMOV p1, r1\nNOP\nVLD x0, p1, 0\nVST x0, p0, 0\n",  # 2**31 - 64
+    "MOVI r1, 33554431\nSHLI r1, r1, 6\nPMOV p1, r1\nNOP\nVLD x0, p1, 0\nVST x0, p0, 0\n",  # 2**31-64
     "MOVI r1, 33554431\nSHLI r1, r1, 6\nPMOV p1, r1\nNOP\nVST x0, p1, 0\n",
     "MOVI r1, 33554431\nSHLI r1, r1, 6\nPMOV p1, r1\nNOP\nDMAI p1, r0, r0, 1, 64\n",
     f"PMOVI p1, {HW.dm_bytes - 2}\nNOP\nVLDB x0, p1, 0\nVST x0, p0, 0\n",  # the last element: not exotic
