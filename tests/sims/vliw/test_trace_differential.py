@@ -85,7 +85,9 @@ def _check_kernel(monkeypatch, name: str, kind: str, index: int) -> None:
     new, old = _both(monkeypatch, program, task, cfg, inputs)
     assert old[0].fault is None
     assert_same_results(new, old)
-    assert ran and all(st is not None for st in ran)  # the trace path ran, not its fallback to the oracle
+    count = trace.static_count(program.padded(HW.imem_bundles + 1, M.Machine(HW).halt_row))
+    if count is None or count <= trace.TRACE_MAX_OPS:  # (longer ones, e.g. batch_matmul C4/C5: the oracle's)
+        assert ran and all(st is not None for st in ran)  # the trace path ran, not its fallback to the oracle
 
 
 @pytest.mark.parametrize("name,kind,index", [*_kernels(1), *_kernels(2, C2_CHEAP)])
