@@ -293,7 +293,7 @@ def main() -> None:
             then = getattr(_module(machine, "trace"), mb.threshold)
             choice = {"kind": "choice", "machine": machine, "threshold": choose_threshold(c1), "from_rows": len(c1),
                       "dispatch_threshold_then": then, **meta}
-            print(f"{machine}: threshold minimising the summed CPU time of the C1 rows: {choice['threshold']} "
+            print(f"{machine}: threshold minimising the summed CPU time of the C1 and C2 rows: {choice['threshold']} "
                   f"instructions (trace.{mb.threshold} is {then})")
             rows += [*found, choice]
         out = CROSSOVER if args.out == RESULTS else args.out
