@@ -1,33 +1,36 @@
 """Simulator speed, old (the interpreter, ``KCGYM_SIM=oracle``) and new (trace-ahead) side by side.
 
-Per machine with a trace-ahead path (NPU; RVV with ``--machines RVV``), per compiler kernel and config:
-dynamic instructions, the first ``simulate`` of the kernel in this process (new: pre-pass + schedule + data path, plus a
-compile where its shape bucket is new), the warm ``simulate`` (median of repeats: the trace is cached
-per program, so this is the data path alone), its CPU seconds and instructions per second, and
-whether old and new agree (cycles and outputs). Then a fresh process per path with an empty JAX
-persistent cache times its first ``simulate`` (the cold start a user sees).
+Per machine with a trace-ahead path (``MACHINES``: NPU, VLIW, RVV), per compiler kernel and config: dynamic
+instructions (bundles on the VLIW), the first ``simulate`` of the kernel in this process (new: pre-pass +
+schedule + data path, plus a compile where its shape bucket is new), the warm ``simulate`` (median of
+repeats: the trace is cached per program, so this is the data path alone), its CPU seconds and
+instructions per second, and whether old and new agree (cycles and outputs). Then a fresh process per
+path with an empty JAX persistent cache times its first ``simulate`` (the cold start a user sees).
 
 Rows go to ``benchmarks/results/speed.jsonl`` (one JSON object per line); ``--table`` prints the
 README's Markdown table from that file.
 
-``--crossover``: where the interpreter beats the trace path. Per compiler kernel (every NPU task at C1,
-and C3 matmul), ``--distinct`` variants that differ in one immediate (so each misses the trace cache,
-as an RL batch of new kernels does; ``--sets`` input sets each, as ``BatchScorer`` checks a kernel on)
-are simulated on each path -- the interpreter, the trace path and
-the default dispatch -- and the median CPU time per simulate is kept. Rows go to
-``benchmarks/results/speed_crossover.jsonl``, with a ``choice`` row: the dispatch threshold (dynamic
-instructions, ``trace.ORACLE_MAX_INSTRUCTIONS``) that minimises the summed CPU time of the rows.
+``--crossover``: where the interpreter beats the trace path. Per compiler kernel (every task of the
+machine at C1, and one C3 kernel), ``--distinct`` variants that differ in one immediate (so each misses
+the trace cache, as an RL batch of new kernels does; ``--sets`` input sets each, as ``BatchScorer`` checks
+a kernel on) are simulated on each path -- the interpreter, the trace path and the default dispatch --
+and the median CPU time per simulate is kept. Rows go to ``benchmarks/results/speed_crossover.jsonl``,
+with a ``choice`` row per machine: the dispatch threshold (dynamic instructions: the machine's
+``trace.ORACLE_MAX_INSTRUCTIONS`` / ``ORACLE_MAX_BUNDLES``) that minimises the summed CPU time of its C1
+and C2 rows.
 
     PYTHONPATH=. python benchmarks/bench_speed.py --quick      # C1 and C3 on five tasks (minutes)
-    PYTHONPATH=. python benchmarks/bench_speed.py              # every NPU task at C1, C3, C5
+    PYTHONPATH=. python benchmarks/bench_speed.py              # every task at C1, C3, C5
+    PYTHONPATH=. python benchmarks/bench_speed.py --machines VLIW --quick --append
     PYTHONPATH=. python benchmarks/bench_speed.py --table      # Markdown from the results file
     PYTHONPATH=. python benchmarks/bench_speed.py --tasks batch_matmul --configs 5 --append --no-cold
-    PYTHONPATH=. python benchmarks/bench_speed.py --crossover [--quick]  # the dispatch threshold
+    PYTHONPATH=. python benchmarks/bench_speed.py --crossover [--quick] [--machines VLIW]  # the dispatch threshold
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import itertools
 import json
 import os
@@ -36,37 +39,75 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
 RESULTS = Path(__file__).parent / "results" / "speed.jsonl"
-QUICK_TASKS = ("softmax", "matmul", "conv2d", "gqa", "decoder_llama")
 QUICK_CONFIGS = (1, 3)
 FULL_CONFIGS = (1, 3, 5)
-COLD_KERNELS = (("matmul", 1), ("decoder_llama", 3))  # (task, config) timed in a fresh process
 MAX_STEPS = 50_000_000
 CROSSOVER = Path(__file__).parent / "results" / "speed_crossover.jsonl"
-CROSSOVER_EXTRA = (("matmul", 3, 1),)  # besides every task at C1: a kernel that must stay on the trace path
-# (task, repeats) at C1: the kernel run back to back ``repeats`` times, points between the real kernels' sizes
-CROSSOVER_SWEEP = (("relu", 2), ("relu", 4), ("softmax", 2), ("softmax", 3), ("softmax", 4), ("matmul", 2),
-                   ("matmul", 3))
-QUICK_CROSSOVER = ("relu", "softmax", "matmul", "gemv", "layernorm", "rope")
 PATHS = {"old": "oracle", "trace": "trace", "auto": ""}  # KCGYM_SIM per path ("": the default dispatch)
 
 
-RVV_QUICK_TASKS = ("relu", "softmax", "matmul", "conv2d", "swiglu", "gemv")  # gemv: the interpreter (data branches)
-RVV_COLD_KERNELS = (("matmul", 3),)
+class MachineBench(NamedTuple):
+    """What the benchmark needs to know of one machine with a trace-ahead path."""
+
+    package: str  # kcgym.sims.<machine>: its ACCELERATOR, ``machine`` and ``trace`` modules
+    quick_tasks: tuple[str, ...]
+    cold_kernels: tuple[tuple[str, int], ...]  # (task, config) timed in a fresh process
+    variant: str  # an instruction with no effect but one more step, ``{n}`` an immediate: a distinct program
+    threshold: str  # the trace module's dispatch threshold (dynamic instructions)
+    crossover_extra: tuple[tuple[str, int, int], ...]  # (task, config, repeats) besides every task at C1 (C1
+    # and C2 rows choose the threshold; a C3 one checks that a large kernel stays on the trace path)
+    crossover_sweep: tuple[tuple[str, int], ...]  # (task, repeats) at C1: points between the kernels' sizes
+    quick_crossover: tuple[str, ...]
+    words: Callable[[Any, Any], np.ndarray]  # (program, hw) -> the padded words its runner sees
+
+
+MACHINES = {
+    "NPU": MachineBench("kcgym.sims.npu", ("softmax", "matmul", "conv2d", "gqa", "decoder_llama"),
+                        (("matmul", 1), ("decoder_llama", 3)), "S_ADDI_INT gp0, gp0, {n}", "ORACLE_MAX_INSTRUCTIONS",
+                        (("matmul", 3, 1),),
+                        (("relu", 2), ("relu", 4), ("softmax", 2), ("softmax", 3), ("softmax", 4), ("matmul", 2),
+                         ("matmul", 3)),
+                        ("relu", "softmax", "matmul", "gemv", "layernorm", "rope"), lambda p, hw: _npu_words(p, hw)),
+    "VLIW": MachineBench("kcgym.sims.vliw", ("softmax", "matmul", "conv2d", "gqa", "decoder_llama"),
+                         (("matmul", 1), ("decoder_llama", 3)), "ADDI r0, r0, {n}", "ORACLE_MAX_BUNDLES",
+                         # kernels use labels (a repeated source would not assemble): C2 kernels fill the gaps
+                         (("relu", 2, 1), ("rmsnorm", 2, 1), ("silu", 2, 1), ("softmax", 2, 1), ("gemv", 2, 1),
+                          ("matmul", 3, 1)), (),
+                         ("relu", "silu", "softmax", "matmul", "layernorm", "rmsnorm"),
+                         lambda p, hw: _vliw_words(p, hw)),
+    # RVV: no dispatch threshold (its trace path beat the interpreter even on C1 relu), so no --crossover;
+    # gemv branches on data and always runs on the interpreter
+    "RVV": MachineBench("kcgym.sims.rvv", ("relu", "softmax", "matmul", "conv2d", "swiglu", "gemv"),
+                        (("matmul", 3),), "addi x0, x0, {n}", "", (), (), (), lambda p, hw: p),
+}
+
+
+def _npu_words(program, hw) -> np.ndarray:
+    from kcgym.sims.npu import machine as M
+    from kcgym.sims.npu.accelerator import PROGRAM_BUCKET
+
+    return program.padded(M.bucket(program.length, PROGRAM_BUCKET), M.Machine(hw).halt_row)
+
+
+def _vliw_words(program, hw) -> np.ndarray:
+    from kcgym.sims.vliw import machine as M
+
+    return program.padded(hw.imem_bundles + 1, M.Machine(hw).halt_row)
+
+
+def _module(machine: str, name: str):
+    return importlib.import_module(f"{MACHINES[machine].package}.{name}")
 
 
 def _accelerator(machine: str):
-    if machine == "NPU":
-        from kcgym.sims.npu import ACCELERATOR
-    elif machine == "RVV":
-        from kcgym.sims.rvv import ACCELERATOR
-    else:
-        raise ValueError(machine)
-    return ACCELERATOR
+    return importlib.import_module(MACHINES[machine].package).ACCELERATOR
 
 
 def _tasks(machine: str) -> dict:
@@ -137,17 +178,17 @@ def cold_process(machine: str, name: str, index: int, oracle: bool) -> float:
 _VARIANT = itertools.count(1)
 
 
-def _distinct_cpu(acc, task, cfg, hw, source: str, inputs, n: int) -> tuple[dict, dict]:
+def _distinct_cpu(acc, task, cfg, hw, source: str, inputs, n: int, variant: str) -> tuple[dict, dict]:
     """Per path: the median CPU seconds of ``simulate`` over ``n`` variants of ``source`` that differ in
-    one immediate (a write to the zero register ahead of the kernel: one more instruction and cycle, no
-    other effect), the paths taking turns (in rotating order) so a shared machine's load hits them alike;
+    one immediate (``variant``, e.g. a write to the zero register ahead of the kernel: one more instruction
+    and cycle, no other effect), the paths taking turns (in rotating order) so a shared machine's load hits them alike;
     and a result."""
     cpus: dict = {p: [] for p in PATHS}
     results = {}
     order = list(PATHS.items())
     for i in range(n + 1):
         for path, mode in order[i % len(order):] + order[:i % len(order)]:  # each path after each other
-            program = acc.assemble(f"S_ADDI_INT gp0, gp0, {next(_VARIANT)}\n{source}", hw)
+            program = acc.assemble(variant.format(n=next(_VARIANT)) + f"\n{source}", hw)
             os.environ["KCGYM_SIM"] = mode
             try:
                 c0 = time.process_time()
@@ -159,32 +200,29 @@ def _distinct_cpu(acc, task, cfg, hw, source: str, inputs, n: int) -> tuple[dict
     return {p: statistics.median(c) for p, c in cpus.items()}, results
 
 
-def crossover(kernels: list[tuple[str, int, int]], n: int, sets: int, meta: dict) -> list[dict]:
+def crossover(machine: str, kernels: list[tuple[str, int, int]], n: int, sets: int, meta: dict) -> list[dict]:
     """One row per (task, config, repeats): the compiler kernel (``repeats`` copies back to back: the same
     outputs, written again), its dynamic instructions and CPU ms per distinct simulate on each path."""
-    from kcgym.sims.npu import machine as M
-    from kcgym.sims.npu import trace
-    from kcgym.sims.npu.accelerator import PROGRAM_BUCKET
-
+    trace = _module(machine, "trace")
+    mb = MACHINES[machine]
     rows = []
     for name, index, repeats in kernels:
-        acc, task, cfg, hw, program, inputs = _setup("NPU", name, index, sets)
+        acc, task, cfg, hw, program, inputs = _setup(machine, name, index, sets)
         source = acc.compile(task, cfg, hw) * repeats
-        row = {"kind": "crossover", "machine": "NPU", "task": name, "config": index, "repeats": repeats,
+        row = {"kind": "crossover", "machine": machine, "task": name, "config": index, "repeats": repeats,
                "distinct": n, "input_sets": sets}
-        cpus, results = _distinct_cpu(acc, task, cfg, hw, source, inputs, n)
+        cpus, results = _distinct_cpu(acc, task, cfg, hw, source, inputs, n, mb.variant)
         row.update({f"{path}_cpu_ms": round(cpu * 1e3, 3) for path, cpu in cpus.items()})
-        first = acc.assemble(f"S_ADDI_INT gp0, gp0, 0\n{source}", hw)
-        words = first.padded(M.bucket(first.length, PROGRAM_BUCKET), M.Machine(hw).halt_row)
+        first = acc.assemble(mb.variant.format(n=0) + f"\n{source}", hw)
         row["instructions"] = results["old"].instructions
-        row["dynamic_count"] = trace.dynamic_count(words, 1 << 62)
+        row["dynamic_count"] = trace.dynamic_count(mb.words(first, hw), 1 << 62)
         row["identical"] = all(results[p].cycles == results["old"].cycles and all(
             np.array_equal(np.asarray(results[p].outputs[o]).view(np.uint32),
                            np.asarray(results["old"].outputs[o]).view(np.uint32)) for o in results["old"].outputs)
             for p in PATHS)
         rows.append({**row, **meta})
-        print(f"NPU {name:15s} C{index} x{repeats} {row['dynamic_count']:7d} instr  CPU ms per distinct kernel: "
-              f"old {row['old_cpu_ms']:7.3f} trace {row['trace_cpu_ms']:7.3f} auto {row['auto_cpu_ms']:7.3f}  "
+        print(f"{machine} {name:15s} C{index} x{repeats} {row['dynamic_count']:7d} instr  CPU ms per distinct "
+              f"kernel: old {row['old_cpu_ms']:7.3f} trace {row['trace_cpu_ms']:7.3f} auto {row['auto_cpu_ms']:7.3f}  "
               f"identical={row['identical']}", flush=True)
     return rows
 
@@ -224,14 +262,14 @@ def readme_table(rows: list[dict]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help=f"tasks {','.join(QUICK_TASKS)} at C1 and C3")
+    ap.add_argument("--machines", default=",".join(MACHINES), help=f"comma-separated, of {','.join(MACHINES)}")
+    ap.add_argument("--quick", action="store_true", help="each machine's quick tasks at C1 and C3")
     ap.add_argument("--tasks", default=None, help="comma-separated task names (default: all, or --quick's)")
     ap.add_argument("--configs", default=None, help="e.g. 1,3,5")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--append", action="store_true", help="add the rows to --out instead of replacing it")
     ap.add_argument("--no-cold", action="store_true", help="skip the fresh-process cold starts")
-    ap.add_argument("--machines", default="NPU", help="comma-separated: NPU, RVV")
     ap.add_argument("--table", action="store_true", help="print the Markdown table of --out and exit")
     ap.add_argument("--crossover", action="store_true", help="measure the interpreter/trace dispatch threshold")
     ap.add_argument("--distinct", type=int, default=5, help="--crossover: distinct variants per kernel and path")
@@ -243,34 +281,41 @@ def main() -> None:
         return
     from kcgym.tasks import TASKS
 
-    acc = _accelerator("NPU")
+    machines = args.machines.split(",")
+    unknown = [m for m in machines if m not in MACHINES]
+    if unknown:
+        ap.error(f"unknown machine(s) {','.join(unknown)}; known: {','.join(MACHINES)}")
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "command": "python benchmarks/bench_speed.py " + " ".join(sys.argv[1:])}
     if args.crossover:
-        from kcgym.sims.npu import trace
-
-        names = args.tasks.split(",") if args.tasks else (
-            list(QUICK_CROSSOVER) if args.quick else [n for n, t in TASKS.items() if acc.supports(t)])
-        configs = [int(c) for c in args.configs.split(",")] if args.configs else [1]
-        kernels = [(n, c, 1) for c in configs for n in names]
-        if not args.tasks:
-            kernels += [(n, 1, r) for n, r in CROSSOVER_SWEEP] + list(CROSSOVER_EXTRA)
-        rows = crossover(kernels, args.distinct, args.sets, meta)
-        c1 = [r for r in rows if r["config"] == 1]
-        choice = {"kind": "choice", "threshold": choose_threshold(c1), "from_rows": len(c1),
-                  "dispatch_threshold_then": trace.ORACLE_MAX_INSTRUCTIONS, **meta}
-        print(f"threshold minimising the summed CPU time of the C1 rows: {choice['threshold']} instructions "
-              f"(trace.ORACLE_MAX_INSTRUCTIONS is {trace.ORACLE_MAX_INSTRUCTIONS})")
+        rows = []
+        for machine in machines:
+            mb, acc = MACHINES[machine], _accelerator(machine)
+            if not mb.threshold:
+                ap.error(f"{machine} has no interpreter/trace dispatch threshold to measure")
+            names = args.tasks.split(",") if args.tasks else (
+                list(mb.quick_crossover) if args.quick else [n for n, t in TASKS.items() if acc.supports(t)])
+            configs = [int(c) for c in args.configs.split(",")] if args.configs else [1]
+            kernels = [(n, c, 1) for c in configs for n in names]
+            if not args.tasks:
+                kernels += [(n, 1, r) for n, r in mb.crossover_sweep] + list(mb.crossover_extra)
+            found = crossover(machine, kernels, args.distinct, args.sets, meta)
+            c1 = [r for r in found if r["config"] <= 2]
+            then = getattr(_module(machine, "trace"), mb.threshold)
+            choice = {"kind": "choice", "machine": machine, "threshold": choose_threshold(c1), "from_rows": len(c1),
+                      "dispatch_threshold_then": then, **meta}
+            print(f"{machine}: threshold minimising the summed CPU time of the C1 and C2 rows: {choice['threshold']} "
+                  f"instructions (trace.{mb.threshold} is {then})")
+            rows += [*found, choice]
         out = CROSSOVER if args.out == RESULTS else args.out
         old = out.read_text() if args.append and out.exists() else ""
-        out.write_text(old + "".join(json.dumps(r) + "\n" for r in [*rows, choice]))
+        out.write_text(old + "".join(json.dumps(r) + "\n" for r in rows))
         return
     rows = []
-    for machine in args.machines.split(","):
-        acc = _accelerator(machine)
-        quick, cold = (RVV_QUICK_TASKS, RVV_COLD_KERNELS) if machine == "RVV" else (QUICK_TASKS, COLD_KERNELS)
+    for machine in machines:
+        mb, acc = MACHINES[machine], _accelerator(machine)
         tasks = args.tasks.split(",") if args.tasks else (
-            list(quick) if args.quick else [n for n, t in _tasks(machine).items() if acc.supports(t)])
+            list(mb.quick_tasks) if args.quick else [n for n, t in _tasks(machine).items() if acc.supports(t)])
         configs = [int(c) for c in args.configs.split(",")] if args.configs else list(
             QUICK_CONFIGS if args.quick else FULL_CONFIGS)
         for index in configs:
@@ -280,7 +325,7 @@ def main() -> None:
                 print(f"{machine} {name:15s} C{index} {row['instructions']:9d} instr  old {row['old_warm_s']:7.3f}s "
                       f"new {row['new_warm_s']:7.3f}s (first {row['new_first_s']:6.2f}s)  "
                       f"new {row['new_instr_per_s']:10.3g} instr/s  identical={row['identical']}", flush=True)
-        for name, index in () if args.no_cold else cold:
+        for name, index in () if args.no_cold else mb.cold_kernels:
             row = {"kind": "cold_process", "machine": machine, "task": name, "config": index,
                    "old_s": cold_process(machine, name, index, True),
                    "new_s": cold_process(machine, name, index, False), **meta}

@@ -18,6 +18,7 @@ from kcgym.sims.base import FinalState, MemoryLayout, MemoryRegion, SimulatedAcc
 from kcgym.sims.interpreter import bucket
 from kcgym.sims.layout import SCRATCH, Buffer, LayoutRule, carve
 from kcgym.sims.vliw import machine as M
+from kcgym.sims.vliw import trace
 from kcgym.sims.vliw.config import LANES, VLIWConfig
 from kcgym.sims.vliw.isa import CATEGORY, CLASSES, make_isa
 from kcgym.tasks.base import Task, TaskConfig
@@ -93,7 +94,7 @@ class VLIWAccelerator(SimulatedAccelerator[VLIWConfig]):
     def execute(program: Program, ext: np.ndarray, ext_limit: int, hw: VLIWConfig, max_steps: int,
                 profile: bool = False) -> M.State:
         """Run ``program`` on a batch of EXT images ``[B, H]``; the final machine state as numpy."""
-        machine, runner = M.batched_runner(hw.model_dump_json(), profile)
+        machine, runner = trace.batched_runner(hw.model_dump_json(), profile)
         words = program.padded(hw.imem_bundles + 1, machine.halt_row)
         st = runner(words, ext, np.int32(ext_limit), np.int32(max_steps))
         return jax.device_get(st)

@@ -1,0 +1,844 @@
+"""Trace-ahead simulation of the VLIW tile: a scalar pre-pass, then only the data path in JAX.
+
+On the VLIW the PC, scalar and pointer registers, the loop stack, DMA geometry, the scoreboard and every
+fault never depend on tensor data (``machine.py``'s design). So :func:`prepass` runs the control side once
+per program in plain Python -- the same scoreboard, the same checks in the same order as
+:meth:`~kcgym.sims.vliw.machine.Machine.step` -- and records every data operation with its operands
+resolved to rows of one buffer: renamed vector-register and accumulator values, renamed DM lines (every
+VST and DMA in gives the lines it writes fresh rows, so reuse of a DM buffer does not serialise its
+users), and EXT. Each operation gets a *level* (one more than the levels of what it must follow:
+read-after-write, write-after-write, write-after-read on rows), and each level's operations of one kind
+are packed into fixed-width groups. The JAX part (:class:`DataPath`) loops over those groups (in
+fixed-size chunks, so one compile serves every program length), ``vmap``-ped over input sets: per group a
+gather, the arithmetic and one scatter. The interpreter in ``machine.py`` stays the oracle
+(``tests/sims/vliw/test_trace_differential.py``): results are bit-identical to it. The structure follows
+the NPU's ``kcgym/sims/npu/trace.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from array import array
+from collections import OrderedDict
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from kcgym.sims.interpreter import bf16
+from kcgym.sims.jax_cache import enable_persistent_cache
+from kcgym.sims.vliw import machine as M
+from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
+from kcgym.sims.vliw.isa import CLASSES, make_isa
+
+TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + EXT limit and bucket + budget)
+TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their groups
+TRACE_MAX_OPS = 4_000_000  # data operations one trace may record (~200 MB); a longer program runs on the interpreter
+GROUP_WIDTH = 32  # data operations executed together in one loop step (a level's ops of one kind)
+GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
+SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
+X_SLOTS = 16384  # renamed vector-register values (a slot is reused after X_SLOTS writes; levels keep it safe)
+C_SLOTS = 8192  # renamed accumulator values (a tile of VMMULs takes one per VMMUL)
+LINE_SLOTS = 16384  # renamed DM lines beyond the DM's own (a DMA in of 16 KB takes 256)
+N_FIELDS = 8  # operand fields of one data operation
+
+# data-operation kinds (one lax.switch branch each). K_LD: VLD, VLDB and VST (a row copy or a broadcast).
+# The multiply-accumulates have branches of their own, computing only their formula as the interpreter's
+# vector slot does: XLA contracts ``cd + a * b`` and orders VMMUL's sums the same way only in that shape.
+K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL = range(7)
+N_KINDS = 7
+DMAO_WIDTH = 8  # a DMA-out line writes 32 single elements of EXT: its groups stay narrow
+WIDTH = tuple(DMAO_WIDTH if k == K_DMAO else GROUP_WIDTH for k in range(N_KINDS))
+NO_SEQ = np.iinfo(np.int32).max
+
+_I32 = 1 << 32
+_SUB = make_isa(VLIWConfig()).sub_ids  # sub-op ids do not depend on the config
+_CLS = M.CLS
+
+
+def _w(x: int) -> int:
+    """int32 wrap-around (the interpreter's integer arithmetic)."""
+    x &= 0xFFFFFFFF
+    return x - _I32 if x & 0x80000000 else x
+
+
+class Trace(NamedTuple):
+    """What the pre-pass found: the control side's final state, the data operations and where values ended."""
+
+    ctl: np.ndarray
+    r: np.ndarray
+    p: np.ndarray
+    ready: np.ndarray
+    loops: np.ndarray
+    line_ready: np.ndarray
+    line_read: np.ndarray
+    dma_free: np.ndarray
+    busy: np.ndarray
+    counts: np.ndarray
+    ops: np.ndarray | None  # int32[n, 4 + N_FIELDS]: kind, seq, pc, level, fields (program order)
+    x_rows: tuple  # row of each vector register's final value
+    c_rows: tuple
+    line_rows: np.ndarray  # row of each DM line's final content
+    exotic: bool  # an address wrapped around int32, or the trace is too long: leave it to the oracle
+    mmul: bool  # the program ran a VMMUL (see ``run``: exact for bf16 vector registers only)
+
+
+class Layout(NamedTuple):
+    """Row offsets of the data path's row buffer: line slots | x slots | c slots | dump row (EXT is a
+    separate flat buffer: a DMA addresses it by element)."""
+
+    x: int
+    c: int
+    dump: int
+    ext_rows: int  # EXT rows of LANES elements (the pre-pass's unit of EXT dependencies)
+
+
+def layout_of(hw: VLIWConfig, H: int) -> Layout:
+    o_x = hw.dm_lines + LINE_SLOTS
+    o_c = o_x + 12 + X_SLOTS
+    return Layout(o_x, o_c, o_c + 8 + C_SLOTS, -(-H // LANES))
+
+
+def _decode(machine: M.Machine, words: np.ndarray) -> list:
+    """Per bundle: (slots, ready indices read, (index, latency) written, end latency, used slot list)."""
+    S, F = machine.S, machine.F
+    rows = words.reshape(-1, S, F)
+    ops, fields = rows[:, :, 0], rows[:, :, 3:]
+    rbase, wbase = machine.read_base[ops], machine.write_base[ops]
+    ridx = np.where(rbase >= 0, np.clip(rbase + fields, 0, M.N_READY - 1), 0)
+    widx = np.where(wbase >= 0, wbase + fields, M.N_READY)
+    wlat = machine.write_latency[ops]
+    end = np.maximum(np.max(np.where(wbase >= 0, wlat, 0), axis=(1, 2)), 1)
+    out = []
+    for b in range(rows.shape[0]):
+        reads = sorted({int(i) for i in ridx[b].reshape(-1) if i})
+        writes = [(int(i), int(t)) for i, t in zip(widx[b].reshape(-1), wlat[b].reshape(-1), strict=True)
+                  if i < M.N_READY]
+        out.append((rows[b].tolist(), reads, writes, int(end[b])))
+    return out
+
+
+def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int) -> Trace:
+    """Run the control side of ``words`` (the padded program) exactly as ``Machine.run_one`` does."""
+    machine = M.Machine(hw)
+    words = np.asarray(words)
+    n_rows = len(words)
+    halt = machine.halt_row
+    tail = n_rows
+    differs = np.flatnonzero(np.any(words != halt, axis=1))  # decode up to the first trailing halt row only
+    tail = min(n_rows, (int(differs[-1]) + 2) if len(differs) else 1)
+    dec = _decode(machine, words[:tail])
+    n_dec = len(dec)
+    lay = layout_of(hw, H)
+    n_lines, depth_max = hw.dm_lines, hw.loop_depth
+    dm_bytes, bank, penalty = hw.dm_bytes, hw.bank_bytes, hw.branch_penalty
+    dma_lat, dma_bw = hw.dma_latency, hw.dma_bytes_per_cycle
+    dma_elems = machine.dma_elems
+    r = [0] * 16
+    p = [0] * 8
+    ready = [0] * M.N_READY
+    loops = [[0, 0, 0] for _ in range(depth_max)]
+    line_ready = np.zeros(n_lines, np.int64)
+    line_read = np.zeros(n_lines, np.int64)
+    dma_free = [0, 0]
+    dma_busy = [0, 0]
+    execs = [0] * n_dec
+    pc = steps = halted = fault = fault_pc = fault_detail = fault_slot = t_issue = t_end = depth = 0
+    exotic = False
+    # ---- renaming and levels -------------------------------------------------------------------
+    n_res = lay.dump
+    lw = [0] * n_res  # level of the last write of each row (line, x and c slots)
+    lr = [0] * n_res  # highest level that read it
+    ext_lw = np.zeros(lay.ext_rows + 1, np.int64)
+    ext_lr = np.zeros(lay.ext_rows + 1, np.int64)
+    xs = [lay.x + i for i in range(12)]  # register -> row of its value (initial zeros)
+    cs = [lay.c + i for i in range(8)]
+    lines = list(range(n_lines))  # DM line -> row of its content (initial zeros)
+    line_held = [False] * (n_lines + LINE_SLOTS)
+    for i in range(n_lines):
+        line_held[i] = True
+    nxt = [0, 0, 0]  # ring positions of x, c and line slots
+    ops = array("i")
+    n_ops = 0
+
+    def new_x() -> int:
+        while True:
+            row = lay.x + 12 + nxt[0] % X_SLOTS
+            nxt[0] += 1
+            if row not in xs:
+                return row
+
+    def new_c() -> int:
+        while True:
+            row = lay.c + 8 + nxt[1] % C_SLOTS
+            nxt[1] += 1
+            if row not in cs:
+                return row
+
+    def new_line(line: int) -> int:
+        while True:
+            row = nxt[2] % (n_lines + LINE_SLOTS)
+            nxt[2] += 1
+            if not line_held[row]:
+                break
+        line_held[lines[line]] = False
+        line_held[row] = True
+        lines[line] = row
+        return row
+
+    def level(reads, writes) -> int:
+        lvl = 0
+        for x in reads:
+            if lw[x] > lvl:
+                lvl = lw[x]
+        for x in writes:
+            if lw[x] > lvl:
+                lvl = lw[x]
+            if lr[x] > lvl:
+                lvl = lr[x]
+        lvl += 1
+        for x in reads:
+            if lr[x] < lvl:
+                lr[x] = lvl
+        for x in writes:
+            lw[x] = lvl
+        return lvl
+
+    S_VLDB, S_VMPYL, S_VMACL = _SUB["VLDB"], _SUB["VMPYL"], _SUB["VMACL"]
+    S_VMPY, S_PMOVI, S_PADDI = _SUB["VMPY"], _SUB["PMOVI"], _SUB["PADDI"]
+    S_VMAC, S_VMMUL = _SUB["VMAC"], _SUB["VMMUL"]
+    S_VCONV, S_VUPS, S_VBCST, S_VBCSTL, S_VINS, S_CZERO = (_SUB[m] for m in ("VCONV", "VUPS", "VBCST", "VBCSTL", "VINS",
+                                                                              "CZERO"))
+    S_LOOP, S_LOOPI, S_J, S_BEQZ, S_BNEZ, S_HALT = (_SUB[m] for m in ("LOOP", "LOOPI", "J", "BEQZ", "BNEZ", "HALT"))
+    S_DMAO, S_DMAIT, S_DMAOT = _SUB["DMAO"], _SUB["DMAIT"], _SUB["DMAOT"]
+    C_LD, C_ST, C_VEC, C_SCL, C_MOV, C_CTL, C_DMA = (_CLS[c] for c in ("LD", "ST", "VEC", "SCL", "MOV", "CTL", "DMA"))
+    # VEC sub-ops reading an accumulator as their a operand / writing an accumulator
+    vec_reads_c = {_SUB["VRADD"], _SUB["VEXP2C"], _SUB["VINVC"]}
+    vec_reads_cd = {_SUB["VMAC"], _SUB["VMACL"], _SUB["VMMUL"]}
+
+    while not halted and steps < max_steps:
+        cur = pc if pc < n_dec else n_dec - 1  # past the decoded rows: the trailing halt row (JAX clamps too)
+        row, reads, writes, end_lat = dec[cur]
+        ld0, ld1, st_, vec, scl, mov, ctl_ins = row
+        steps += 1
+        dep = 0
+        for i in reads:
+            if ready[i] > dep:
+                dep = ready[i]
+        # ---- checks, in the interpreter's order --------------------------------------------------
+        code = 0
+        a0 = a1 = sa = 0
+        on0, on1, on_st = ld0[1] == C_LD, ld1[1] == C_LD, st_[1] == C_ST
+        for slot, ins, on in ((M.S_LD0, ld0, on0), (M.S_LD1, ld1, on1)):
+            if not on:
+                continue
+            addr = p[ins[4] & 7]
+            if slot == M.S_LD0:
+                a0 = addr
+            else:
+                a1 = addr
+            size = 2 if ins[2] == S_VLDB else VECTOR_BYTES
+            if not (addr >= 0 and _w(addr + size) <= dm_bytes):
+                code, detail = M.F_OOB_DM, addr
+            elif addr % size:
+                code, detail = M.F_MISALIGNED, addr
+            if code:
+                fslot = slot
+                break
+        if on_st:
+            sa = p[st_[4] & 7]
+            if not code:
+                if not (sa >= 0 and _w(sa + VECTOR_BYTES) <= dm_bytes):
+                    code, detail, fslot = M.F_OOB_DM, sa, M.S_ST
+                elif sa % VECTOR_BYTES:
+                    code, detail, fslot = M.F_MISALIGNED, sa, M.S_ST
+        vsub = vec[2]
+        if vec[1] == C_VEC and not code and vsub in (S_VMPYL, S_VMACL):
+            lane = r[vec[6] & 15]
+            if not 0 <= lane < LANES:
+                code, detail, fslot = M.F_BAD_LANE, lane, M.S_VEC
+        msub = mov[2]
+        if mov[1] == C_MOV and not code and msub in (S_VBCSTL, S_VINS):
+            lane = r[mov[5] & 15]
+            if not 0 <= lane < LANES:
+                code, detail, fslot = M.F_BAD_LANE, lane, M.S_MOV
+        is_dma = ctl_ins[1] == C_DMA
+        if is_dma:
+            pm, re, rs = p[ctl_ins[3] & 7], r[ctl_ins[4] & 15], r[ctl_ins[5] & 15]
+            n_r, rowbytes = ctl_ins[6], ctl_ins[7]
+            total = _w(n_r * rowbytes)
+            last = _w(re + _w((n_r - 1) * rs))
+            lo, hi = min(re, last), _w(max(re, last) + rowbytes)
+            if not code:
+                if not (pm >= 0 and _w(pm + total) <= dm_bytes):
+                    code, detail, fslot = M.F_OOB_DM, pm, M.S_CTL
+                elif pm % LINE_BYTES:
+                    code, detail, fslot = M.F_MISALIGNED, pm, M.S_CTL
+                elif re % 2 or rs % 2:
+                    code, detail, fslot = M.F_MISALIGNED, rs if re % 2 == 0 else re, M.S_CTL
+                elif not (lo >= 0 and hi <= 2 * limit):
+                    code, detail, fslot = M.F_OOB_EXT, lo if lo < 0 else hi, M.S_CTL
+        is_ctl = ctl_ins[1] == C_CTL
+        csub = ctl_ins[2]
+        is_loop = is_ctl and csub in (S_LOOP, S_LOOPI)
+        rv = r[ctl_ins[3] & 15]  # the pre-bundle register a branch tests (the scalar slot writes later)
+        count = rv if csub == S_LOOP else ctl_ins[3]
+        push = is_loop and count > 0
+        if push and not code and depth >= depth_max:
+            code, detail, fslot = M.F_LOOP_DEPTH, depth, M.S_CTL
+        if code:
+            halted, fault, fault_pc, fault_detail, fault_slot = 1, code, pc, detail, fslot
+            break
+        if (on0 and a0 + (2 if ld0[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
+                on1 and a1 + (2 if ld1[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
+                on_st and sa + VECTOR_BYTES > dm_bytes) or (is_dma and pm + total > dm_bytes):
+            exotic = True  # an address whose bounds check passed only by wrapping around int32: the oracle's
+            break
+        # ---- timing ------------------------------------------------------------------------------
+        if on0:
+            v = line_ready[min(max(a0 // LINE_BYTES, 0), n_lines - 1)]
+            if v > dep:
+                dep = int(v)
+        if on1:
+            v = line_ready[min(max(a1 // LINE_BYTES, 0), n_lines - 1)]
+            if v > dep:
+                dep = int(v)
+        if on_st:
+            ln = min(max(sa // LINE_BYTES, 0), n_lines - 1)
+            v = max(line_ready[ln], line_read[ln])
+            if v > dep:
+                dep = int(v)
+        conflicts = 0
+        if on0 + on1 + on_st > 1:
+            b0, b1, b2 = a0 // bank, a1 // bank, sa // bank
+            conflicts = (on0 and on1 and b0 == b1) + (on0 and on_st and b0 == b2) + (on1 and on_st and b1 == b2)
+        t = (t_issue if t_issue > dep else dep) + conflicts
+        for i, lat in writes:
+            ready[i] = t + lat
+        ready[0] = 0
+        execs[cur] += 1
+        seq = steps
+        # ---- data operations, in the interpreter's order (loads read the DM before the store) -----
+        xw: list = []  # (register, row) written this bundle, in the interpreter's order
+        cw: list = []
+        for ins, on, addr in ((ld0, on0, a0), (ld1, on1, a1)):
+            if on:
+                row_in = lines[addr // LINE_BYTES]
+                dst = new_x()
+                b = ins[2] == S_VLDB
+                ops.extend((K_LD, seq, cur, level((row_in,), (dst,)), dst, row_in, (addr // 2) % LANES if b else 0,
+                            int(b), 0, 0, 0, 0))
+                n_ops += 1
+                xw.append((min(max(ins[3], 0), 11), dst))
+        if on_st:
+            row_in = xs[min(max(st_[3], 0), 11)]
+            dst = new_line(sa // LINE_BYTES)
+            ops.extend((K_LD, seq, cur, level((row_in,), (dst,)), dst, row_in, 0, 0, 0, 0, 0, 0))
+            n_ops += 1
+        if vec[1] == C_VEC:
+            f0, f1, f2, f3 = vec[3], vec[4], vec[5], vec[6]
+            a, b = xs[min(max(f1, 0), 11)], xs[min(max(f2, 0), 11)]
+            ca, cd = cs[f1 & 7], cs[f0 & 7]
+            vreads = [a, b]
+            if vsub in vec_reads_c:
+                vreads = [ca]
+            elif vsub in vec_reads_cd:
+                vreads = [a, b, cd]
+            to_c = vsub >= S_VMPY
+            dst = new_c() if to_c else new_x()
+            lane = r[f3 & 15]
+            kind = K_MMUL if vsub == S_VMMUL else K_MAC if vsub in (S_VMAC, S_VMACL) else K_VEC
+            ops.extend((kind, seq, cur, level(vreads, (dst,)), dst, a, b, ca, cd, min(max(lane, 0), LANES - 1), f3 & 1,
+                        vsub))
+            n_ops += 1
+            (cw if to_c else xw).append(((f0 & 7) if to_c else min(max(f0, 0), 11), dst))
+        if mov[1] == C_MOV:
+            f0, f1, f2 = mov[3], mov[4], mov[5]
+            to_c = msub in (S_VUPS, S_CZERO)
+            a = cs[f1 & 7] if msub == S_VCONV else xs[min(max(f1, 0), 11)]
+            tgt = xs[min(max(f0, 0), 11)]
+            mreads = () if msub in (S_CZERO, S_VBCST) else (a, tgt) if msub == S_VINS else (a,)
+            dst = new_c() if to_c else new_x()
+            ops.extend((K_MOV, seq, cur, level(mreads, (dst,)), dst, a, tgt, r[f2 & 15], f1, msub, 0, 0))
+            n_ops += 1
+            (cw if to_c else xw).append(((f0 & 7) if to_c else min(max(f0, 0), 11), dst))
+        for reg, dst in xw:
+            xs[reg] = dst
+        for reg, dst in cw:
+            cs[reg] = dst
+        # ---- registers -------------------------------------------------------------------------------
+        if scl[1] == C_SCL:  # read before the post-increments below (all slots read the pre-bundle state)
+            ssub, f0, f1, f2 = scl[2], scl[3], scl[4], scl[5]
+            ra, rb, pa = r[f1 & 15], r[f2 & 15], p[f1 & 7]
+            ssub = min(max(ssub, 0), 12)
+            val = (f1, ra + rb, ra + f2, ra - rb, ra * rb, ra << (f2 & 31), ra >> (f2 & 31), ra & f2, f1, ra,
+                   pa + rb, pa + f2, pa)[ssub]
+        if on0:
+            p[ld0[4] & 7] = _w(a0 + ld0[5])
+        if on1:
+            p[ld1[4] & 7] = _w(a1 + ld1[5])
+        if on_st:
+            p[st_[4] & 7] = _w(sa + st_[5])
+        if scl[1] == C_SCL:  # written last: the scalar slot's write wins (the interpreter's order)
+            if S_PMOVI <= ssub <= S_PADDI:
+                p[f0 & 7] = _w(val)
+            else:
+                r[f0 & 15] = _w(val)
+        r[0] = 0
+        # ---- control ---------------------------------------------------------------------------------
+        c0, c1 = ctl_ins[3], ctl_ins[4]
+        taken = False
+        if is_ctl:
+            taken = csub == S_J or (is_loop and count <= 0)
+            if csub in (S_BEQZ, S_BNEZ):
+                taken = (rv == 0) if csub == S_BEQZ else (rv != 0)
+        target = c0 if csub == S_J else c1
+        if push:
+            loops[depth] = [pc + 1, c1, count]
+            depth += 1
+        next_pc = pc + 1
+        if taken:
+            next_pc = target
+        elif depth > 0:
+            top = loops[depth - 1]
+            if pc + 1 == top[M.L_END]:
+                if top[M.L_COUNT] > 1:
+                    top[M.L_COUNT] -= 1
+                    next_pc = top[M.L_START]
+                else:
+                    depth -= 1
+        if is_ctl and csub == S_HALT:
+            halted = 1
+        t_issue = t + 1 + (penalty if taken else 0)
+        if t + end_lat > t_end:
+            t_end = t + end_lat
+        if is_dma:
+            is_out = ctl_ins[2] in (S_DMAO, S_DMAOT)
+            tiled = ctl_ins[2] in (S_DMAIT, S_DMAOT)
+            l0, l1 = pm // LINE_BYTES, (pm + total + LINE_BYTES - 1) // LINE_BYTES
+            pend_w = int(line_ready[l0:l1].max()) if l1 > l0 else 0
+            pend_r = int(line_read[l0:l1].max()) if l1 > l0 else 0
+            eng = int(is_out)
+            dp = pend_w if is_out else max(pend_w, pend_r)
+            start = max(t, dma_free[eng], dp)
+            occ = (total + dma_bw - 1) // dma_bw
+            done = start + dma_lat + occ
+            if is_out:
+                np.maximum(line_read[l0:l1], done, out=line_read[l0:l1])
+            else:
+                line_ready[l0:l1] = done
+            dma_busy[eng] += occ
+            if done > t_end:
+                t_end = done
+            dma_free[eng] = start + occ
+            # the data: one operation per DM line, all of one DMA at one level
+            width = max((ctl_ins[8] if tiled else rowbytes) // 2, 1)
+            per_strip = max(n_r * width, 1)
+            tot_e = total // 2
+            e = np.arange(min(tot_e, dma_elems), dtype=np.int32)
+            within = e % np.int32(per_strip)
+            with np.errstate(over="ignore"):
+                ext_idx = (np.int32(re // 2) + (within // np.int32(width)) * np.int32(rs // 2)
+                           + (e // np.int32(per_strip)) * np.int32(width) + within % np.int32(width))
+            if is_out:
+                ext_idx = np.where(ext_idx < 0, ext_idx + H, ext_idx)
+                if (ext_idx < 0).any() or (ext_idx >= H).any():
+                    exotic = True  # past the EXT image: the interpreter drops those writes
+                    break
+            ext_rows = np.unique(np.clip(ext_idx, 0, H - 1) // LANES)
+            n_l = l1 - l0
+            if is_out:
+                rows_in = [lines[ln] for ln in range(l0, l1)]
+                lvl = max(int(ext_lw[ext_rows].max()), int(ext_lr[ext_rows].max()), max(lw[x] for x in rows_in)) + 1
+                for x in rows_in:
+                    if lr[x] < lvl:
+                        lr[x] = lvl
+                ext_lw[ext_rows] = lvl
+                for i in range(n_l):
+                    ops.extend((K_DMAO, seq, cur, lvl, rows_in[i], i * LANES, re, rs, width, per_strip, tot_e, 0))
+            else:
+                partial = tot_e % LANES != 0
+                old = [lines[ln] for ln in range(l0, l1)]
+                new = [new_line(ln) for ln in range(l0, l1)]
+                lvl = int(ext_lw[ext_rows].max())
+                if partial and lw[old[-1]] > lvl:
+                    lvl = lw[old[-1]]
+                for x in new:
+                    lvl = max(lvl, lw[x], lr[x])
+                lvl += 1
+                if partial and lr[old[-1]] < lvl:
+                    lr[old[-1]] = lvl
+                for x in new:
+                    lw[x] = lvl
+                ext_lr[ext_rows] = np.maximum(ext_lr[ext_rows], lvl)  # (fancy indexing: a copy, not a view)
+                for i in range(n_l):
+                    ops.extend((K_DMAI, seq, cur, lvl, new[i], old[i], i * LANES, re, rs, width, per_strip, tot_e))
+            n_ops += n_l
+        pc = next_pc
+        if n_ops > TRACE_MAX_OPS:
+            exotic = True
+            break
+    # ---- final state ------------------------------------------------------------------------------------
+    ex = np.asarray(execs, np.int64)
+    rows3 = np.array([d[0] for d in dec], np.int64)  # [n_dec, S, F]
+    cls = rows3[:, :, 1]
+    used = cls != _CLS["NOP"]
+    busy = np.zeros(len(M.BUSY_KEYS), np.int64)
+    busy[: machine.S] = (used * ex[:, None]).sum(axis=0)
+    busy[M.BUSY_KEYS.index("DMA_IN")] = dma_busy[0]
+    busy[M.BUSY_KEYS.index("DMA_OUT")] = dma_busy[1]
+    counts = np.array([int(((cls == k) & used).sum(axis=1) @ ex) for k in range(len(CLASSES))], np.int64)
+    ctl = np.zeros(M.N_CTL, np.int64)
+    ctl[[M.PC, M.STEPS, M.HALTED, M.FAULT, M.FAULT_PC, M.FAULT_DETAIL, M.T_ISSUE, M.T_END, M.DEPTH,
+         M.FAULT_SLOT]] = [pc, steps, halted, fault, fault_pc, fault_detail, t_issue, t_end, depth, fault_slot]
+    i32 = np.int32
+    op_arr = None if exotic else np.frombuffer(ops, i32).reshape(-1, 4 + N_FIELDS)
+    return Trace(ctl.astype(i32), np.array(r, i32), np.array(p, i32), np.array(ready, i32),
+                 np.array(loops, i32), line_ready.astype(i32), line_read.astype(i32), np.array(dma_free, i32),
+                 busy.astype(i32), counts.astype(i32), op_arr, tuple(xs), tuple(cs), np.array(lines, i32), exotic,
+                 bool(op_arr is not None and np.any(op_arr[:, 0] == K_MMUL)))
+
+
+# ---- scheduling: fixed-width groups of one level and kind ---------------------------------------------
+class Groups(NamedTuple):
+    kind: np.ndarray  # int32[G] (-1: padding)
+    fields: np.ndarray  # int32[G, GROUP_WIDTH, N_FIELDS]
+    seq: np.ndarray  # int32[G, GROUP_WIDTH]: dynamic step of each lane (NO_SEQ on padding)
+    op_seq: np.ndarray  # int32[ops]: the dynamic step of each data operation, ascending
+    op_pc: np.ndarray  # int32[ops]: its bundle (for the first non-finite value's line)
+    n: np.int32  # groups in use (the rest pad the chunk)
+
+
+def chunk_size(n_groups: int) -> int:
+    return SMALL_CHUNK if n_groups <= SMALL_CHUNK else GROUP_CHUNK
+
+
+def schedule(ops: np.ndarray) -> Groups:
+    """Pack each level's operations of one kind, in program order, into groups of that kind's width.
+    Operations of one level touch disjoint rows (the pre-pass levelled them), so a group's lanes can
+    gather, compute and scatter at once; levels run in order, so every value is the oracle's."""
+    n = len(ops)
+    kinds, seqs, pcs, lv = ops[:, 0], ops[:, 1], ops[:, 2], ops[:, 3].astype(np.int64)
+    order = np.lexsort((np.arange(n), kinds, lv))  # program order within a level and kind
+    key = (lv * N_KINDS + kinds)[order]
+    new_run = np.ones(n, bool)
+    new_run[1:] = key[1:] != key[:-1]
+    run_start = np.maximum.accumulate(np.where(new_run, np.arange(n), 0))
+    pos = np.arange(n) - run_start
+    width = np.asarray(WIDTH)[kinds[order]]
+    new_group = new_run | (pos % width == 0)
+    gid = np.cumsum(new_group) - 1
+    n_groups = int(gid[-1]) + 1 if n else 0
+    ch = chunk_size(n_groups)
+    G = max(1, -(-n_groups // ch)) * ch
+    g_kind = np.full(G, -1, np.int32)
+    g_kind[gid] = kinds[order]
+    g_fields = np.zeros((G, GROUP_WIDTH, N_FIELDS), np.int32)  # padding lanes: seq NO_SEQ, their writes dumped
+    g_fields[gid, pos % width] = ops[order, 4:]
+    g_seq = np.full((G, GROUP_WIDTH), NO_SEQ, np.int32)
+    g_seq[gid, pos % width] = seqs[order]
+    return Groups(g_kind, g_fields, g_seq, np.ascontiguousarray(seqs), np.ascontiguousarray(pcs), np.int32(n_groups))
+
+
+# ---- the data path in JAX ----------------------------------------------------------------------------
+class Writes(NamedTuple):
+    """A group's writes, applied after the kind switch (XLA would copy a buffer a branch updates)."""
+
+    r_i: jax.Array  # int32[GROUP_WIDTH]: whole rows
+    r_v: jax.Array  # f32[GROUP_WIDTH, LANES]
+    el_i: jax.Array  # int32[DMAO_WIDTH * LANES]: single elements of EXT (a DMA out; H: none)
+    el_v: jax.Array
+    nan: jax.Array  # int32: the group's first step with a non-finite vector or move result
+
+
+def _pick(sub: jax.Array, options: list) -> jax.Array:
+    """``options[sub]`` per lane, as one fused select chain (the last option for any larger ``sub``)."""
+    res = options[-1]
+    for k in range(len(options) - 2, -1, -1):
+        res = jnp.where(sub == k, options[k], res)
+    return res
+
+
+def _first_bad(val: jax.Array, seq: jax.Array, on: jax.Array) -> jax.Array:
+    bad = ~jnp.all(jnp.isfinite(val), axis=1) & on
+    return jnp.min(jnp.where(bad, seq, NO_SEQ))
+
+
+def _ext_index(f: jax.Array, e: jax.Array) -> jax.Array:
+    """EXT element of DMA element ``e`` (``f``: re, rs, width, per_strip), as ``Machine._dma`` computes it."""
+    re, rs, width, per_strip = (f[:, k][:, None] for k in range(4))
+    within = e % per_strip
+    return re // 2 + (within // width) * (rs // 2) + (e // per_strip) * width + within % width
+
+
+class DataPath:
+    """The data side of the VLIW for one config and EXT bucket: one branch per kind, a whole group at once.
+    Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row."""
+
+    def __init__(self, hw: VLIWConfig, H: int):
+        self.hw, self.H = hw, H
+        self.lay = layout_of(hw, H)
+        self.ce = DMAO_WIDTH * LANES
+
+    def none(self, r_i, r_v, nan=None) -> Writes:
+        ce = self.ce
+        return Writes(r_i=r_i, r_v=r_v, el_i=jnp.full(ce, self.H, jnp.int32),
+                      el_v=jnp.zeros(ce, jnp.float32), nan=jnp.int32(NO_SEQ) if nan is None else nan)
+
+    def dst(self, f: jax.Array, on: jax.Array) -> jax.Array:
+        return jnp.where(on, f[:, 0], self.lay.dump)
+
+    def b_ld(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
+        row = mem[f[:, 1]]
+        one = jnp.take_along_axis(row, f[:, 2:3], axis=1)
+        val = jnp.where(f[:, 3:4] == 1, jnp.broadcast_to(one, row.shape), row)
+        return self.none(self.dst(f, on), val)
+
+    def b_vec(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
+        a, b, ca = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 3]]
+        bl = jnp.take_along_axis(b, f[:, 5:6], axis=1)
+        full = lambda v: jnp.broadcast_to(v[:, None], a.shape)  # noqa: E731
+        val = _pick(f[:, 7:8], [
+            bf16(a + b), bf16(a - b), bf16(a * b), jnp.maximum(a, b), jnp.minimum(a, b), full(jnp.max(a, axis=1)),
+            full(bf16(jnp.sum(ca, axis=1))), bf16(jnp.exp2(a)), bf16(1.0 / a), bf16(lax.rsqrt(a)),
+            bf16(jnp.exp2(ca)), bf16(1.0 / ca), a * b, a * b, a * bl])  # (VMAC, VMACL, VMMUL: their own kinds)
+        return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
+
+    def b_mac(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
+        a, b, cd = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 4]]
+        b = jnp.where(f[:, 7:8] == _SUB["VMACL"], jnp.take_along_axis(b, f[:, 5:6], axis=1), b)
+        val = cd + a * b
+        return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
+
+    def b_mmul(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
+        """VMMUL as the interpreter's reduce runs: products added to a zero in k order (each a contracted
+        multiply-add), then the 4x4 block added to half h of the tile."""
+        a, b, cd = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 4]]
+        W = a.shape[0]
+        A, B = a.reshape(W, 4, 8), b.reshape(W, 8, 4)
+        prod = jnp.zeros((W, 4, 4), jnp.float32)
+        for k in range(8):
+            prod = prod + A[:, :, k, None] * B[:, None, k, :]
+        half = (jnp.arange(LANES) % 8 // 4)[None, :] == f[:, 6:7]
+        val = jnp.where(half, cd + jnp.tile(prod, (1, 1, 2)).reshape(W, LANES), cd)
+        return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
+
+    def b_mov(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
+        xa, xt = mem[f[:, 1]], mem[f[:, 2]]
+        lane = f[:, 3:4]
+        lanes = jnp.arange(LANES)[None, :]
+        one = jnp.take_along_axis(xa, jnp.clip(lane, 0, LANES - 1), axis=1)
+        imm = bf16(lax.bitcast_convert_type(f[:, 4:5], jnp.float32))
+        val = _pick(f[:, 5:6], [bf16(xa), xa, xa, jnp.broadcast_to(imm, xa.shape), jnp.broadcast_to(one, xa.shape),
+                                jnp.where(lanes == lane, xa, xt), jnp.zeros_like(xa)])
+        return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
+
+    def b_dmai(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
+        e = f[:, 2:3] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
+        idx = _ext_index(f[:, 3:7], e)
+        loaded = ext[jnp.clip(idx, 0, self.H - 1)]
+        val = jnp.where(e < f[:, 7:8], loaded, mem[f[:, 1]])
+        return self.none(self.dst(f, on), val)
+
+    def b_dmao(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
+        mem, ext = st
+        n = DMAO_WIDTH
+        f, on = f[:n], on[:n]
+        e = f[:, 1:2] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
+        idx = _ext_index(f[:, 2:6], e)
+        idx = jnp.where(idx < 0, idx + self.H, idx)
+        live = (e < f[:, 6:7]) & on[:, None] & (idx >= 0) & (idx < self.H)
+        lay = self.lay
+        w = self.none(jnp.full(GROUP_WIDTH, lay.dump, jnp.int32), jnp.zeros((GROUP_WIDTH, LANES), jnp.float32))
+        return w._replace(el_i=jnp.where(live, idx, self.H).reshape(-1),
+                          el_v=mem[f[:, 0]].reshape(-1))
+
+    @staticmethod
+    def apply(mem: jax.Array, ext: jax.Array, w: Writes) -> tuple[jax.Array, jax.Array]:
+        return mem.at[w.r_i].set(w.r_v), ext.at[w.el_i].set(w.el_v, mode="drop")
+
+    def initial(self, ext: jax.Array):
+        """(row buffer, EXT, first non-finite step) of one input set: registers and DM start at zero."""
+        return jnp.zeros((self.lay.dump + 1, LANES), jnp.float32), ext, jnp.int32(NO_SEQ)
+
+    def run_chunk(self, state, kinds: jax.Array, fields: jax.Array, seqs: jax.Array, n_groups: jax.Array):
+        """The first ``n_groups`` groups of a chunk, in order, on one input set."""
+        branches = [self.b_ld, self.b_vec, self.b_mov, self.b_dmai, self.b_dmao, self.b_mac, self.b_mmul]
+        assert len(branches) == N_KINDS
+
+        def body(i: jax.Array, state):
+            mem, ext, nan = state
+            seq = seqs[i]
+            w = lax.switch(jnp.maximum(kinds[i], 0), branches, (mem, ext), fields[i], seq, seq != NO_SEQ)
+            return (*self.apply(mem, ext, w), jnp.minimum(nan, w.nan))
+
+        return lax.fori_loop(0, n_groups, body, state)  # a while loop: padding groups cost nothing
+
+
+    def final(self, state, x_rows: jax.Array, c_rows: jax.Array, line_rows: jax.Array):
+        """What the State needs of one input set: the registers', DM's and EXT's rows (not the whole buffer)."""
+        mem, ext, nan = state
+        return mem[x_rows], mem[c_rows], mem[line_rows].reshape(-1), ext, nan
+
+
+@functools.lru_cache(maxsize=16)
+def data_runner(hw_json: str, H: int):
+    """``(initial, chunk, final)``: the jitted, input-set-``vmap``-ped data path for one config and EXT bucket."""
+    enable_persistent_cache()
+    dp = DataPath(_config(hw_json), H)
+    return (jax.jit(jax.vmap(dp.initial), donate_argnums=0),
+            jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0),  # in place
+            jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))))
+
+
+@functools.lru_cache(maxsize=16)
+def _config(hw_json: str) -> VLIWConfig:
+    return VLIWConfig.model_validate_json(hw_json)
+
+
+_TRACES: OrderedDict = OrderedDict()
+
+
+def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int):
+    """(Trace, Groups, chunks) of a program, cached by program, config, EXT limit and bucket, and step
+    budget; ``chunks``: the groups as device arrays, a chunk at a time (sent once, not per run)."""
+    words = np.ascontiguousarray(words, np.int32)
+    key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, hw_json, int(limit), int(max_steps), H)
+    hit = _TRACES.get(key)
+    if hit is not None:
+        _TRACES.move_to_end(key)
+        return hit
+    tr = prepass(words, _config(hw_json), int(limit), int(max_steps), H)
+    groups = None if tr.exotic or tr.ops is None else schedule(tr.ops)
+    tr = tr._replace(ops=None)  # scheduled: the cache keeps only what a run needs
+    chunks = None
+    if groups is not None:
+        ch = chunk_size(int(groups.n))
+        chunks = [tuple(jax.device_put(a) for a in (groups.kind[c:c + ch], groups.fields[c:c + ch],
+                                                    groups.seq[c:c + ch], np.int32(min(ch, groups.n - c))))
+                  for c in range(0, max(int(groups.n), 1), ch)]
+    _TRACES[key] = (tr, groups, chunks)
+
+    def size(entry) -> int:
+        return 0 if entry[1] is None else sum(a.nbytes for a in entry[1][:5])  # the arrays of Groups
+
+    while len(_TRACES) > TRACE_CACHE_SIZE or (len(_TRACES) > 1 and sum(map(size, _TRACES.values()))
+                                                > TRACE_CACHE_BYTES):
+        _TRACES.popitem(last=False)
+    return tr, groups, chunks
+
+
+def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) -> M.State | None:
+    """The interpreter's final State (as numpy, batched over input sets), or None for the rare program
+    the data path leaves to the oracle. Profiling counters are not kept (``prof`` as unprofiled)."""
+    ext = np.asarray(ext, np.float32)
+    N, H = ext.shape
+    count = static_count(words)
+    if count is not None and count > TRACE_MAX_OPS:
+        return None  # too long a trace (its LOOPI counts say so): the interpreter, without a wasted pre-pass
+    tr, groups, chunks = traced(words, hw_json, int(ext_limit), int(max_steps), H)
+    if groups is None or (tr.mmul and np.any(ext[:, : int(ext_limit)].view(np.uint32) & 0xFFFF)):
+        return None  # (VMMUL's fused multiply-adds match the interpreter's bit for bit when its operands are
+        # bf16, which they are when EXT holds bf16 values, as every task's inputs do: products are exact.
+        # A DMA reads EXT below ext_limit only.)
+    initial, chunk, final = data_runner(hw_json, H)
+    state = initial(ext)
+    for part in chunks:
+        state = chunk(state, *part)
+    x, c, dm, ext_out, first = (np.asarray(a) for a in jax.device_get(
+        final(state, np.asarray(tr.x_rows, np.int32), np.asarray(tr.c_rows, np.int32), tr.line_rows)))
+
+    def each(a: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(a, (N, *a.shape)).copy()
+
+    hit = first != NO_SEQ
+    nan_pc = np.full(N, -1, np.int32)
+    if hit.any():
+        nan_pc[hit] = groups.op_pc[np.searchsorted(groups.op_seq, first[hit])]
+    fields: dict = dict(
+        ctl=each(tr.ctl), r=each(tr.r), p=each(tr.p), ready=each(tr.ready), loops=each(tr.loops),
+        line_ready=each(tr.line_ready), line_read=each(tr.line_read), dma_free=each(tr.dma_free),
+        busy=each(tr.busy), counts=each(tr.counts), x=x, c=c, nan_pc=nan_pc, dm=dm, ext=ext_out,
+        prof=np.zeros((N, 1, M.N_PROF), np.int32))
+    return M.State(**fields)
+
+
+# ---- dispatch --------------------------------------------------------------------------------------------
+SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =trace: none (tests, benchmarks)
+# Programs of at most this many dynamic bundles (``dynamic_count``) run on the interpreter: there the trace
+# path's fixed cost per distinct program (pre-pass, schedule, sending the groups, three jitted calls) exceeds
+# what it saves. A simulator tuning constant, not a budget: both paths give the same results. From
+# ``python benchmarks/bench_speed.py --crossover --machines VLIW`` (benchmarks/results/speed_crossover.jsonl,
+# its VLIW "choice" row: the threshold that minimises the summed CPU time of distinct kernels over its rows).
+ORACLE_MAX_BUNDLES = 303
+
+
+def sim_mode() -> str:
+    """``oracle``, ``trace`` or ``auto`` (the default: by program size, see ``ORACLE_MAX_BUNDLES``)."""
+    mode = os.environ.get(SIM_ENV, "").strip().lower()
+    return mode if mode in ("oracle", "trace") else "auto"
+
+
+@functools.lru_cache(maxsize=1)
+def _ctl_ids() -> tuple[int, int, int, int, int, int, int]:
+    return (_CLS["CTL"], _SUB["LOOPI"], _SUB["LOOP"], _SUB["HALT"], _SUB["J"], _SUB["BEQZ"], _SUB["BNEZ"])
+
+
+def static_count(words: np.ndarray) -> int | None:
+    """The bundles a program executes, read off its LOOPI counts (nested bodies multiply) up to its first
+    HALT; None where a LOOP (register count) or a branch makes it unknown. Cost: a pass over the CTL slots."""
+    isa = make_isa(VLIWConfig())
+    ctl = np.asarray(words).reshape(len(words), len(isa.slot_units), isa.n_fields)[:, M.S_CTL]
+    cls_ctl, loopi, loop, halt, j, beqz, bnez = _ctl_ids()
+    is_ctl = ctl[:, 1] == cls_ctl
+    subs = ctl[:, 2]
+    if np.any(is_ctl & np.isin(subs, (loop, j, beqz, bnez))):
+        return None
+    halts = np.flatnonzero(is_ctl & (subs == halt))
+    end = int(halts[0]) + 1 if len(halts) else len(words)
+    mult = np.ones(end, np.int64)
+    for pc in np.flatnonzero(is_ctl[:end] & (subs[:end] == loopi)).tolist():
+        mult[pc + 1:int(ctl[pc, 4])] *= int(ctl[pc, 3])
+    return int(mult.sum())
+
+
+def dynamic_count(words: np.ndarray, stop: int) -> int:
+    """``static_count``, or ``stop + 1`` where unknown or past ``stop`` (the dispatch's test)."""
+    count = static_count(words)
+    return stop + 1 if count is None else min(count, stop + 1)
+
+
+@functools.lru_cache(maxsize=64)
+def batched_runner(hw_json: str, profile: bool = False):
+    """``(machine, runner)``: ``runner(words, ext, ext_limit, max_steps)`` returns the final State batched
+    over input sets, the same as the interpreter's bit for bit. The trace-ahead path unless profiling,
+    ``KCGYM_SIM=oracle``, or a program of at most ``ORACLE_MAX_BUNDLES`` bundles (the interpreter is
+    faster there; it runs with that many steps at most, and a program that has not halted by then goes on
+    to the trace path)."""
+    machine, oracle = M.batched_runner(hw_json, profile)
+    if profile:
+        return machine, oracle
+
+    def runner(words, ext, ext_limit, max_steps):
+        mode = sim_mode()
+        if mode == "oracle":
+            return oracle(words, ext, ext_limit, max_steps)
+        if mode == "auto" and dynamic_count(words, ORACLE_MAX_BUNDLES) <= ORACLE_MAX_BUNDLES:
+            steps = min(int(max_steps), ORACLE_MAX_BUNDLES)
+            st = oracle(words, ext, ext_limit, np.int32(steps))
+            if steps == int(max_steps) or np.asarray(st.ctl)[0, M.HALTED]:
+                return st
+        st = run(hw_json, words, ext, ext_limit, max_steps)
+        return oracle(words, ext, ext_limit, max_steps) if st is None else st
+
+    return machine, runner
