@@ -92,12 +92,15 @@ def task_section(task: Task, cfg: TaskConfig) -> str:
 
 # The one-shot demonstration task per machine, first choice first; the next one is used when the env's own
 # task is the first. NPU: the paper's PLENA demo (scaled dot-product attention); VLIW: the paper's AMD demo
-# (GEMM); RVV: kcgym's choice (the paper names none for Coral): GEMM as on VLIW, gemv when the task is matmul.
+# (GEMM); RVV: kcgym's choice (the paper names none for Coral): GEMM as on VLIW, gemv when the task is matmul;
+# CPU: kcgym's choice (the paper's CPU study names none): the dot product, an L1 loop that shows the calling
+# convention, loads, the multiplier and a counted loop; vvadd when the task is dotprod.
 # A machine not listed here (a plugin) demonstrates its first supported task other than the env's own.
 DEMO_TASKS: dict[str, tuple[str, ...]] = {
     "NPU": ("sdpa", "matmul"),
     "VLIW": ("matmul", "gemv"),
     "RVV": ("matmul", "gemv"),
+    "CPU": ("dotprod", "vvadd"),
 }
 DEMO_CONFIG = 1  # the demonstration is the C1 kernel: the smallest, so it stays short
 

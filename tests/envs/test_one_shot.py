@@ -13,7 +13,7 @@ import pytest
 import kcgym  # noqa: F401  (registers the envs)
 from kcgym.envs.kernel_env import KernelCraftEnv
 from kcgym.envs.prompts import DEMO_TASKS, demonstration
-from kcgym.registry import ACCELERATORS, task_for
+from kcgym.registry import ACCELERATORS, SUPPORTED, task_for
 from tests.envs.conftest import fake_env
 
 SECTION = "## Example: a correct kernel for a different task"
@@ -29,8 +29,9 @@ def _own_solutions(env: KernelCraftEnv) -> list[str]:
 @pytest.mark.parametrize("acc", sorted(DEMO_TASKS))
 def test_the_default_demo_is_the_papers_and_is_correct_on_the_hidden_inputs(acc):
     machine = ACCELERATORS[acc]
-    demo = demonstration(machine, task_for(acc, "relu"), machine.make_hw(None))
-    assert demo is not None and demo.task.name == DEMO_TASKS[acc][0] != "relu"
+    other = task_for(acc, next(n for n in SUPPORTED[acc] if n not in DEMO_TASKS[acc]))
+    demo = demonstration(machine, other, machine.make_hw(None))
+    assert demo is not None and demo.task.name == DEMO_TASKS[acc][0] != other.name
     assert demo.cfg.index == 1
     env = KernelCraftEnv(acc, demo.task.name, config=1, docs_in_prompt=False)
     env.reset(seed=0)
@@ -48,7 +49,7 @@ def test_an_env_of_the_demo_task_gets_another_task(acc):
 
 
 @pytest.mark.parametrize("env_id", ["KernelCraft-NPU-relu", "KernelCraft-NPU-sdpa", "KernelCraft-VLIW-matmul",
-                                    "KernelCraft-RVV-gemv"])
+                                    "KernelCraft-RVV-gemv", "KernelCraft-CPU-qsort", "KernelCraft-CPU-dotprod"])
 def test_the_one_shot_prompt_has_the_demo_and_nothing_of_the_own_solution(env_id):
     env = gym.make(env_id, example_in_prompt=True, docs_in_prompt=False)
     obs, _ = env.reset(seed=0)
