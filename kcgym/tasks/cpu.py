@@ -500,18 +500,21 @@ def pmp_probes(rng: np.random.Generator, regions: np.ndarray, count: int) -> np.
 
 
 def nested_regions(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Every region at offset 0, growing (8, 16, ... bytes, then 512), permissions cycling R, RW, none: each
-    probe near 0 is covered by several entries, so only the lowest-numbered match gives the right answer."""
+    """Every region at offset 0, growing (8, 16, ... bytes, then 512), permissions cycling RW, R, none: each
+    probe near 0 is covered by several entries, so only the lowest-numbered match gives the right answer
+    (RW first, so that with one region the answers are not nearly all 0)."""
     k = np.arange(len(x))
     log2 = np.minimum(PMP_GRAIN_LOG2 + k, PMP_MAX_LOG2)
-    perm = np.array([PMP_R, PMP_R | PMP_W, 0])[k % 3]
+    perm = np.array([PMP_R | PMP_W, PMP_R, 0])[k % 3]
     return np.stack([np.zeros_like(k), log2, perm], axis=1).astype(np.int32)
 
 
 def probes_near_zero(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Probes at words 0, 4, 8, ... of the window (the nested regions' edges), loads and stores alternating."""
+    """Probes at the nested regions' edges: blocks of four at offsets 0, s, 2s, 3s with s = 4, 8, 16, ... 128
+    bytes (block by block, then again), loads and stores alternating."""
     j = np.arange(len(x))
-    return np.stack([(4 * j) % (1 << (PMP_MAX_LOG2 + 1)), j % 2], axis=1).astype(np.int32)
+    offsets = (4 * (j % 4)) << ((j // 4) % 6)
+    return np.stack([offsets % (1 << (PMP_MAX_LOG2 + 1)), j % 2], axis=1).astype(np.int32)
 
 
 class PMP(CPUTask):
@@ -521,7 +524,7 @@ class PMP(CPUTask):
                    "bits) into pmpaddr0.. / pmpcfg0.., then attempt every probe (offset, 0 load / 1 store) as a "
                    "user-mode access and record allowed[j] = 1 if it completed, 0 if it raised an access fault "
                    "(caught by a machine-mode trap handler).")
-    stress_sets = (StressSet("nested", "regions nested at offset 0 with permissions cycling R, RW, none, and probes "
+    stress_sets = (StressSet("nested", "regions nested at offset 0 with permissions cycling RW, R, none, and probes "
                              "at their edges: the lowest-numbered matching entry decides each one",
                              {"regions": nested_regions, "probes": probes_near_zero}),)
 

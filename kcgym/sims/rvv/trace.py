@@ -4,7 +4,9 @@ The timing model of ``machine.py`` never reads data values: it depends only on t
 ``vl``/``vtype``, register numbers and addresses. Scalar code *may* branch on data, though, so the
 pre-pass (:func:`prepass`) runs the program once in plain Python -- the scalar side, the scoreboard,
 faults, counts and busy cycles, in the same order as :meth:`~kcgym.sims.rvv.machine.Machine.step` --
-with *taint tracking*: scalar loads and vector-to-scalar moves (``vmv.x.s``, ``vcpop.m``,
+with *taint tracking*: scalar loads of data (external memory, or DTCM bytes that a tainted or vector
+store wrote: the DTCM's other bytes are shadowed with their known values, so a saved return address or a
+stub's ``.rodata`` argument is not data) and vector-to-scalar moves (``vmv.x.s``, ``vcpop.m``,
 ``vfirst.m``) produce tainted values, and arithmetic on a tainted value is tainted. If a branch, a jump
 target, an address, a stride or ``vsetvl``'s AVL/vtype would read a tainted value, or a vector memory
 access is masked (its bytes depend on ``v0``), the pre-pass gives up and the interpreter runs: correct
@@ -204,9 +206,14 @@ _LANE = np.arange(M.LANES, dtype=np.int64)
 NO_ACCESS = _Access(0, 0, 1, False, False, 0, 0)  # an instruction that does not touch memory
 
 
-def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_size: int, max_steps: int) -> Trace:
+def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_size: int, max_steps: int,
+            dtcm: bytes | None = None) -> Trace:
     """Run the control side of ``words`` (a padded program) exactly as the interpreter's loop does.
 
+    ``dtcm``: the DTCM's initial image (the program's ``.data`` and zeros; the same for every input set). Its
+    bytes are shadowed -- known values until a tainted or vector store overwrites them -- so a scalar load of
+    a known word (a saved return address, an argument a stub put in ``.rodata``, a spilled loop bound) is
+    not data; ``None``: every scalar load is tainted.
     Raises :class:`GiveUp` where control, an address or ``vl`` would depend on data."""
     occ_t, lat_t = _costs(hw_json)
     prog = np.asarray(words)[: prog_len + 1].tolist()  # the program and the halt after it (never past it)
@@ -224,6 +231,12 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
     t_scalar = v_free = v_mem_done = ext_free = qi = t_end = 0
     ops: list[list[int]] = []
     speculates = False
+    n_dtcm = hw.dtcm_bytes
+    shadow = bytearray(n_dtcm)  # DTCM byte values, where ``known``
+    known = bytearray(n_dtcm)
+    if dtcm is not None:
+        shadow[:] = dtcm[:n_dtcm].ljust(n_dtcm, b"\0")
+        known[:] = b"\1" * n_dtcm
 
     def gready(base: int, n: int) -> int:
         return max(vr[base:base + n], default=0)
@@ -312,6 +325,10 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
                     e_of, k_of = _LANE >> dwb_lg, _LANE & (size - 1)
                     addr = xs1 + (e_of * xs2 if src == I.MODE_STRIDED else e_of * size) + k_of
                     acc = _lanes(addr, e_of < vl, addr - k_of, size, hw, ext_size, k_of == 0)
+                    if cls == C_VSTORE:  # where it wrote in the DTCM is not tracked: forget every value
+                        known[:] = bytes(n_dtcm)
+            if cls == C_VSTORE and acc.n_ext_bytes == 0 and acc.midx < n_dtcm:  # vector data: not known
+                known[acc.midx:acc.midx + nb] = bytes(len(known[acc.midx:acc.midx + nb]))
         # ---- control ------------------------------------------------------------------------------
         taken, bad_jump, jalr_addr, jump_idx = False, False, 0, 0
         if cls == C_BRANCH:
@@ -367,12 +384,21 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
                     rec = [K_ALU, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, a, b, int(ta), int(tb)]
             else:
                 x_val = scalar_op(sub, a, b)
+        elif cls == C_LOAD and acc.midx + s_size <= n_dtcm and all(known[acc.midx:acc.midx + s_size]):
+            x_val = _w(int.from_bytes(shadow[acc.midx:acc.midx + s_size], "little", signed=sub in (0, 1)))
         elif cls == C_LOAD:
             x_taint = True
             if rd != 0:
                 rec = [K_LD, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, 0, vtype, vl,
                        acc.midx, s_size, 0]
         elif cls == C_STORE:
+            if acc.midx < n_dtcm:
+                end = acc.midx + s_size
+                if t2:
+                    known[acc.midx:end] = bytes(s_size)
+                else:
+                    shadow[acc.midx:end] = (xs2 & _M32).to_bytes(4, "little")[:s_size]
+                    known[acc.midx:end] = b"\1" * s_size
             rec = [K_ST, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, int(t2), vtype, vl,
                    acc.midx, s_size, 0]
         elif cls == C_JUMP:
@@ -652,17 +678,21 @@ def _config(hw_json: str) -> RVVConfig:
 _TRACES: OrderedDict = OrderedDict()
 
 
-def traced(words: np.ndarray, prog_len: int, hw_json: str, ext_size: int, max_steps: int):
-    """(Trace or None, chunks) of a program, cached by program, config, external size and step budget;
-    ``chunks``: the operations as device arrays, a chunk at a time. None: the interpreter must run it."""
+def traced(words: np.ndarray, prog_len: int, hw_json: str, ext_size: int, max_steps: int,
+           dtcm: bytes | None = None):
+    """(Trace or None, chunks) of a program, cached by program, its initial DTCM image, config, external size
+    and step budget; ``chunks``: the operations as device arrays, a chunk at a time. None: the interpreter must
+    run it."""
     words = np.ascontiguousarray(words, np.int32)
-    key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, prog_len, hw_json, int(ext_size), int(max_steps))
+    image = None if dtcm is None else hashlib.sha1(dtcm).hexdigest()
+    key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, prog_len, hw_json, int(ext_size), int(max_steps),
+           image)
     hit = _TRACES.get(key)
     if hit is not None:
         _TRACES.move_to_end(key)
         return hit
     try:
-        tr = prepass(words, prog_len, _config(hw_json), hw_json, int(ext_size), int(max_steps))
+        tr = prepass(words, prog_len, _config(hw_json), hw_json, int(ext_size), int(max_steps), dtcm)
     except GiveUp:
         tr = None
     chunks = []
@@ -689,7 +719,10 @@ def run(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, ext_si
         max_steps: int) -> M.State | None:
     """The interpreter's final State (numpy, batched over the rows of ``mems``), or None where the
     interpreter must run (control on data, or a speculated indexed access that missed)."""
-    tr, chunks = traced(words, prog_len, hw_json, ext_size, max_steps)
+    dtcm = _config(hw_json).dtcm_bytes
+    first = mems[0, :dtcm]
+    same = bool(np.all(mems[:, :dtcm] == first))  # the harness loads one DTCM image into every row
+    tr, chunks = traced(words, prog_len, hw_json, ext_size, max_steps, first.tobytes() if same else None)
     if tr is None:
         return None
     initial, chunk = data_runner(hw_json, mems.shape[1])

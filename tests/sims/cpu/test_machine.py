@@ -109,8 +109,8 @@ def test_state_sizes_come_from_the_config():
 @pytest.mark.parametrize(("override", "words"), [
     ({"dcache_bytes": 1000}, "dcache_bytes must be line_bytes x dcache_ways x a power of two"),
     ({"predictor_entries": 1000}, "power of two"),
-    ({"rob_entries": 0}, "rob_entries must be in 1..512"),
-    ({"predictor": 2}, "predictor must be in 0..1"),
+    ({"rob_entries": 0}, "rob_entries must be at least 1"), ({"rob_entries": 513}, "rob_entries must be at most 512"),
+    ({"predictor": 2}, "predictor must be at most 1"),
     ({"rob_entry": 64}, "did you mean 'rob_entries'?"),
 ])
 def test_bad_configs_are_clear_errors(override, words):
