@@ -29,6 +29,7 @@ from kcgym.tasks.base import Task, TaskConfig
 TENSOR_ALIGN = 64  # bytes: every tensor starts on a cache line
 CATEGORY = {cls: I.CATEGORY[cls] for cls in ("ALU", "MULDIV", "LOAD", "STORE", "BRANCH", "JUMP", "CSR", "HALT")}
 _TENSOR_IMAGE: Any = RVVAccelerator.ext_image  # the same image: inputs, int32 constants, poisoned outputs
+_LOOP_RANGES: Any = RVVAccelerator.loop_ranges
 
 
 def simulate_images(program: RVVProgram, images: np.ndarray, hw: CPUConfig, max_steps: int,
@@ -141,10 +142,8 @@ class CPUAccelerator(SimulatedAccelerator[CPUConfig]):
         return mem.view(tensor_dtype(task, region.name)).reshape(region.shape)
 
     def loop_ranges(self, program: Program) -> list[tuple[int, int]]:
-        """Each backward branch or jal: from its target up to it."""
-        w = program.words
-        back = (w[:, I.F_CLS] == I.CLASS_ID["BRANCH"]) | (w[:, I.F_CLS] == I.CLASS_ID["JUMP"]) & (w[:, I.F_SUB] == 0)
-        return [(int(w[pc, I.F_IMM]), int(pc)) for pc in np.flatnonzero(back) if 0 <= w[pc, I.F_IMM] <= pc]
+        """Each backward branch or jal: from its target up to it (the same encoding as the RVV core's)."""
+        return _LOOP_RANGES(self, program)
 
     def fault_message(self, name: str, detail: int, hw: CPUConfig) -> str:
         addr = detail & 0xFFFFFFFF
