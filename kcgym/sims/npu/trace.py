@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from kcgym.sims import groups
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.npu import machine as M
 from kcgym.sims.npu.config import NPUConfig
@@ -422,7 +423,7 @@ class Groups(NamedTuple):
     n: np.int32  # groups in use (the rest pad the bucket)
 
 
-NO_SEQ = np.iinfo(np.int32).max
+NO_SEQ = groups.NO_SEQ
 
 
 def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
@@ -532,25 +533,8 @@ def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
     fields = np.zeros((n, N_FIELDS), np.int32)
     for i, op in enumerate(ops):
         fields[i, : len(op) - 3] = op[3:]
-    lv = np.asarray(levels, np.int64)
-    order = np.lexsort((seqs, kinds, lv))
-    key = (lv * N_KINDS + kinds)[order]
-    new_run = np.ones(n, bool)
-    new_run[1:] = key[1:] != key[:-1]
-    run_start = np.maximum.accumulate(np.where(new_run, np.arange(n), 0))
-    pos = np.arange(n) - run_start
-    width = np.asarray(WIDTH)[kinds[order]]
-    new_group = new_run | (pos % width == 0)
-    gid = np.cumsum(new_group) - 1
-    n_groups = int(gid[-1]) + 1 if n else 0
-    ch = chunk_size(n_groups)
-    G = max(1, -(-n_groups // ch)) * ch
-    g_kind = np.full(G, -1, np.int32)
-    g_kind[gid] = kinds[order]
-    g_fields = np.zeros((G, GROUP_WIDTH, N_FIELDS), np.int32)  # padding lanes: seq NO_SEQ, their writes dumped
-    g_fields[gid, pos % width] = fields[order]
-    g_seq = np.full((G, GROUP_WIDTH), NO_SEQ, np.int32)
-    g_seq[gid, pos % width] = seqs[order]
+    g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, seqs, np.asarray(levels), fields, seqs, WIDTH, N_KINDS,
+                                                    GROUP_WIDTH, chunk_size)
     pcs = np.fromiter((op[2] for op in ops), np.int32, n)
     return Groups(g_kind, g_fields, g_seq, seqs, pcs, np.int32(n_groups))
 

@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from kcgym.sims import groups
 from kcgym.sims.interpreter import bf16
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.vliw import machine as M
@@ -53,7 +54,7 @@ K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL = range(7)
 N_KINDS = 7
 DMAO_WIDTH = 8  # a DMA-out line writes 32 single elements of EXT: its groups stay narrow
 WIDTH = tuple(DMAO_WIDTH if k == K_DMAO else GROUP_WIDTH for k in range(N_KINDS))
-NO_SEQ = np.iinfo(np.int32).max
+NO_SEQ = groups.NO_SEQ
 
 _I32 = 1 << 32
 _SUB = make_isa(VLIWConfig()).sub_ids  # sub-op ids do not depend on the config
@@ -522,25 +523,9 @@ def schedule(ops: np.ndarray) -> Groups:
     Operations of one level touch disjoint rows (the pre-pass levelled them), so a group's lanes can
     gather, compute and scatter at once; levels run in order, so every value is the oracle's."""
     n = len(ops)
-    kinds, seqs, pcs, lv = ops[:, 0], ops[:, 1], ops[:, 2], ops[:, 3].astype(np.int64)
-    order = np.lexsort((np.arange(n), kinds, lv))  # program order within a level and kind
-    key = (lv * N_KINDS + kinds)[order]
-    new_run = np.ones(n, bool)
-    new_run[1:] = key[1:] != key[:-1]
-    run_start = np.maximum.accumulate(np.where(new_run, np.arange(n), 0))
-    pos = np.arange(n) - run_start
-    width = np.asarray(WIDTH)[kinds[order]]
-    new_group = new_run | (pos % width == 0)
-    gid = np.cumsum(new_group) - 1
-    n_groups = int(gid[-1]) + 1 if n else 0
-    ch = chunk_size(n_groups)
-    G = max(1, -(-n_groups // ch)) * ch
-    g_kind = np.full(G, -1, np.int32)
-    g_kind[gid] = kinds[order]
-    g_fields = np.zeros((G, GROUP_WIDTH, N_FIELDS), np.int32)  # padding lanes: seq NO_SEQ, their writes dumped
-    g_fields[gid, pos % width] = ops[order, 4:]
-    g_seq = np.full((G, GROUP_WIDTH), NO_SEQ, np.int32)
-    g_seq[gid, pos % width] = seqs[order]
+    kinds, seqs, pcs = ops[:, 0], ops[:, 1], ops[:, 2]
+    g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, np.arange(n), ops[:, 3], ops[:, 4:], seqs, WIDTH,
+                                                    N_KINDS, GROUP_WIDTH, chunk_size)
     return Groups(g_kind, g_fields, g_seq, np.ascontiguousarray(seqs), np.ascontiguousarray(pcs), np.int32(n_groups))
 
 
