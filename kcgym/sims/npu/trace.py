@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from collections import OrderedDict
 from typing import NamedTuple
 
 import jax
@@ -32,6 +31,7 @@ from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.npu import machine as M
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.sims.npu.isa import CLASSES, UNITS, make_isa
+from kcgym.sims.trace_cache import TraceCache
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + HBM limit + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their schedules (a C5 composite's is tens of MB)
@@ -746,7 +746,11 @@ def data_runner(hw_json: str, H: int):
             jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0))
 
 
-_TRACES: OrderedDict = OrderedDict()
+def _entry_bytes(entry) -> int:
+    return 0 if entry[1] is None else sum(a.nbytes for a in entry[1][:5])  # the arrays of Groups
+
+
+_TRACES = TraceCache(TRACE_CACHE_SIZE, TRACE_CACHE_BYTES, _entry_bytes)
 
 
 @functools.lru_cache(maxsize=16)
@@ -761,7 +765,6 @@ def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps
     key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, hw_json, int(limit), int(max_steps), H)
     hit = _TRACES.get(key)
     if hit is not None:
-        _TRACES.move_to_end(key)
         return hit
     tr = prepass(words, hw, int(limit), int(max_steps))
     groups = None if tr.exotic else schedule(tr.ops, hw, dims_of(hw, H))
@@ -770,14 +773,7 @@ def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps
     chunks = None if groups is None else jax.device_put([  # one call for every array: it costs per call
         (groups.kind[c:c + ch], groups.fields[c:c + ch], groups.seq[c:c + ch], np.int32(min(ch, groups.n - c)))
         for c in range(0, max(int(groups.n), 1), ch)])
-    _TRACES[key] = (tr, groups, chunks)
-
-    def size(entry) -> int:
-        return 0 if entry[1] is None else sum(a.nbytes for a in entry[1][:5])  # the arrays of Groups
-
-    while len(_TRACES) > TRACE_CACHE_SIZE or (len(_TRACES) > 1 and sum(map(size, _TRACES.values()))
-                                                > TRACE_CACHE_BYTES):
-        _TRACES.popitem(last=False)
+    _TRACES.put(key, (tr, groups, chunks))
     return tr, groups, chunks
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from collections import OrderedDict
 from typing import NamedTuple
 
 import jax
@@ -43,6 +42,7 @@ from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import machine as M
 from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB, RVVConfig
+from kcgym.sims.trace_cache import TraceCache
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ext size + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
@@ -675,7 +675,11 @@ def _config(hw_json: str) -> RVVConfig:
     return RVVConfig.model_validate_json(hw_json)
 
 
-_TRACES: OrderedDict = OrderedDict()
+def _entry_bytes(entry) -> int:
+    return sum(int(p.size) * 4 for p, _ in entry[1])
+
+
+_TRACES = TraceCache(TRACE_CACHE_SIZE, TRACE_CACHE_BYTES, _entry_bytes)
 
 
 def traced(words: np.ndarray, prog_len: int, hw_json: str, ext_size: int, max_steps: int,
@@ -689,7 +693,6 @@ def traced(words: np.ndarray, prog_len: int, hw_json: str, ext_size: int, max_st
            image)
     hit = _TRACES.get(key)
     if hit is not None:
-        _TRACES.move_to_end(key)
         return hit
     try:
         tr = prepass(words, prog_len, _config(hw_json), hw_json, int(ext_size), int(max_steps), dtcm)
@@ -704,14 +707,7 @@ def traced(words: np.ndarray, prog_len: int, hw_json: str, ext_size: int, max_st
             part[: min(ch, n - c)] = tr.ops[c:c + ch]
             chunks.append((jax.device_put(part), np.int32(min(ch, n - c))))
         tr = tr._replace(ops=np.zeros((0, N_REC), np.int32))
-    _TRACES[key] = (tr, chunks)
-
-    def size(entry) -> int:
-        return sum(int(p.size) * 4 for p, _ in entry[1])
-
-    while len(_TRACES) > TRACE_CACHE_SIZE or (len(_TRACES) > 1 and sum(map(size, _TRACES.values()))
-                                                > TRACE_CACHE_BYTES):
-        _TRACES.popitem(last=False)
+    _TRACES.put(key, (tr, chunks))
     return tr, chunks
 
 

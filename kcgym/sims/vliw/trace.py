@@ -21,7 +21,6 @@ import functools
 import hashlib
 import os
 from array import array
-from collections import OrderedDict
 from typing import NamedTuple
 
 import jax
@@ -32,6 +31,7 @@ from jax import lax
 from kcgym.sims import groups
 from kcgym.sims.interpreter import bf16
 from kcgym.sims.jax_cache import enable_persistent_cache
+from kcgym.sims.trace_cache import TraceCache
 from kcgym.sims.vliw import machine as M
 from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
 from kcgym.sims.vliw.isa import CLASSES, make_isa
@@ -691,7 +691,11 @@ def _config(hw_json: str) -> VLIWConfig:
     return VLIWConfig.model_validate_json(hw_json)
 
 
-_TRACES: OrderedDict = OrderedDict()
+def _entry_bytes(entry) -> int:
+    return 0 if entry[1] is None else sum(a.nbytes for a in entry[1][:5])  # the arrays of Groups
+
+
+_TRACES = TraceCache(TRACE_CACHE_SIZE, TRACE_CACHE_BYTES, _entry_bytes)
 
 
 def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int):
@@ -701,7 +705,6 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int):
     key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, hw_json, int(limit), int(max_steps), H)
     hit = _TRACES.get(key)
     if hit is not None:
-        _TRACES.move_to_end(key)
         return hit
     tr = prepass(words, _config(hw_json), int(limit), int(max_steps), H)
     groups = None if tr.exotic or tr.ops is None else schedule(tr.ops)
@@ -712,14 +715,7 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int):
         chunks = [tuple(jax.device_put(a) for a in (groups.kind[c:c + ch], groups.fields[c:c + ch],
                                                     groups.seq[c:c + ch], np.int32(min(ch, groups.n - c))))
                   for c in range(0, max(int(groups.n), 1), ch)]
-    _TRACES[key] = (tr, groups, chunks)
-
-    def size(entry) -> int:
-        return 0 if entry[1] is None else sum(a.nbytes for a in entry[1][:5])  # the arrays of Groups
-
-    while len(_TRACES) > TRACE_CACHE_SIZE or (len(_TRACES) > 1 and sum(map(size, _TRACES.values()))
-                                                > TRACE_CACHE_BYTES):
-        _TRACES.popitem(last=False)
+    _TRACES.put(key, (tr, groups, chunks))
     return tr, groups, chunks
 
 
