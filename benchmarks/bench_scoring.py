@@ -319,11 +319,18 @@ def render(rows: list[dict]) -> str:
                    f"{b['assemble_ms']:.3f} | {a['assemble_ms']:.3f} | {a['target_kernels_per_s'] or '-'} |")
     met = [f"{m} {t} C{c}" for m, t, c in cases if by[(m, t, c, "after")]["target_kernels_per_s"] and
            by[(m, t, c, "after")]["kernels_per_s"] >= by[(m, t, c, "after")]["target_kernels_per_s"]]
-    first = rows[0]
-    out += ["", f"Targets met by `after` in this run: {', '.join(met) if met else 'none'}."]
-    out += ["", f"Measured {first['date']} on {first['cpus']} CPUs at load {first['load']} (before = "
-            f"{first['commit'] if first['tree'] == 'before' else '?'}, best of {first['repeats']} batches; every "
-            f"kernel correct with the compiler's cycles: {all(r['all_correct'] for r in rows)})."]
+    out += ["", f"Targets met by `after`: {', '.join(met) if met else 'none'}."]
+    runs: dict[tuple, list[dict]] = {}  # rows from separate runs (a later run re-measured some cases)
+    for r in rows:
+        if r["tree"] == "before":
+            runs.setdefault((r["date"], r["cpus"], r["commit"], r["repeats"]), []).append(r)
+    for (date, cpus, commit, repeats), group in runs.items():
+        which = "" if len(runs) == 1 else ", ".join(f"{r['machine']} C{r['config']}" for r in group) + ": "
+        loads = sorted(r["load"] for r in group)
+        load = f"{loads[0]}" if loads[0] == loads[-1] else f"{loads[0]}-{loads[-1]}"
+        out += ["", f"{which}measured {date} on {cpus} CPUs at load {load} (before = {commit}, best of {repeats} "
+                f"batch{'es' if repeats > 1 else ''})."]
+    out += ["", f"Every kernel correct with the compiler's cycles: {all(r['all_correct'] for r in rows)}."]
     return "\n".join(out)
 
 
