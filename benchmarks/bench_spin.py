@@ -10,6 +10,9 @@ and ``BatchScorer`` run it), per (machine, task, config):
   spin_s       CPU time to score a kernel that loops forever (same)
   ratio        spin_s / compiler_s: what one spinning sample costs, in compiler-kernel units
 
+Every timed evaluation scores a distinct program (a numbered no-op in front, ``VARIANT``), as an RL batch
+of new samples does: the assembly and, on the trace-ahead paths, the pre-pass are paid each time.
+
 and, where the task has an expert kernel, ``expert_steps / compiler_steps`` (the budget must never
 fault a correct kernel: the rule is that a kernel may take ``STEP_BUDGET_MULTIPLE`` x the compiler's
 steps, and experts must sit well inside it).
@@ -23,6 +26,7 @@ prints a table; ``--quick`` measures one task at C1 on each machine (seconds) an
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import time
 from pathlib import Path
@@ -42,6 +46,15 @@ SPIN = {
     "VLIW": "spin:\nJ spin\n",
     "RVV": "1:\nj 1b\n",
 }
+# An instruction with no effect but one more step, ``{n}`` an immediate: every evaluation below scores a
+# distinct program, as an RL batch does, so no program or trace cache hides the assembly or the pre-pass.
+VARIANT = {"NPU": "S_ADDI_INT gp0, gp0, {n}\n", "VLIW": "ADDI r0, r0, {n}\n", "RVV": "addi x0, x0, {n}\n"}
+_COUNTER = itertools.count(1)
+
+
+def fresh(machine: str, source: str) -> str:
+    """``source`` with a numbered no-op in front (a program no cache has seen)."""
+    return VARIANT[machine].format(n=next(_COUNTER) % 2000) + source
 
 
 def best_time(fn, repeats: int) -> float:
@@ -64,8 +77,8 @@ def measure(machine: str, task: str, config: int, repeats: int) -> dict:
     compiled = base.source
     spin_report = ev.evaluate(SPIN[machine], inputs)
     assert spin_report.fault is not None and spin_report.fault.name == "STEP_BUDGET", spin_report.fault
-    compiler_s = best_time(lambda: ev.evaluate(compiled, inputs), repeats)
-    spin_s = best_time(lambda: ev.evaluate(SPIN[machine], inputs), repeats)
+    compiler_s = best_time(lambda: ev.evaluate(fresh(machine, compiled), inputs), repeats)
+    spin_s = best_time(lambda: ev.evaluate(fresh(machine, SPIN[machine]), inputs), repeats)
     row = {
         "machine": machine, "task": task, "config": config, "compiler_steps": base.instructions,
         "step_budget": ev.max_steps(base), "compiler_s": round(compiler_s, 5), "spin_s": round(spin_s, 5),
