@@ -19,30 +19,17 @@ from kcgym.sims.vliw import trace
 from kcgym.sims.vliw.accelerator import ACCELERATOR, EXT_BUCKET
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.tasks import TASKS
+from tests.sims.trace_contract import (
+    assert_same_results,
+    bits,
+    check_profiling_and_the_switch,
+    check_trace_is_cached_across_input_sets,
+)
 from tests.sims.vliw import adversarial
 
 VLIW_TASKS = [n for n, t in TASKS.items() if ACCELERATOR.supports(t)]
 HW = VLIWConfig()
 MAX_STEPS = 50_000_000
-
-
-def _bits(x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x, np.float32).view(np.uint32)
-
-
-def assert_same_results(new, old) -> None:
-    assert len(new) == len(old)
-    for a, b in zip(new, old, strict=True):
-        assert (a.cycles, a.instructions) == (b.cycles, b.instructions)
-        assert a.counts_by_category == b.counts_by_category
-        assert a.unit_busy == b.unit_busy
-        assert a.first_nonfinite_line == b.first_nonfinite_line
-        fa = None if a.fault is None else (a.fault.code, a.fault.pc, a.fault.line, a.fault.message)
-        fb = None if b.fault is None else (b.fault.code, b.fault.pc, b.fault.line, b.fault.message)
-        assert fa == fb
-        assert a.outputs.keys() == b.outputs.keys()
-        for k in a.outputs:
-            np.testing.assert_array_equal(_bits(a.outputs[k]), _bits(b.outputs[k]), err_msg=k)
 
 
 @pytest.fixture(autouse=True)
@@ -253,7 +240,7 @@ def assert_same_state(new, old) -> None:
             continue  # profiling counters: the oracle's alone (profiling runs on it)
         a, b = np.asarray(getattr(new, field)), np.asarray(getattr(old, field))
         if a.dtype == np.float32:
-            np.testing.assert_array_equal(_bits(a), _bits(b), err_msg=field)
+            np.testing.assert_array_equal(bits(a), bits(b), err_msg=field)
         else:
             np.testing.assert_array_equal(a, b, err_msg=field)
 
@@ -354,32 +341,11 @@ def test_profiling_and_the_switch_use_the_oracle(monkeypatch):
     cycles; ``KCGYM_SIM=oracle`` keeps every run off the trace path."""
     hw_json = HW.model_dump_json()
     assert trace.batched_runner(hw_json, True)[1] is M.batched_runner(hw_json, True)[1]
-    task = TASKS["matmul"]
-    cfg = task.config("VLIW", 1)
-    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
-    inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, 1)
-    fast = ACCELERATOR.run(program, task, cfg, HW, inputs, MAX_STEPS)
-    prof = ACCELERATOR.run(program, task, cfg, HW, inputs, MAX_STEPS, profile=True)
-    assert prof[0].profile is not None and prof[0].profile.total_cycles == fast[0].cycles
-    assert_same_results(fast, prof)
-
-    def boom(*args, **kwargs):
-        raise AssertionError("the trace path ran under KCGYM_SIM=oracle")
-
-    monkeypatch.setattr(trace, "run", boom)
-    monkeypatch.setenv(trace.SIM_ENV, "oracle")
-    assert_same_results(ACCELERATOR.run(program, task, cfg, HW, inputs, MAX_STEPS), fast)
+    check_profiling_and_the_switch(monkeypatch, ACCELERATOR, trace, HW, MAX_STEPS)
 
 
 def test_trace_is_cached_across_input_sets():
-    task = TASKS["softmax"]
-    cfg = task.config("VLIW", 1)
-    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
-    ev = Evaluator(ACCELERATOR, task, cfg, HW)
-    trace._TRACES.clear()
-    ACCELERATOR.run(program, task, cfg, HW, ev.input_sets(0, 1), MAX_STEPS)
-    ACCELERATOR.run(program, task, cfg, HW, ev.input_sets(1, 3), MAX_STEPS)
-    assert len(trace._TRACES) == 1
+    check_trace_is_cached_across_input_sets(ACCELERATOR, trace, HW, MAX_STEPS)
 
 
 def test_long_programs_run_in_chunks(monkeypatch):
