@@ -48,6 +48,7 @@ TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ex
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
 UNROLL = 2  # operations per loop step: halves the loop's overhead; 4 gained little more and compiled longer
 OP_CHUNK = 4096  # data operations per call of the jitted data path: one shape, one compile for any length
+RESOLVE_MAX = 4096  # data-dependent instructions resolved per run (each runs the data path to it), then the interpreter
 assert OP_CHUNK % UNROLL == 0
 
 # KCGYM_SIM=oracle: every program on the interpreter; otherwise the trace path wherever the pre-pass keeps the
@@ -206,323 +207,422 @@ _LANE = np.arange(M.LANES, dtype=np.int64)
 NO_ACCESS = _Access(0, 0, 1, False, False, 0, 0)  # an instruction that does not touch memory
 
 
+class _Need(Exception):
+    """The pre-pass stopped before an instruction whose control reads tainted registers: the data path's
+    values of ``regs`` (per input set) decide. ``branch``: a conditional branch (``sub`` its condition), whose
+    outcome is forced; else the registers' values themselves (an address, a jump target, vl) are needed."""
+
+    def __init__(self, branch: bool, pc: int, regs: tuple[int, ...], sub: int = 0, rs1: int = 0, rs2: int = 0):
+        super().__init__(pc)
+        self.branch, self.pc, self.regs, self.sub, self.rs1, self.rs2 = branch, pc, regs, sub, rs1, rs2
+
+
+def branch_taken(sub: int, a: int, b: int) -> bool:
+    """A conditional branch's outcome (``sub``: beq, bne, blt, bge, bltu, bgeu) on int32 operands."""
+    s = min(max(sub, 0), 5)
+    ua, ub = a & _M32, b & _M32
+    return (a == b, a != b, a < b, a >= b, ua < ub, ua >= ub)[s]
+
+
+class _Program(NamedTuple):
+    """What every pre-pass of one program shares: its words as lists, the config's constants."""
+
+    prog: list
+    prog_len: int
+    hw: RVVConfig
+    occ: list[int]
+    lat: list[int]
+    ext_size: int
+    max_steps: int
+
+
+def _program(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_size: int,
+             max_steps: int) -> _Program:
+    occ_t, lat_t = _costs(hw_json)
+    prog = np.asarray(words)[: prog_len + 1].tolist()  # the program and the halt after it (never past it)
+    return _Program(prog, prog_len, hw, occ_t, lat_t, int(ext_size), int(max_steps))
+
+
+_SCALARS = ("pc", "steps", "halted", "fault", "fault_pc", "fault_detail", "vl", "vtype", "t_scalar", "v_free",
+            "v_mem_done", "ext_free", "qi", "t_end")
+_LISTS = ("x", "xt", "xr", "vr", "vq", "counts", "busy")
+
+
+class _Run:
+    """The pre-pass state of one group of input sets: resumable at an instruction that needs data
+    (:meth:`advance` returns a :class:`_Need`) and forkable (:meth:`fork`) when the group's input sets disagree.
+    ``ops``: the data operations recorded since the owner last took them."""
+
+    def __init__(self, p: _Program, dtcm: bytes | None):
+        hw = p.hw
+        self.x = [0] * 32
+        self.x[1], self.x[2] = 4 * p.prog_len, DTCM_BASE + hw.dtcm_bytes
+        self.xt = [False] * 32
+        self.xr = [0] * 32
+        self.vr = [0] * 32
+        self.vq = [0] * hw.vector_queue_depth
+        self.counts = [0] * len(I.CLASSES)
+        self.busy = [0, 0, 0]
+        self.pc = self.steps = self.halted = self.fault = self.fault_pc = self.fault_detail = 0
+        self.vl, self.vtype = 0, M.VILL
+        self.t_scalar = self.v_free = self.v_mem_done = self.ext_free = self.qi = self.t_end = 0
+        self.ops: list[list[int]] = []
+        self.speculates = False
+        self.force: bool | None = None  # the outcome of the tainted branch at ``pc`` (set by the resolver)
+        n_dtcm = hw.dtcm_bytes
+        self.shadow = bytearray(n_dtcm)  # DTCM byte values, where ``known``
+        self.known = bytearray(n_dtcm)
+        if dtcm is not None:
+            self.shadow[:] = dtcm[:n_dtcm].ljust(n_dtcm, b"\0")
+            self.known[:] = b"\1" * n_dtcm
+
+    def fork(self) -> _Run:
+        """A copy that continues on its own (its ``ops`` start empty)."""
+        new = object.__new__(_Run)
+        for name in _SCALARS + ("speculates", "force"):
+            setattr(new, name, getattr(self, name))
+        for name in _LISTS:
+            setattr(new, name, list(getattr(self, name)))
+        new.shadow, new.known, new.ops = bytearray(self.shadow), bytearray(self.known), []
+        return new
+
+    def concrete(self, r: int, value: int) -> None:
+        """Register ``r`` holds ``value`` in every input set of this group: no longer data."""
+        self.x[r], self.xt[r] = value, False
+
+    def trace(self) -> Trace:
+        ctl = np.zeros(M.N_CTL, np.int64)
+        for i, name in zip((M.PC, M.STEPS, M.HALTED, M.FAULT, M.FAULT_PC, M.FAULT_DETAIL, M.VL, M.VTYPE, M.T_SCALAR,
+                            M.V_FREE, M.V_MEM_DONE, M.EXT_FREE, M.QI, M.T_END), _SCALARS, strict=True):
+            ctl[i] = getattr(self, name)
+        i32 = np.int32
+        return Trace(ctl=ctl.astype(i32), x=np.array(self.x, i32), tainted=np.array(self.xt, bool),
+                     x_ready=np.array(self.xr, i32), v_ready=np.array(self.vr, i32), vq=np.array(self.vq, i32),
+                     counts=np.array(self.counts, i32), busy=np.array(self.busy, i32),
+                     ops=np.array(self.ops, i32).reshape(-1, N_REC), speculates=self.speculates)
+
+    def advance(self, p: _Program) -> _Need | None:
+        """Run the control side exactly as the interpreter's loop does, until the program halts, faults or
+        exhausts the step budget (None), or an instruction's control would read data (its :class:`_Need`;
+        the state is as before that instruction). Raises :class:`GiveUp` where data cannot be resolved."""
+        prog, prog_len, hw, occ_t, lat_t, ext_size, max_steps = p
+        depth, bw, ext_lat = hw.vector_queue_depth, hw.ext_bytes_per_cycle, hw.ext_latency
+        x, xt, xr, vr, vq, counts, busy = self.x, self.xt, self.xr, self.vr, self.vq, self.counts, self.busy
+        pc, steps, halted, fault, fault_pc, fault_detail = (self.pc, self.steps, self.halted, self.fault,
+                                                            self.fault_pc, self.fault_detail)
+        vl, vtype, t_scalar, v_free, v_mem_done = self.vl, self.vtype, self.t_scalar, self.v_free, self.v_mem_done
+        ext_free, qi, t_end = self.ext_free, self.qi, self.t_end
+        ops, speculates, force, shadow, known = self.ops, self.speculates, self.force, self.shadow, self.known
+        n_dtcm = hw.dtcm_bytes
+        need = None
+
+        def gready(base: int, n: int) -> int:
+            return max(vr[base:base + n], default=0)
+
+        try:
+            while not halted and steps < max_steps:
+                op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = prog[pc]
+                rs1c, rs2c = min(max(rs1, 0), 31), min(max(rs2, 0), 31)
+                xs1, xs2 = x[rs1c], x[rs2c]
+                t1, t2 = xt[rs1c], xt[rs2c]
+                vec = cls in VECTOR
+                vill = vtype < 0
+                sew = 8 << ((vtype >> 3) & 7)
+                lmul = 1 << (vtype & 3)
+                is_vmem = cls in (C_VLOAD, C_VSTORE)
+                is_smem = cls in (C_LOAD, C_STORE)
+                # ---- vshape ------------------------------------------------------------------------------
+                indexed = src == I.MODE_INDEXED
+                if vec:  # (scalar instructions have no vector shape)
+                    widen = wf == I.W_WIDEN or wf == I.W_WIDEN_W
+                    is_arith = cls == C_VARITH
+                    wd = 2 * sew if (is_arith or cls == C_VRED) and widen else sew
+                    if is_arith and wf in (I.W_WIDEN_W, I.W_NARROW):
+                        wa = 2 * sew
+                    elif is_arith and wf == I.W_EXT2:
+                        wa = sew // 2
+                    elif is_arith and wf == I.W_EXT4:
+                        wa = sew // 4
+                    else:
+                        wa = sew
+                    wa = max(wa, 8)
+                    dw = sew if indexed else wf
+                    if is_vmem:
+                        emul_d = max(1, dw * lmul // sew)
+                        emul_2 = max(1, wf * lmul // sew) if indexed else 1
+                    else:
+                        emul_d = 1 if (is_arith and wf == I.W_MASK) or cls in (C_VMASK, C_VMOVE, C_VRED) else (
+                            2 * lmul if is_arith and widen else lmul)
+                        emul_2 = 1 if cls in (C_VMASK, C_VMOVE) else max(1, wa * lmul // sew)
+                    emul_1 = lmul if (is_arith or cls == C_VPERM) and src == I.SRC_V else 1
+                    uses_vs2 = (is_arith and wf != I.W_MERGE and sub not in (OPN["mv"], OPN["id"])) or cls in (
+                        C_VRED, C_VPERM, C_VMASK) or (cls == C_VMOVE and sub == 0) or (is_vmem and indexed) or (
+                        is_arith and wf == I.W_MERGE)
+                    bad_d = (rd & (emul_d - 1)) != 0 or emul_d > 8
+                    bad_2 = uses_vs2 and ((rs2 & (emul_2 - 1)) != 0 or emul_2 > 8)
+                    bad_1 = (rs1 & (emul_1 - 1)) != 0
+                    group_bad = bad_d or bad_2 or bad_1
+                    group_detail = rd * 256 + emul_d if bad_d else rs2 * 256 + emul_2 if bad_2 else rs1 * 256 + emul_1
+                else:
+                    wd = wa = sew
+                    dw, emul_d, emul_2, emul_1, uses_vs2, group_bad, group_detail = wf, 1, 1, 1, False, False, 0
+                # ---- memory ------------------------------------------------------------------------------
+                acc = NO_ACCESS
+                dwb_lg = 0 if dw == 8 else 1 if dw == 16 else 2
+                if is_smem:
+                    if t1:
+                        raise _Need(False, pc, (rs1c,))
+                    s_size = ((1, 2, 4, 1, 2) if cls == C_LOAD else (1, 2, 4))[
+                        min(max(sub, 0), 4 if cls == C_LOAD else 2)]
+                    base = _w(xs1 + imm)
+                    c = _contiguous(base, s_size, s_size, hw, ext_size)
+                    if c is not None:
+                        acc = c
+                    else:
+                        addr = base + _LANE
+                        acc = _lanes(addr, s_size > _LANE, np.full(M.LANES, base), s_size, hw, ext_size,
+                                     (_LANE & ((1 << dwb_lg) - 1)) == 0)
+                elif is_vmem:
+                    if t1 or (src == I.MODE_STRIDED and t2):
+                        strided = src == I.MODE_STRIDED
+                        raise _Need(False, pc, tuple(r for r, t in ((rs1c, t1), (rs2c, strided and t2)) if t))
+                    if vm == 0:
+                        raise GiveUp("masked vector memory access", pc)
+                    if cls == C_VSTORE and src != I.MODE_UNIT:
+                        # scattered writes: the data path writes windows only
+                        raise GiveUp("strided or indexed store", pc)
+                    size = 1 << dwb_lg
+                    nb = min(max(vl, 0) * size, M.LANES)  # the active bytes: lanes j with j // size < vl
+                    # indexed: speculate every active element aligned in the base's memory (checked in JAX)
+                    if src == I.MODE_INDEXED:
+                        r = _region(xs1 & _M32, hw, ext_size)
+                        if r < 0:
+                            raise GiveUp("indexed access from an unmapped base", pc)
+                        speculates = True
+                        acc = _Access(nb if r == 1 else 0, (nb // size) if r == 1 else 0, size, False, False, 0, r)
+                    else:
+                        c = _contiguous(xs1, nb, size, hw, ext_size) if src == I.MODE_UNIT else None
+                        if c is not None:
+                            acc = c
+                        else:  # strided, or a unit access that leaves its memory: byte by byte, as the port sees it
+                            e_of, k_of = _LANE >> dwb_lg, _LANE & (size - 1)
+                            addr = xs1 + (e_of * xs2 if src == I.MODE_STRIDED else e_of * size) + k_of
+                            acc = _lanes(addr, e_of < vl, addr - k_of, size, hw, ext_size, k_of == 0)
+                            if cls == C_VSTORE:  # where it wrote in the DTCM is not tracked: forget every value
+                                known[:] = bytes(n_dtcm)
+                    if cls == C_VSTORE and acc.n_ext_bytes == 0 and acc.midx < n_dtcm:  # vector data: not known
+                        known[acc.midx:acc.midx + nb] = bytes(len(known[acc.midx:acc.midx + nb]))
+                # ---- control ------------------------------------------------------------------------------
+                taken, bad_jump, jalr_addr, jump_idx = False, False, 0, 0
+                if cls == C_BRANCH:
+                    if not (t1 or t2):
+                        taken = branch_taken(sub, xs1, xs2)
+                    elif force is None:
+                        raise _Need(True, pc, tuple(r for r, t in ((rs1c, t1), (rs2c, t2)) if t), sub, rs1c, rs2c)
+                    else:  # resolved: every input set of this group takes the same way
+                        taken, force = force, None
+                    next_pc = imm if taken else pc + 1
+                elif cls == C_JUMP:
+                    if sub == 1 and t1:
+                        raise _Need(False, pc, (rs1c,))
+                    jalr_addr = _w(xs1 + imm) & ~1
+                    jump_idx = imm if sub == 0 else jalr_addr >> 2
+                    bad_jump = (sub == 1 and (jalr_addr & 3) != 0) or jump_idx < 0 or jump_idx > prog_len
+                    next_pc = jump_idx
+                else:
+                    next_pc = pc + 1
+                # ---- faults ------------------------------------------------------------------------------
+                v_ill = vec and vill
+                g_ill = vec and not vill and group_bad
+                oob, mis = acc.oob, acc.misaligned
+                f = 0
+                if cls != C_HALT:
+                    f = (M.F_ILLEGAL_VTYPE if v_ill else M.F_ILLEGAL_GROUP if g_ill else M.F_OOB if oob else
+                         M.F_MISALIGNED if mis else M.F_BAD_JUMP if bad_jump else 0)
+                if cls == C_HALT:
+                    halted = 1
+                    break
+                if f:
+                    halted, fault, fault_pc = 1, f, pc
+                    fault_detail = (0 if v_ill else group_detail if g_ill else acc.bad_addr if (oob or mis) else
+                                    (jalr_addr if sub == 1 else _w(jump_idx * 4)))
+                    break
+                # ---- values and the data operations --------------------------------------------------------
+                x_val, x_taint = 0, False
+                writes_x = cls in (C_ALU, C_MULDIV, C_LOAD, C_JUMP, C_CSR, C_VSET) or (cls == C_VMOVE and sub == 0) or (
+                    cls == C_VMASK and sub >= 7)
+                writes_v = cls in (C_VARITH, C_VRED, C_VPERM, C_VLOAD) or (cls == C_VMASK and sub < 7) or (
+                    cls == C_VMOVE and sub == 1)
+                rec = None
+                if cls in (C_ALU, C_MULDIV):
+                    is_u = sub in (OPN["lui"], OPN["auipc"])
+                    a = 4 * pc if sub == OPN["auipc"] else 0 if sub == OPN["lui"] else xs1
+                    ta = t1 and not is_u
+                    if src == I.SRC_I:
+                        b, tb = (_w(imm << 12) if is_u else imm), False
+                    else:
+                        b, tb = xs2, t2
+                    if ta or tb:
+                        x_taint = True
+                        if rd != 0:
+                            rec = [K_ALU, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, a, b, int(ta), int(tb)]
+                    else:
+                        x_val = scalar_op(sub, a, b)
+                elif cls == C_LOAD and acc.midx + s_size <= n_dtcm and all(known[acc.midx:acc.midx + s_size]):
+                    x_val = _w(int.from_bytes(shadow[acc.midx:acc.midx + s_size], "little", signed=sub in (0, 1)))
+                elif cls == C_LOAD:
+                    x_taint = True
+                    if rd != 0:
+                        rec = [K_LD, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, 0, vtype, vl,
+                               acc.midx, s_size, 0]
+                elif cls == C_STORE:
+                    if acc.midx < n_dtcm:
+                        end = acc.midx + s_size
+                        if t2:
+                            known[acc.midx:end] = bytes(s_size)
+                        else:
+                            shadow[acc.midx:end] = (xs2 & _M32).to_bytes(4, "little")[:s_size]
+                            known[acc.midx:end] = b"\1" * s_size
+                    rec = [K_ST, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, int(t2), vtype, vl,
+                           acc.midx, s_size, 0]
+                elif cls == C_JUMP:
+                    x_val = 4 * pc + 4
+                elif cls == C_CSR:
+                    x_val = vl if imm == 0 else vtype if imm == 1 else VLENB
+                elif cls == C_VSET:
+                    if (sub != 1 and rs1 != 0 and t1) or (sub == 2 and t2):
+                        raise _Need(False, pc, tuple(r for r, t in ((rs1c, sub != 1 and rs1 != 0 and t1),
+                                                                   (rs2c, sub == 2 and t2)) if t))
+                    raw = xs2 if sub == 2 else imm
+                    bad = (raw >> 8) != 0 or ((raw >> 3) & 7) > 2 or (raw & 7) > 3
+                    nvt = M.VILL if bad else raw
+                    n_vlmax = (1 << (nvt & 3)) * (VLENB * 8) // (8 << ((nvt >> 3) & 7))
+                    avl = rs1 if sub == 1 else xs1 if rs1 != 0 else (-1 if rd != 0 else vl)
+                    new_vl = 0 if bad else _w(min(avl & _M32, n_vlmax & _M32))
+                    x_val = new_vl
+                elif is_vmem:
+                    unit = src == I.MODE_UNIT
+                    kind = (K_VLU if cls == C_VLOAD else K_VSU) if unit else K_VMEM
+                    rec = [kind, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, 0, vtype, vl,
+                           acc.midx, nb, acc.midx if indexed else 0]
+                elif vec:
+                    if writes_x:
+                        x_taint = True
+                    if writes_v or rd != 0:
+                        rec = [VEC_KIND[I.CLASSES[cls]], op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1,
+                               xs2,
+                               int(t1), int(t2), vtype, vl, 0, 0, 0]
+                if rec is not None:
+                    rec += [0] * (N_REC - len(rec))
+                    ops.append(rec)
+                x_on = writes_x and rd != 0
+                # ---- timing (Machine.timing) ---------------------------------------------------------------
+                occ, lat = occ_t[op], lat_t[op]
+                t = t_scalar
+                reads_x1 = cls in (C_ALU, C_MULDIV, C_LOAD, C_STORE, C_BRANCH, C_JUMP, C_VSET, C_VLOAD, C_VSTORE) or (
+                    cls in (C_VARITH, C_VPERM) and src == I.SRC_X) or (cls == C_VMOVE and sub == 1)
+                reads_x2 = cls in (C_MULDIV, C_STORE, C_BRANCH) or (cls == C_ALU and src == I.SRC_V) or (
+                    cls == C_VSET and sub == 2) or (is_vmem and src == I.MODE_STRIDED)
+                issue = max(t, xr[rs1c] if reads_x1 else 0, xr[rs2c] if reads_x2 else 0)
+                if vec:
+                    issue = max(issue, vq[qi])
+                ext_bytes = acc.n_ext_bytes
+                uses_ext = ext_bytes > 0
+                if is_vmem and src != I.MODE_UNIT:
+                    transfer = acc.n_ext_elems * ((acc.elem_size + bw - 1) // bw)
+                else:
+                    transfer = (ext_bytes + bw - 1) // bw
+                scalar_mem_start = max(issue, v_mem_done)
+                ext_start_s = max(scalar_mem_start, ext_free)
+                if is_smem:
+                    s_next = scalar_mem_start + occ
+                elif cls == C_BRANCH:
+                    s_next = issue + occ + (hw.branch_penalty if taken != (imm <= pc) else 0)
+                else:
+                    s_next = issue + occ
+                if cls == C_LOAD:
+                    s_ready = ext_start_s + transfer + ext_lat if uses_ext else scalar_mem_start + lat
+                else:
+                    s_ready = issue + lat
+                v_done = 0
+                if cls == C_LOAD:  # the interpreter's t_end also takes a scalar load's vector-unit time (RVV-T10)
+                    v_done = max(issue + 1, v_free, vr[0] if vm == 0 else 0) + occ * max(
+                        1, (sew * max(vl, 1) + VLENB * 8 - 1) // (VLENB * 8)) + 1
+                elif vec:
+                    reads_vd = cls == C_VSTORE or (is_arith and sub in MAC_OPS)
+                    reads_vs1 = (src == I.SRC_V and cls in (C_VARITH, C_VPERM, C_VRED)) or cls == C_VMASK
+                    v_dep = max(gready(rs2, emul_2) if uses_vs2 else 0, gready(rs1, emul_1) if reads_vs1 else 0,
+                                gready(rd, emul_d) if reads_vd else 0, vr[0] if vm == 0 else 0)
+                    vstart = max(issue + 1, v_free, v_dep)
+                    vl1 = max(vl, 1)
+                    if is_vmem and uses_ext:
+                        v_occ = max(vstart, ext_free) + transfer - vstart
+                    elif is_vmem and src != I.MODE_UNIT:
+                        v_occ = vl1
+                    elif is_vmem:
+                        v_occ = max(1, (vl1 * dw + VLENB * 8 - 1) // (VLENB * 8))
+                    else:
+                        chunks = max(1, (max(wd, wa) * vl1 + VLENB * 8 - 1) // (VLENB * 8))
+                        v_occ = chunks + (vl1 - 1).bit_length() if cls == C_VRED else chunks * occ
+                    v_lat = ext_lat + 1 if cls == C_VLOAD and uses_ext else lat
+                    v_done = vstart + v_occ + v_lat
+                    syncs = (cls == C_VMOVE and sub == 0) or (cls == C_VMASK and sub >= 7)
+                    s_next = v_done if syncs else issue + 1
+                    s_ready = v_done
+                    if writes_v:
+                        for r in range(rd, min(rd + emul_d, 32)):
+                            vr[r] = v_done
+                t_scalar = s_next
+                t_end = max(t_end, s_next, v_done if (vec or cls == C_LOAD) else 0, s_ready if cls == C_LOAD else 0)
+                if cls == C_VSTORE and uses_ext:
+                    t_end = max(t_end, v_done + ext_lat)
+                if cls == C_STORE and uses_ext:
+                    t_end = max(t_end, ext_start_s + transfer + ext_lat)
+                busy[0] += 1 if vec else s_next - issue
+                if vec:
+                    busy[1] += v_occ
+                    v_free = vstart + v_occ
+                    vq[qi] = vstart
+                    qi = (qi + 1) % depth
+                    if cls == C_VSTORE:
+                        v_mem_done = max(v_mem_done, v_done)
+                if uses_ext:
+                    busy[2] += transfer
+                    ext_free = (max(vstart, ext_free) if vec else ext_start_s) + transfer
+                if x_on:
+                    xr[rd] = s_ready
+                    x[rd], xt[rd] = x_val, x_taint
+                # ---- commit ----------------------------------------------------------------------------------
+                counts[cls] += 1
+                steps += 1
+                if cls == C_VSET:
+                    vl, vtype = new_vl, nvt
+                pc = next_pc
+        except _Need as e:
+            need = e
+        (self.pc, self.steps, self.halted, self.fault, self.fault_pc, self.fault_detail, self.vl, self.vtype,
+         self.t_scalar, self.v_free, self.v_mem_done, self.ext_free, self.qi, self.t_end) = (
+            pc, steps, halted, fault, fault_pc, fault_detail, vl, vtype, t_scalar, v_free, v_mem_done, ext_free, qi,
+            t_end)
+        self.speculates, self.force = speculates, force
+        return need
+
+
 def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_size: int, max_steps: int,
             dtcm: bytes | None = None) -> Trace:
-    """Run the control side of ``words`` (a padded program) exactly as the interpreter's loop does.
+    """The pre-pass of a program whose control never reads data (one :class:`_Run` to the end).
 
     ``dtcm``: the DTCM's initial image (the program's ``.data`` and zeros; the same for every input set). Its
     bytes are shadowed -- known values until a tainted or vector store overwrites them -- so a scalar load of
     a known word (a saved return address, an argument a stub put in ``.rodata``, a spilled loop bound) is
     not data; ``None``: every scalar load is tainted.
     Raises :class:`GiveUp` where control, an address or ``vl`` would depend on data."""
-    occ_t, lat_t = _costs(hw_json)
-    prog = np.asarray(words)[: prog_len + 1].tolist()  # the program and the halt after it (never past it)
-    depth, bw, ext_lat = hw.vector_queue_depth, hw.ext_bytes_per_cycle, hw.ext_latency
-    x = [0] * 32
-    x[1], x[2] = 4 * prog_len, DTCM_BASE + hw.dtcm_bytes
-    xt = [False] * 32
-    xr = [0] * 32
-    vr = [0] * 32
-    vq = [0] * depth
-    counts = [0] * len(I.CLASSES)
-    busy = [0, 0, 0]
-    pc = steps = halted = fault = fault_pc = fault_detail = 0
-    vl, vtype = 0, M.VILL
-    t_scalar = v_free = v_mem_done = ext_free = qi = t_end = 0
-    ops: list[list[int]] = []
-    speculates = False
-    n_dtcm = hw.dtcm_bytes
-    shadow = bytearray(n_dtcm)  # DTCM byte values, where ``known``
-    known = bytearray(n_dtcm)
-    if dtcm is not None:
-        shadow[:] = dtcm[:n_dtcm].ljust(n_dtcm, b"\0")
-        known[:] = b"\1" * n_dtcm
-
-    def gready(base: int, n: int) -> int:
-        return max(vr[base:base + n], default=0)
-
-    while not halted and steps < max_steps:
-        op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = prog[pc]
-        rs1c, rs2c = min(max(rs1, 0), 31), min(max(rs2, 0), 31)
-        xs1, xs2 = x[rs1c], x[rs2c]
-        t1, t2 = xt[rs1c], xt[rs2c]
-        vec = cls in VECTOR
-        vill = vtype < 0
-        sew = 8 << ((vtype >> 3) & 7)
-        lmul = 1 << (vtype & 3)
-        is_vmem = cls in (C_VLOAD, C_VSTORE)
-        is_smem = cls in (C_LOAD, C_STORE)
-        # ---- vshape ------------------------------------------------------------------------------
-        indexed = src == I.MODE_INDEXED
-        if vec:  # (scalar instructions have no vector shape)
-            widen = wf == I.W_WIDEN or wf == I.W_WIDEN_W
-            is_arith = cls == C_VARITH
-            wd = 2 * sew if (is_arith or cls == C_VRED) and widen else sew
-            if is_arith and wf in (I.W_WIDEN_W, I.W_NARROW):
-                wa = 2 * sew
-            elif is_arith and wf == I.W_EXT2:
-                wa = sew // 2
-            elif is_arith and wf == I.W_EXT4:
-                wa = sew // 4
-            else:
-                wa = sew
-            wa = max(wa, 8)
-            dw = sew if indexed else wf
-            if is_vmem:
-                emul_d = max(1, dw * lmul // sew)
-                emul_2 = max(1, wf * lmul // sew) if indexed else 1
-            else:
-                emul_d = 1 if (is_arith and wf == I.W_MASK) or cls in (C_VMASK, C_VMOVE, C_VRED) else (
-                    2 * lmul if is_arith and widen else lmul)
-                emul_2 = 1 if cls in (C_VMASK, C_VMOVE) else max(1, wa * lmul // sew)
-            emul_1 = lmul if (is_arith or cls == C_VPERM) and src == I.SRC_V else 1
-            uses_vs2 = (is_arith and wf != I.W_MERGE and sub not in (OPN["mv"], OPN["id"])) or cls in (
-                C_VRED, C_VPERM, C_VMASK) or (cls == C_VMOVE and sub == 0) or (is_vmem and indexed) or (
-                is_arith and wf == I.W_MERGE)
-            bad_d = (rd & (emul_d - 1)) != 0 or emul_d > 8
-            bad_2 = uses_vs2 and ((rs2 & (emul_2 - 1)) != 0 or emul_2 > 8)
-            bad_1 = (rs1 & (emul_1 - 1)) != 0
-            group_bad = bad_d or bad_2 or bad_1
-            group_detail = rd * 256 + emul_d if bad_d else rs2 * 256 + emul_2 if bad_2 else rs1 * 256 + emul_1
-        else:
-            wd = wa = sew
-            dw, emul_d, emul_2, emul_1, uses_vs2, group_bad, group_detail = wf, 1, 1, 1, False, False, 0
-        # ---- memory ------------------------------------------------------------------------------
-        acc = NO_ACCESS
-        dwb_lg = 0 if dw == 8 else 1 if dw == 16 else 2
-        if is_smem:
-            if t1:
-                raise GiveUp("address from data")
-            s_size = ((1, 2, 4, 1, 2) if cls == C_LOAD else (1, 2, 4))[min(max(sub, 0), 4 if cls == C_LOAD else 2)]
-            base = _w(xs1 + imm)
-            c = _contiguous(base, s_size, s_size, hw, ext_size)
-            if c is not None:
-                acc = c
-            else:
-                addr = base + _LANE
-                acc = _lanes(addr, s_size > _LANE, np.full(M.LANES, base), s_size, hw, ext_size,
-                             (_LANE & ((1 << dwb_lg) - 1)) == 0)
-        elif is_vmem:
-            if t1 or (src == I.MODE_STRIDED and t2):
-                raise GiveUp("vector address from data")
-            if vm == 0:
-                raise GiveUp("masked vector memory access")
-            if cls == C_VSTORE and src != I.MODE_UNIT:
-                raise GiveUp("strided or indexed store")  # scattered writes: the data path writes windows only
-            size = 1 << dwb_lg
-            nb = min(max(vl, 0) * size, M.LANES)  # the active bytes: lanes j with j // size < vl
-            if src == I.MODE_INDEXED:  # speculate every active element aligned in the base's memory (checked in JAX)
-                r = _region(xs1 & _M32, hw, ext_size)
-                if r < 0:
-                    raise GiveUp("indexed access from an unmapped base")
-                speculates = True
-                acc = _Access(nb if r == 1 else 0, (nb // size) if r == 1 else 0, size, False, False, 0, r)
-            else:
-                c = _contiguous(xs1, nb, size, hw, ext_size) if src == I.MODE_UNIT else None
-                if c is not None:
-                    acc = c
-                else:  # strided, or a unit access that leaves its memory: byte by byte, as the port sees it
-                    e_of, k_of = _LANE >> dwb_lg, _LANE & (size - 1)
-                    addr = xs1 + (e_of * xs2 if src == I.MODE_STRIDED else e_of * size) + k_of
-                    acc = _lanes(addr, e_of < vl, addr - k_of, size, hw, ext_size, k_of == 0)
-                    if cls == C_VSTORE:  # where it wrote in the DTCM is not tracked: forget every value
-                        known[:] = bytes(n_dtcm)
-            if cls == C_VSTORE and acc.n_ext_bytes == 0 and acc.midx < n_dtcm:  # vector data: not known
-                known[acc.midx:acc.midx + nb] = bytes(len(known[acc.midx:acc.midx + nb]))
-        # ---- control ------------------------------------------------------------------------------
-        taken, bad_jump, jalr_addr, jump_idx = False, False, 0, 0
-        if cls == C_BRANCH:
-            if t1 or t2:
-                raise GiveUp("branch on data")
-            s = min(max(sub, 0), 5)
-            ua, ub = xs1 & _M32, xs2 & _M32
-            taken = (xs1 == xs2, xs1 != xs2, xs1 < xs2, xs1 >= xs2, ua < ub, ua >= ub)[s]
-            next_pc = imm if taken else pc + 1
-        elif cls == C_JUMP:
-            if sub == 1 and t1:
-                raise GiveUp("jump target from data")
-            jalr_addr = _w(xs1 + imm) & ~1
-            jump_idx = imm if sub == 0 else jalr_addr >> 2
-            bad_jump = (sub == 1 and (jalr_addr & 3) != 0) or jump_idx < 0 or jump_idx > prog_len
-            next_pc = jump_idx
-        else:
-            next_pc = pc + 1
-        # ---- faults ------------------------------------------------------------------------------
-        v_ill = vec and vill
-        g_ill = vec and not vill and group_bad
-        oob, mis = acc.oob, acc.misaligned
-        f = 0
-        if cls != C_HALT:
-            f = (M.F_ILLEGAL_VTYPE if v_ill else M.F_ILLEGAL_GROUP if g_ill else M.F_OOB if oob else
-                 M.F_MISALIGNED if mis else M.F_BAD_JUMP if bad_jump else 0)
-        if cls == C_HALT:
-            halted = 1
-            break
-        if f:
-            halted, fault, fault_pc = 1, f, pc
-            fault_detail = (0 if v_ill else group_detail if g_ill else acc.bad_addr if (oob or mis) else
-                            (jalr_addr if sub == 1 else _w(jump_idx * 4)))
-            break
-        # ---- values and the data operations --------------------------------------------------------
-        x_val, x_taint = 0, False
-        writes_x = cls in (C_ALU, C_MULDIV, C_LOAD, C_JUMP, C_CSR, C_VSET) or (cls == C_VMOVE and sub == 0) or (
-            cls == C_VMASK and sub >= 7)
-        writes_v = cls in (C_VARITH, C_VRED, C_VPERM, C_VLOAD) or (cls == C_VMASK and sub < 7) or (
-            cls == C_VMOVE and sub == 1)
-        rec = None
-        if cls in (C_ALU, C_MULDIV):
-            is_u = sub in (OPN["lui"], OPN["auipc"])
-            a = 4 * pc if sub == OPN["auipc"] else 0 if sub == OPN["lui"] else xs1
-            ta = t1 and not is_u
-            if src == I.SRC_I:
-                b, tb = (_w(imm << 12) if is_u else imm), False
-            else:
-                b, tb = xs2, t2
-            if ta or tb:
-                x_taint = True
-                if rd != 0:
-                    rec = [K_ALU, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, a, b, int(ta), int(tb)]
-            else:
-                x_val = scalar_op(sub, a, b)
-        elif cls == C_LOAD and acc.midx + s_size <= n_dtcm and all(known[acc.midx:acc.midx + s_size]):
-            x_val = _w(int.from_bytes(shadow[acc.midx:acc.midx + s_size], "little", signed=sub in (0, 1)))
-        elif cls == C_LOAD:
-            x_taint = True
-            if rd != 0:
-                rec = [K_LD, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, 0, vtype, vl,
-                       acc.midx, s_size, 0]
-        elif cls == C_STORE:
-            if acc.midx < n_dtcm:
-                end = acc.midx + s_size
-                if t2:
-                    known[acc.midx:end] = bytes(s_size)
-                else:
-                    shadow[acc.midx:end] = (xs2 & _M32).to_bytes(4, "little")[:s_size]
-                    known[acc.midx:end] = b"\1" * s_size
-            rec = [K_ST, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, int(t2), vtype, vl,
-                   acc.midx, s_size, 0]
-        elif cls == C_JUMP:
-            x_val = 4 * pc + 4
-        elif cls == C_CSR:
-            x_val = vl if imm == 0 else vtype if imm == 1 else VLENB
-        elif cls == C_VSET:
-            if (sub != 1 and rs1 != 0 and t1) or (sub == 2 and t2):
-                raise GiveUp("vl or vtype from data")
-            raw = xs2 if sub == 2 else imm
-            bad = (raw >> 8) != 0 or ((raw >> 3) & 7) > 2 or (raw & 7) > 3
-            nvt = M.VILL if bad else raw
-            n_vlmax = (1 << (nvt & 3)) * (VLENB * 8) // (8 << ((nvt >> 3) & 7))
-            avl = rs1 if sub == 1 else xs1 if rs1 != 0 else (-1 if rd != 0 else vl)
-            new_vl = 0 if bad else _w(min(avl & _M32, n_vlmax & _M32))
-            x_val = new_vl
-        elif is_vmem:
-            unit = src == I.MODE_UNIT
-            kind = (K_VLU if cls == C_VLOAD else K_VSU) if unit else K_VMEM
-            rec = [kind, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2, 0, 0, vtype, vl,
-                   acc.midx, nb, acc.midx if indexed else 0]
-        elif vec:
-            if writes_x:
-                x_taint = True
-            if writes_v or rd != 0:
-                rec = [VEC_KIND[I.CLASSES[cls]], op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1, xs2,
-                       int(t1), int(t2), vtype, vl, 0, 0, 0]
-        if rec is not None:
-            rec += [0] * (N_REC - len(rec))
-            ops.append(rec)
-        x_on = writes_x and rd != 0
-        # ---- timing (Machine.timing) ---------------------------------------------------------------
-        occ, lat = occ_t[op], lat_t[op]
-        t = t_scalar
-        reads_x1 = cls in (C_ALU, C_MULDIV, C_LOAD, C_STORE, C_BRANCH, C_JUMP, C_VSET, C_VLOAD, C_VSTORE) or (
-            cls in (C_VARITH, C_VPERM) and src == I.SRC_X) or (cls == C_VMOVE and sub == 1)
-        reads_x2 = cls in (C_MULDIV, C_STORE, C_BRANCH) or (cls == C_ALU and src == I.SRC_V) or (
-            cls == C_VSET and sub == 2) or (is_vmem and src == I.MODE_STRIDED)
-        issue = max(t, xr[rs1c] if reads_x1 else 0, xr[rs2c] if reads_x2 else 0)
-        if vec:
-            issue = max(issue, vq[qi])
-        ext_bytes = acc.n_ext_bytes
-        uses_ext = ext_bytes > 0
-        if is_vmem and src != I.MODE_UNIT:
-            transfer = acc.n_ext_elems * ((acc.elem_size + bw - 1) // bw)
-        else:
-            transfer = (ext_bytes + bw - 1) // bw
-        scalar_mem_start = max(issue, v_mem_done)
-        ext_start_s = max(scalar_mem_start, ext_free)
-        if is_smem:
-            s_next = scalar_mem_start + occ
-        elif cls == C_BRANCH:
-            s_next = issue + occ + (hw.branch_penalty if taken != (imm <= pc) else 0)
-        else:
-            s_next = issue + occ
-        if cls == C_LOAD:
-            s_ready = ext_start_s + transfer + ext_lat if uses_ext else scalar_mem_start + lat
-        else:
-            s_ready = issue + lat
-        v_done = 0
-        if cls == C_LOAD:  # the interpreter's t_end also takes a scalar load's vector-unit time (RVV-T10)
-            v_done = max(issue + 1, v_free, vr[0] if vm == 0 else 0) + occ * max(
-                1, (sew * max(vl, 1) + VLENB * 8 - 1) // (VLENB * 8)) + 1
-        elif vec:
-            reads_vd = cls == C_VSTORE or (is_arith and sub in MAC_OPS)
-            reads_vs1 = (src == I.SRC_V and cls in (C_VARITH, C_VPERM, C_VRED)) or cls == C_VMASK
-            v_dep = max(gready(rs2, emul_2) if uses_vs2 else 0, gready(rs1, emul_1) if reads_vs1 else 0,
-                        gready(rd, emul_d) if reads_vd else 0, vr[0] if vm == 0 else 0)
-            vstart = max(issue + 1, v_free, v_dep)
-            vl1 = max(vl, 1)
-            if is_vmem and uses_ext:
-                v_occ = max(vstart, ext_free) + transfer - vstart
-            elif is_vmem and src != I.MODE_UNIT:
-                v_occ = vl1
-            elif is_vmem:
-                v_occ = max(1, (vl1 * dw + VLENB * 8 - 1) // (VLENB * 8))
-            else:
-                chunks = max(1, (max(wd, wa) * vl1 + VLENB * 8 - 1) // (VLENB * 8))
-                v_occ = chunks + (vl1 - 1).bit_length() if cls == C_VRED else chunks * occ
-            v_lat = ext_lat + 1 if cls == C_VLOAD and uses_ext else lat
-            v_done = vstart + v_occ + v_lat
-            syncs = (cls == C_VMOVE and sub == 0) or (cls == C_VMASK and sub >= 7)
-            s_next = v_done if syncs else issue + 1
-            s_ready = v_done
-            if writes_v:
-                for r in range(rd, min(rd + emul_d, 32)):
-                    vr[r] = v_done
-        t_scalar = s_next
-        t_end = max(t_end, s_next, v_done if (vec or cls == C_LOAD) else 0, s_ready if cls == C_LOAD else 0)
-        if cls == C_VSTORE and uses_ext:
-            t_end = max(t_end, v_done + ext_lat)
-        if cls == C_STORE and uses_ext:
-            t_end = max(t_end, ext_start_s + transfer + ext_lat)
-        busy[0] += 1 if vec else s_next - issue
-        if vec:
-            busy[1] += v_occ
-            v_free = vstart + v_occ
-            vq[qi] = vstart
-            qi = (qi + 1) % depth
-            if cls == C_VSTORE:
-                v_mem_done = max(v_mem_done, v_done)
-        if uses_ext:
-            busy[2] += transfer
-            ext_free = (max(vstart, ext_free) if vec else ext_start_s) + transfer
-        if x_on:
-            xr[rd] = s_ready
-            x[rd], xt[rd] = x_val, x_taint
-        # ---- commit ----------------------------------------------------------------------------------
-        counts[cls] += 1
-        steps += 1
-        if cls == C_VSET:
-            vl, vtype = new_vl, nvt
-        pc = next_pc
-
-    ctl = np.zeros(M.N_CTL, np.int64)
-    for i, v in ((M.PC, pc), (M.STEPS, steps), (M.HALTED, halted), (M.FAULT, fault), (M.FAULT_PC, fault_pc),
-                 (M.FAULT_DETAIL, fault_detail), (M.VL, vl), (M.VTYPE, vtype), (M.T_SCALAR, t_scalar),
-                 (M.V_FREE, v_free), (M.V_MEM_DONE, v_mem_done), (M.EXT_FREE, ext_free), (M.QI, qi),
-                 (M.T_END, t_end)):
-        ctl[i] = v
-    i32 = np.int32
-    return Trace(ctl=ctl.astype(i32), x=np.array(x, i32), tainted=np.array(xt, bool), x_ready=np.array(xr, i32),
-                 v_ready=np.array(vr, i32), vq=np.array(vq, i32), counts=np.array(counts, i32),
-                 busy=np.array(busy, i32), ops=np.array(ops, i32).reshape(-1, N_REC), speculates=speculates)
+    p = _program(words, prog_len, hw, hw_json, ext_size, max_steps)
+    r = _Run(p, dtcm)
+    need = r.advance(p)
+    if need is not None:
+        raise GiveUp("control on data", need.pc)
+    return r.trace()
 
 
 class Data(NamedTuple):
@@ -675,69 +775,220 @@ def _config(hw_json: str) -> RVVConfig:
     return RVVConfig.model_validate_json(hw_json)
 
 
+class _Node:
+    """A stretch of one group of input sets' data operations, then either the split of the group at a
+    resolved instruction (``children``: each child's positions in this node's batch, padded to its size, and
+    the child) or the end of the run (``trace``). ``rows``: the input sets at this node's batch positions
+    0, 1, ... (the positions past them repeat one of them: one batch shape for every group)."""
+
+    __slots__ = ("rows", "segments", "chunks", "children", "trace")
+
+    def __init__(self, rows: np.ndarray):
+        self.rows = rows
+        self.segments: list[tuple[np.ndarray, list]] = []  # while exploring: (ops, their chunks) per flush
+        self.chunks: list = []
+        self.children: list[tuple[np.ndarray, _Node]] = []
+        self.trace: Trace | None = None
+
+    def nodes(self) -> list[_Node]:
+        out, stack = [], [self]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(child for _, child in node.children)
+        return out
+
+
+class RunInfo(NamedTuple):
+    """How :func:`run_info` simulated: ``trace`` (the trace path) or ``interpreter``; the data-dependent
+    instructions it resolved, the groups the input sets ended in, and whether the trace came from the cache."""
+
+    path: str
+    resolutions: int
+    groups: int
+    cached: bool
+
+
+def _to_chunks(ops: np.ndarray) -> list:
+    """Operations as device arrays of ``OP_CHUNK`` rows (zero-padded) and their real counts."""
+    n, ch, chunks = len(ops), OP_CHUNK, []
+    for c in range(0, max(n, 1), ch):
+        part = np.zeros((ch, N_REC), np.int32)
+        part[: min(ch, n - c)] = ops[c:c + ch]
+        chunks.append((jax.device_put(part), np.int32(min(ch, n - c))))
+    return chunks
+
+
 def _entry_bytes(entry) -> int:
-    return sum(int(p.size) * 4 for p, _ in entry[1])
+    root = entry[0]
+    return 0 if root is None else sum(len(n.chunks) * OP_CHUNK * N_REC * 4 for n in root.nodes())
 
 
 _TRACES = TraceCache(TRACE_CACHE_SIZE, TRACE_CACHE_BYTES, _entry_bytes)
 
 
-def traced(words: np.ndarray, prog_len: int, hw_json: str, ext_size: int, max_steps: int,
-           dtcm: bytes | None = None):
-    """(Trace or None, chunks) of a program, cached by program, its initial DTCM image, config, external size
-    and step budget; ``chunks``: the operations as device arrays, a chunk at a time. None: the interpreter must
-    run it."""
-    words = np.ascontiguousarray(words, np.int32)
-    image = None if dtcm is None else hashlib.sha1(dtcm).hexdigest()
-    key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, prog_len, hw_json, int(ext_size), int(max_steps),
-           image)
-    hit = _TRACES.get(key)
-    if hit is not None:
-        return hit
+def _gather(data: Data, positions: np.ndarray) -> Data:
+    return jax.tree.map(lambda a: a[positions], data)
+
+
+def _explore(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chunk,
+             es) -> tuple[_Node | None, list, int]:
+    """Pre-pass and data path together: run the pre-pass until an instruction needs data, run the data path
+    up to it, read the registers it needs in every input set, and continue the pre-pass once per distinct
+    outcome (a branch's direction; else the values), with each group's registers that agree made concrete.
+    Returns the tree (None: :class:`GiveUp`, the interpreter must run), its leaves as (node, data) and the
+    number of resolutions."""
     try:
-        tr = prepass(words, prog_len, _config(hw_json), hw_json, int(ext_size), int(max_steps), dtcm)
-    except GiveUp:
-        tr = None
-    chunks = []
-    if tr is not None:
-        n = len(tr.ops)
-        ch = OP_CHUNK
-        for c in range(0, max(n, 1), ch):
-            part = np.zeros((ch, N_REC), np.int32)
-            part[: min(ch, n - c)] = tr.ops[c:c + ch]
-            chunks.append((jax.device_put(part), np.int32(min(ch, n - c))))
-        tr = tr._replace(ops=np.zeros((0, N_REC), np.int32))
-    _TRACES.put(key, (tr, chunks))
-    return tr, chunks
+        return _explore_tree(p, dtcm, data, n_rows, chunk, es)
+    except GiveUp as e:
+        return None, [], e.args[2] if len(e.args) > 2 else 0
+
+
+def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chunk, es) -> tuple[_Node, list, int]:
+    root = _Node(np.arange(n_rows))
+    leaves: list = []
+    stack = [(_Run(p, dtcm), root, data)]
+    resolutions = 0
+    while stack:
+        run, node, data = stack.pop()
+        while True:
+            try:
+                need = run.advance(p)
+            except GiveUp as e:
+                raise GiveUp(e.args[0], e.args[1] if len(e.args) > 1 else -1, resolutions) from None
+            if run.ops:
+                ops = np.array(run.ops, np.int32).reshape(-1, N_REC)
+                chunks = _to_chunks(ops)
+                node.segments.append((ops, chunks))
+                for part, n in chunks:
+                    data = chunk(data, part, n, es)
+                run.ops = []
+            if need is None:
+                node.trace = run.trace()._replace(ops=np.zeros((0, N_REC), np.int32))
+                leaves.append((node, data))
+                break
+            resolutions += 1
+            if resolutions > RESOLVE_MAX:
+                raise GiveUp("too many data-dependent instructions", need.pc, resolutions)
+            k = len(node.rows)
+            xs = np.asarray(data.x)[:k]
+            if need.branch:
+                a = xs[:, need.rs1] if run.xt[need.rs1] else np.full(k, run.x[need.rs1])
+                b = xs[:, need.rs2] if run.xt[need.rs2] else np.full(k, run.x[need.rs2])
+                keys: list = [branch_taken(need.sub, int(u), int(v)) for u, v in zip(a, b, strict=True)]
+            else:
+                keys = [tuple(int(v) for v in row) for row in xs[:, list(need.regs)]]
+            groups: dict = {}
+            for i, key in enumerate(keys):
+                groups.setdefault(key, []).append(i)
+
+            def settle(r: _Run, pos: np.ndarray, key, need: _Need = need, xs: np.ndarray = xs) -> None:
+                for reg in need.regs:
+                    v = xs[pos, reg]
+                    if np.all(v == v[0]):
+                        r.concrete(reg, int(v[0]))
+                if need.branch and any(r.xt[reg] for reg in need.regs):
+                    r.force = key
+
+            if len(groups) == 1:
+                settle(run, np.arange(k), keys[0])
+                continue
+            for key, pos_list in groups.items():
+                pos = np.array(pos_list)
+                padded = np.concatenate([pos, np.full(n_rows - len(pos), pos[0])])
+                child = _Node(node.rows[pos])
+                child_run = run.fork()
+                settle(child_run, pos, key)
+                node.children.append((padded, child))
+                stack.append((child_run, child, _gather(data, padded)))
+            break
+    for node in root.nodes():  # the cached form: a node's segments as one stream
+        if len(node.segments) == 1:
+            node.chunks = node.segments[0][1]
+        elif node.segments:
+            node.chunks = _to_chunks(np.concatenate([ops for ops, _ in node.segments]))
+        node.segments = []
+    return root, leaves, resolutions
+
+
+def _replay(root: _Node, data: Data, chunk, es) -> list:
+    """A cached tree's data path: each node's operations, then its children on their input sets."""
+    leaves, stack = [], [(root, data)]
+    while stack:
+        node, data = stack.pop()
+        for part, n in node.chunks:
+            data = chunk(data, part, n, es)
+        if not node.children:
+            leaves.append((node, data))
+        for padded, child in node.children:
+            stack.append((child, _gather(data, padded)))
+    return leaves
+
+
+def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, ext_size: int,
+             max_steps: int) -> tuple[M.State | None, RunInfo]:
+    """The interpreter's final State (numpy, batched over the rows of ``mems``), or None where the
+    interpreter must run (control on data that cannot be resolved, too many resolutions, or a speculated
+    indexed access that missed), and how.
+
+    The tree of a program whose control never read data is cached by program, its initial DTCM image,
+    config, external size and step budget; one that resolved data also by the whole memory images."""
+    hw = _config(hw_json)
+    dtcm_n = hw.dtcm_bytes
+    first = mems[0, :dtcm_n]
+    same = bool(np.all(mems[:, :dtcm_n] == first))  # the harness loads one DTCM image into every row
+    dtcm = first.tobytes() if same else None
+    words = np.ascontiguousarray(words, np.int32)
+    key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, prog_len, hw_json, int(ext_size), int(max_steps),
+           None if dtcm is None else hashlib.sha1(dtcm).hexdigest())
+    hit = _TRACES.get(key)
+    data_key = None
+    if hit is None:
+        data_key = (key, hashlib.sha1(np.ascontiguousarray(mems).tobytes()).hexdigest(), mems.shape)
+        hit = _TRACES.get(data_key)
+    N = mems.shape[0]
+    if hit is not None and hit[0] is None:
+        return None, RunInfo("interpreter", hit[1], 0, True)
+    initial, chunk = data_runner(hw_json, mems.shape[1])
+    data = initial(jnp.asarray(mems))
+    es = np.int32(ext_size)
+    if hit is not None:
+        root, resolutions = hit
+        leaves = _replay(root, data, chunk, es)
+    else:
+        found, leaves, resolutions = _explore(_program(words, prog_len, hw, hw_json, ext_size, max_steps), dtcm,
+                                              data, N, chunk, es)
+        _TRACES.put(key if resolutions == 0 else data_key, (found, resolutions))  # a give-up too (None)
+        if found is None:
+            return None, RunInfo("interpreter", resolutions, 0, False)
+    state = _assemble(leaves, N, mems.shape[1])
+    return state, RunInfo("trace" if state is not None else "interpreter", resolutions, len(leaves), hit is not None)
+
+
+def _assemble(leaves: list, N: int, mem_size: int) -> M.State | None:
+    """The per-input-set final States of the leaves (each group's control state, its rows' data)."""
+    out: dict[str, np.ndarray] = {}
+    for node, data in leaves:
+        tr, rows, k = node.trace, node.rows, len(node.rows)
+        d = jax.device_get(data)
+        if tr.speculates and np.any(np.asarray(d.bad)[:k]):
+            return None
+        x = np.where(tr.tainted, np.asarray(d.x)[:k], tr.x).astype(np.int32)
+        for name, value in (("ctl", tr.ctl), ("x", x), ("vrf", np.asarray(d.vrf)[:k]),
+                            ("mem", np.asarray(d.mem)[:k, :mem_size]), ("x_ready", tr.x_ready),
+                            ("v_ready", tr.v_ready), ("vq", tr.vq), ("counts", tr.counts), ("busy", tr.busy)):
+            shape = value.shape[1:] if name in ("x", "vrf", "mem") else value.shape
+            if name not in out:
+                out[name] = np.zeros((N, *shape), value.dtype)
+            out[name][rows] = value
+    out["prof"] = np.zeros((N, 1, M.N_PROF), np.int32)
+    return M.State(**out)
 
 
 def run(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, ext_size: int,
         max_steps: int) -> M.State | None:
-    """The interpreter's final State (numpy, batched over the rows of ``mems``), or None where the
-    interpreter must run (control on data, or a speculated indexed access that missed)."""
-    dtcm = _config(hw_json).dtcm_bytes
-    first = mems[0, :dtcm]
-    same = bool(np.all(mems[:, :dtcm] == first))  # the harness loads one DTCM image into every row
-    tr, chunks = traced(words, prog_len, hw_json, ext_size, max_steps, first.tobytes() if same else None)
-    if tr is None:
-        return None
-    initial, chunk = data_runner(hw_json, mems.shape[1])
-    data = initial(jnp.asarray(mems))
-    es = np.int32(ext_size)
-    for part, n in chunks:
-        data = chunk(data, part, n, es)
-    data = jax.device_get(data)
-    if tr.speculates and np.any(data.bad):
-        return None
-    N = mems.shape[0]
-
-    def each(a: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(a, (N, *a.shape)).copy()
-
-    x = np.where(tr.tainted, np.asarray(data.x), tr.x).astype(np.int32)
-    return M.State._make([each(tr.ctl), x, np.asarray(data.vrf), np.asarray(data.mem)[:, : mems.shape[1]],
-                          each(tr.x_ready), each(tr.v_ready), each(tr.vq), each(tr.counts), each(tr.busy),
-                          np.zeros((N, 1, M.N_PROF), np.int32)])  # as numpy, field by field
+    """:func:`run_info`'s State."""
+    return run_info(hw_json, words, prog_len, mems, ext_size, max_steps)[0]
 
 
 def sim_mode() -> str:
