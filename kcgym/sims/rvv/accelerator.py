@@ -44,6 +44,17 @@ def ext_bucket(n: int) -> int:
     return max(EXT_BUCKET, 1 << math.ceil(math.log2(max(n, 1))))
 
 
+def machine_inputs(program: RVVProgram, images: np.ndarray, hw: RVVConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(the padded words, the memories: the DTCM image then each row of ``images`` in its bucket) a run sees."""
+    n, size = images.shape
+    words = program.padded(round_up(program.length + 1, hw.itcm_instructions + 1), HALT_WORD)
+    data = np.frombuffer(program.data, np.uint8)
+    mems = np.zeros((n, hw.dtcm_bytes + ext_bucket(size) + 1), np.uint8)
+    mems[:, : data.size] = data
+    mems[:, hw.dtcm_bytes : hw.dtcm_bytes + size] = images
+    return words, mems
+
+
 def simulate_images(program: RVVProgram, ext_images: np.ndarray, hw: RVVConfig, max_steps: int,
                     ext_size: int | None = None, profile: bool = False) -> M.State:
     """Run ``program`` once per row of ``ext_images`` (uint8[B, ext bytes]); the final states, stacked.
@@ -56,11 +67,7 @@ def simulate_images(program: RVVProgram, ext_images: np.ndarray, hw: RVVConfig, 
     n, size = images.shape
     ext_size = size if ext_size is None else ext_size
     hw_json = hw.model_dump_json()
-    words = program.padded(round_up(program.length + 1, hw.itcm_instructions + 1), HALT_WORD)
-    data = np.frombuffer(program.data, np.uint8)
-    mems = np.zeros((n, hw.dtcm_bytes + ext_bucket(size) + 1), np.uint8)
-    mems[:, : data.size] = data
-    mems[:, hw.dtcm_bytes : hw.dtcm_bytes + size] = images
+    words, mems = machine_inputs(program, images, hw)
     if not profile and trace.sim_mode() != "oracle":  # the trace-ahead path; None: it leaves this one to us
         st = trace.run(hw_json, words, program.length, mems, ext_size, max_steps)
         if st is not None:

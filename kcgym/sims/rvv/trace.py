@@ -883,10 +883,13 @@ def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chun
                 groups.setdefault(key, []).append(i)
 
             def settle(r: _Run, pos: np.ndarray, key, need: _Need = need, xs: np.ndarray = xs) -> None:
-                for reg in need.regs:
-                    v = xs[pos, reg]
-                    if np.all(v == v[0]):
-                        r.concrete(reg, int(v[0]))
+                """Every tainted register whose value agrees across the group's input sets is concrete from
+                here (not only the ones this instruction reads: a loop's other data-derived scalars too)."""
+                for reg in range(1, 32):
+                    if r.xt[reg]:
+                        v = xs[pos, reg]
+                        if np.all(v == v[0]):
+                            r.concrete(reg, int(v[0]))
                 if need.branch and any(r.xt[reg] for reg in need.regs):
                     r.force = key
 

@@ -2,8 +2,10 @@
 
 The whole final machine state must match bit for bit (registers, vector registers, memory, vl/vtype,
 scoreboard times, counts, busy cycles, faults): on every compiler and expert kernel (C1 here, C2..C5 in
-the slow tier), the ISA programs (every mnemonic), the hack battery, and programs that branch on data
-(the pre-pass gives up), fault, speculate an indexed access wrongly, or run out of steps.
+the slow tier; the kernels whose control reads data at every config here), the ISA programs (every
+mnemonic), the hack battery, and programs that branch on data (resolved, the input sets agreeing or
+splitting), fault after a resolved branch, run out of steps, speculate an indexed access wrongly, or need
+what the pre-pass cannot resolve (it gives up).
 """
 
 from __future__ import annotations
@@ -12,10 +14,8 @@ import numpy as np
 import pytest
 
 from kcgym.evaluation import Evaluator
-from kcgym.sims.interpreter import round_up
 from kcgym.sims.rvv import ACCELERATOR, trace
-from kcgym.sims.rvv.accelerator import simulate_images
-from kcgym.sims.rvv.assembler import HALT_WORD
+from kcgym.sims.rvv.accelerator import machine_inputs, simulate_images
 from kcgym.tasks import tasks_for
 from tests.sims.rvv import adversarial
 from tests.sims.rvv import isa_programs as P
@@ -36,12 +36,12 @@ def _both(monkeypatch, program, images, max_steps=MAX_STEPS, ext_size=None, hw=H
     return new
 
 
-def _traced(program, ext_size, max_steps=MAX_STEPS) -> bool:
-    """Whether the pre-pass kept this program (False: it gave up and the interpreter ran)."""
-    words = program.padded(round_up(program.length + 1, HW.itcm_instructions + 1), HALT_WORD)
-    dtcm = bytes(program.data).ljust(HW.dtcm_bytes, b"\0")
-    tr, _ = trace.traced(words, program.length, HW.model_dump_json(), ext_size, max_steps, dtcm)
-    return tr is not None
+def _info(program, images, ext_size=None, max_steps=MAX_STEPS) -> trace.RunInfo:
+    """How the trace path ran this program on these input sets (its cache cleared first)."""
+    trace._TRACES.clear()
+    words, mems = machine_inputs(program, images, HW)
+    ext = images.shape[1] if ext_size is None else ext_size
+    return trace.run_info(HW.model_dump_json(), words, program.length, mems, ext, max_steps)[1]
 
 
 def _kernel_images(name: str, index: int, sets: int = 2):
@@ -77,16 +77,33 @@ def test_kernels_c2_to_c5(monkeypatch, name, index, which):
     _check_kernel(monkeypatch, name, index, which)
 
 
-def test_the_compiler_kernels_mostly_take_the_trace_path():
-    """The pre-pass keeps a kernel whose control never reads data (clang's matmul reloads its saved return
-    address and stub arguments from the DTCM: known values, not data), and gives up on gemv and softmax (their
-    C code branches on loaded or reduced values): a regression that gave up everywhere would pass the
-    differential tests silently."""
-    for name, expect in (("matmul", True), ("conv2d", True), ("ffn", True), ("gelu", True), ("swiglu", True),
-                         ("gemv", False), ("softmax", False)):
-        task, cfg, layout, _ = _kernel_images(name, 1, 1)
+DATA_CONTROL = ("gemv", "softmax", "layernorm", "rmsnorm")  # clang's C branches on reduced values: clip, max, isqrt
+
+
+def test_the_compiler_kernels_take_the_trace_path():
+    """Every compiler kernel takes the trace path: one whose control never reads data with no resolution
+    (clang's matmul reloads its saved return address and stub arguments from the DTCM: known values, not
+    data), gemv, softmax, layernorm and rmsnorm by resolving their data branches (their input sets split
+    where the branches disagree). A regression that gave up everywhere would pass the differential tests
+    silently."""
+    for name in ("matmul", "conv2d", "ffn", "gelu", "swiglu", *DATA_CONTROL):
+        task, cfg, layout, images = _kernel_images(name, 1, 4)
         program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
-        assert _traced(program, ACCELERATOR.ext_size(task, cfg, HW, layout)) is expect, name
+        info = _info(program, images, ACCELERATOR.ext_size(task, cfg, HW, layout))
+        assert info.path == "trace", name
+        assert (info.resolutions > 0) is (name in DATA_CONTROL), (name, info)
+        if name in DATA_CONTROL and name != "gemv":  # gemv's clip takes the same way on all four sets
+            assert info.groups > 1, (name, info)
+
+
+@pytest.mark.parametrize(("name", "index"), [(n, i) for n in DATA_CONTROL for i in (2, 3, 4, 5)])
+def test_data_control_kernels(monkeypatch, name, index):
+    """The kernels that resolve data at C2..C5 (C1: ``test_kernels_c1``), and their cached trees."""
+    task, cfg, layout, images = _kernel_images(name, index)
+    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
+    trace._TRACES.clear()
+    _both(monkeypatch, program, images)
+    _both(monkeypatch, program, images)  # the tree from the cache
 
 
 ISA_SEEDS = (0, 1)  # each seed shuffles every mnemonic's snippet (random operands, vtypes) into programs
@@ -145,12 +162,78 @@ def test_raw_programs(monkeypatch, name):
     _both(monkeypatch, program, rng.integers(0, 256, (2, 4096), dtype=np.uint8))
 
 
-def test_data_dependent_programs_fall_back():
-    for name in ("branch on loaded data", "vl from loaded data", "address from vmv.x.s", "masked vector store",
-                 "indexed load past the end"):
-        expect_kept = name == "indexed load past the end"  # kept, then its speculation check fails at run time
-        assert _traced(ACCELERATOR.assemble(RAW[name], HW), 4096) is expect_kept, name
-    assert _traced(ACCELERATOR.assemble(RAW["tainted arithmetic into a vector op"], HW), 4096)
+def test_data_dependent_programs_resolve_or_fall_back():
+    """Branches, vl and addresses from data are resolved; a masked vector access (its bytes depend on v0) gives
+    up; a wrongly speculated indexed load runs, then its check sends the run to the interpreter."""
+    images = np.random.default_rng(7).integers(0, 256, (2, 4096), dtype=np.uint8)
+    for name, path in (("branch on loaded data", "trace"), ("vl from loaded data", "trace"),
+                       ("address from vmv.x.s", "trace"), ("masked vector store", "interpreter"),
+                       ("indexed load past the end", "interpreter"), ("tainted arithmetic into a vector op", "trace")):
+        info = _info(ACCELERATOR.assemble(RAW[name], HW), images)
+        assert info.path == path, (name, info)
+        assert (info.resolutions > 0) is (name in ("branch on loaded data", "vl from loaded data",
+                                                   "address from vmv.x.s")), (name, info)
+
+
+# programs whose control reads data, against input sets chosen to agree or disagree (``HOSTILE_IMAGES``)
+HOSTILE = {
+    # the first byte decides: a branch the two sets take different ways, then a store only one makes
+    "split branch": "li a0, 0x20000000\nlb t0, 0(a0)\nbltz t0, 1f\nli t1, 5\nsw t1, 4(a0)\nj 2f\n1:\n"
+                    "vsetivli x0, 8, e8, m1, ta, ma\nvle8.v v1, (a0)\nvadd.vx v1, v1, t0\naddi a1, a0, 16\n"
+                    "vse8.v v1, (a1)\n2:\nret\n",
+    # a loop whose trip count is a loaded byte: a different length per set, then a vmv.x.s-derived store
+    "loop count from data": "li a0, 0x20000000\nlbu t0, 1(a0)\nli t1, 0\n1:\naddi t1, t1, 3\naddi t0, t0, -1\n"
+                            "bgtz t0, 1b\nvsetivli x0, 4, e32, m1, ta, ma\nvle32.v v2, (a0)\nvredsum.vs v3, v2, v2\n"
+                            "vmv.x.s t2, v3\nadd t2, t2, t1\nsw t2, 32(a0)\nret\n",
+    # a resolved branch, then a fault in one set only: the other set's address stays in bounds
+    "fault after a resolved branch": "li a0, 0x20000000\nlb t0, 0(a0)\nbgez t0, 1f\nli t1, 100000\nadd a0, a0, t1\n"
+                                     "1:\nlw t2, 8(a0)\nsw t2, 12(a0)\nret\n",
+    # a jump target and vl from data, each differing between the sets
+    "jump and vl from data": "li a0, 0x20000000\nlbu t0, 0(a0)\nandi t0, t0, 4\nla t1, 1f\nadd t1, t1, t0\n"
+                             "jalr x0, 0(t1)\n1:\nli t3, 3\nli t3, 7\nlbu t5, 2(a0)\nadd t3, t3, t5\n"
+                             "vsetvli t4, t3, e8, m1, ta, ma\nvle8.v v1, (a0)\naddi a1, a0, 64\nvse8.v v1, (a1)\nret\n",
+    # a data-dependent loop that never ends: the step budget stops each set (after a split)
+    "spin on data": "li a0, 0x20000000\nlb t0, 0(a0)\nbltz t0, 2f\n1:\nlw t1, 4(a0)\naddi t1, t1, 1\nsw t1, 4(a0)\n"
+                    "lb t2, 4(a0)\nbnez t0, 1b\nj 1b\n2:\naddi t0, t0, 1\nj 1b\n",
+}
+
+
+def _hostile_images(agree: bool) -> np.ndarray:
+    rng = np.random.default_rng(11)
+    images = rng.integers(0, 256, (2, 4096), dtype=np.uint8)
+    images[:, 0] = (0x83, 0x8B) if agree else (0x84, 0x10)  # negative in both, bit 2 clear / in one, set in one
+    images[:, 1] = (9, 9) if agree else (5, 17)  # the loop's trip count
+    images[:, 2] = (6, 6) if agree else (6, 11)  # part of vl
+    return images
+
+
+@pytest.mark.parametrize("agree", [True, False], ids=["sets agree", "sets disagree"])
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_data_control(monkeypatch, name, agree):
+    program = ACCELERATOR.assemble(HOSTILE[name], HW)
+    images = _hostile_images(agree)
+    max_steps = 3_000 if name == "spin on data" else MAX_STEPS
+    trace._TRACES.clear()
+    st = _both(monkeypatch, program, images, max_steps)
+    info = _info(program, images, max_steps=max_steps)
+    assert info.path == "trace" and info.resolutions > 0, info
+    assert (info.groups > 1) is (not agree), info
+    if name == "fault after a resolved branch":
+        assert list(st.ctl[:, 3]) == ([1, 1] if agree else [1, 0])  # FAULT: OOB in the negative set(s) only
+    if name == "spin on data":
+        assert list(st.ctl[:, 1]) == [max_steps] * 2 and not st.ctl[:, 2].any()  # the budget stopped both
+
+
+def test_too_many_resolutions_fall_back(monkeypatch):
+    """Past ``RESOLVE_MAX`` resolutions the interpreter runs (each one costs a data-path round trip)."""
+    task, cfg, layout, images = _kernel_images("layernorm", 1)
+    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
+    n = _info(program, images).resolutions
+    monkeypatch.setattr(trace, "RESOLVE_MAX", n - 1)
+    assert _info(program, images).path == "interpreter"
+    _both(monkeypatch, program, images)
+    monkeypatch.setattr(trace, "RESOLVE_MAX", n)
+    assert _info(program, images).path == "trace"
 
 
 @pytest.mark.parametrize("max_steps", [1, 2, 100, 4_321])
