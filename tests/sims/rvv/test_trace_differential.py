@@ -96,9 +96,11 @@ def test_the_compiler_kernels_take_the_trace_path():
             assert info.groups > 1, (name, info)
 
 
-@pytest.mark.parametrize(("name", "index"), [(n, i) for n in DATA_CONTROL for i in (2, 3, 4, 5)])
+@pytest.mark.parametrize(("name", "index"), [(n, i) if i < 5 else pytest.param(n, i, marks=pytest.mark.slow)
+                                             for n in DATA_CONTROL for i in (2, 3, 4, 5)])
 def test_data_control_kernels(monkeypatch, name, index):
-    """The kernels that resolve data at C2..C5 (C1: ``test_kernels_c1``), and their cached trees."""
+    """The kernels that resolve data at C2..C5 (C1: ``test_kernels_c1``; C5, ~10 s each, in the slow tier), and
+    their cached trees."""
     task, cfg, layout, images = _kernel_images(name, index)
     program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
     trace._TRACES.clear()
