@@ -89,49 +89,28 @@ def _divs(a: int, b: int) -> int:
     return -q if (a < 0) != (b < 0) else q
 
 
+_SCALAR_FNS = {OPN[name]: fn for name, fn in {
+    "add": lambda a, b: _w(a + b), "auipc": lambda a, b: _w(a + b), "sub": lambda a, b: _w(a - b),
+    "and": lambda a, b: _w(a & b), "or": lambda a, b: _w(a | b), "xor": lambda a, b: _w(a ^ b),
+    "sll": lambda a, b: _w(a << (b & 31)), "srl": lambda a, b: _w((a & _M32) >> (b & 31)),
+    "sra": lambda a, b: a >> (b & 31), "slt": lambda a, b: int(a < b),
+    "sltu": lambda a, b: int((a & _M32) < (b & _M32)),
+    "mul": lambda a, b: _w(a * b), "mulh": lambda a, b: _w((a * b) >> 32),
+    "mulhu": lambda a, b: _w(((a & _M32) * (b & _M32)) >> 32), "mulhsu": lambda a, b: _w((a * (b & _M32)) >> 32),
+    "div": lambda a, b: -1 if b == 0 else a if (a == _MIN and b == -1) else _w(_divs(a, b)),
+    "rem": lambda a, b: a if b == 0 else 0 if (a == _MIN and b == -1) else _w(a - b * _divs(a, b)),
+    "divu": lambda a, b: -1 if (b & _M32) == 0 else _w((a & _M32) // (b & _M32)),
+    "remu": lambda a, b: a if (b & _M32) == 0 else _w((a & _M32) % (b & _M32)),
+    "lui": lambda a, b: b,
+}.items()}
+
+
 def scalar_op(op: int, a: int, b: int) -> int:
     """The scalar ALU/MULDIV result of ``machine.elementwise`` at width 32 (RISC-V semantics)."""
-    ua, ub = a & _M32, b & _M32
-    name = I.OPS[op]
-    if name in ("add", "auipc"):
-        return _w(a + b)
-    if name == "sub":
-        return _w(a - b)
-    if name == "and":
-        return _w(a & b)
-    if name == "or":
-        return _w(a | b)
-    if name == "xor":
-        return _w(a ^ b)
-    if name == "sll":
-        return _w(a << (b & 31))
-    if name == "srl":
-        return _w(ua >> (b & 31))
-    if name == "sra":
-        return a >> (b & 31)
-    if name == "slt":
-        return int(a < b)
-    if name == "sltu":
-        return int(ua < ub)
-    if name == "mul":
-        return _w(a * b)
-    if name == "mulh":
-        return _w((a * b) >> 32)
-    if name == "mulhu":
-        return _w((ua * ub) >> 32)
-    if name == "mulhsu":
-        return _w((a * ub) >> 32)
-    if name == "div":
-        return -1 if b == 0 else a if (a == _MIN and b == -1) else _w(_divs(a, b))
-    if name == "rem":
-        return a if b == 0 else 0 if (a == _MIN and b == -1) else _w(a - b * _divs(a, b))
-    if name == "divu":
-        return -1 if ub == 0 else _w(ua // ub)
-    if name == "remu":
-        return a if ub == 0 else _w(ua % ub)
-    if name == "lui":
-        return b
-    raise GiveUp(f"scalar op {name}")  # not a scalar instruction's operation: leave it to the interpreter
+    fn = _SCALAR_FNS.get(op)
+    if fn is None:  # not a scalar instruction's operation: leave it to the interpreter
+        raise GiveUp(f"scalar op {I.OPS[op]}")
+    return fn(a, b)
 
 
 class Trace(NamedTuple):
@@ -224,6 +203,44 @@ def branch_taken(sub: int, a: int, b: int) -> bool:
     return (a == b, a != b, a < b, a >= b, ua < ub, ua >= ub)[s]
 
 
+def _vshape(cls: int, sub: int, rd: int, rs1: int, rs2: int, src: int, wf: int, sew: int,
+            lmul: int) -> tuple[int, int, int, int, int, int, bool, bool, int]:
+    """A vector instruction's element widths and group sizes, as ``Machine.vshape`` computes them:
+    (wd, wa, dw, emul_d, emul_2, emul_1, uses_vs2, group_bad, group_detail)."""
+    indexed = src == I.MODE_INDEXED
+    is_vmem = cls in (C_VLOAD, C_VSTORE)
+    widen = wf == I.W_WIDEN or wf == I.W_WIDEN_W
+    is_arith = cls == C_VARITH
+    wd = 2 * sew if (is_arith or cls == C_VRED) and widen else sew
+    if is_arith and wf in (I.W_WIDEN_W, I.W_NARROW):
+        wa = 2 * sew
+    elif is_arith and wf == I.W_EXT2:
+        wa = sew // 2
+    elif is_arith and wf == I.W_EXT4:
+        wa = sew // 4
+    else:
+        wa = sew
+    wa = max(wa, 8)
+    dw = sew if indexed else wf
+    if is_vmem:
+        emul_d = max(1, dw * lmul // sew)
+        emul_2 = max(1, wf * lmul // sew) if indexed else 1
+    else:
+        emul_d = 1 if (is_arith and wf == I.W_MASK) or cls in (C_VMASK, C_VMOVE, C_VRED) else (
+            2 * lmul if is_arith and widen else lmul)
+        emul_2 = 1 if cls in (C_VMASK, C_VMOVE) else max(1, wa * lmul // sew)
+    emul_1 = lmul if (is_arith or cls == C_VPERM) and src == I.SRC_V else 1
+    uses_vs2 = (is_arith and wf != I.W_MERGE and sub not in (OPN["mv"], OPN["id"])) or cls in (
+        C_VRED, C_VPERM, C_VMASK) or (cls == C_VMOVE and sub == 0) or (is_vmem and indexed) or (
+        is_arith and wf == I.W_MERGE)
+    bad_d = (rd & (emul_d - 1)) != 0 or emul_d > 8
+    bad_2 = uses_vs2 and ((rs2 & (emul_2 - 1)) != 0 or emul_2 > 8)
+    bad_1 = (rs1 & (emul_1 - 1)) != 0
+    group_bad = bad_d or bad_2 or bad_1
+    group_detail = rd * 256 + emul_d if bad_d else rs2 * 256 + emul_2 if bad_2 else rs1 * 256 + emul_1
+    return wd, wa, dw, emul_d, emul_2, emul_1, uses_vs2, group_bad, group_detail
+
+
 class _Program(NamedTuple):
     """What every pre-pass of one program shares: its words as lists, the config's constants."""
 
@@ -234,13 +251,101 @@ class _Program(NamedTuple):
     lat: list[int]
     ext_size: int
     max_steps: int
+    fast: list  # per pc: the decoded form of a fast-path instruction (:func:`_fast_word`), or None
+    vcache: dict  # (pc, vtype, vl) -> a vector instruction's shape and timing constants (:func:`_vector_static`)
+
+
+PREPASS_FAST = True  # False: every instruction through the general path (the fast paths' equivalence test)
+# the fast paths: untainted scalar ALU, branch and vsetvl; vector ALU; scalar loads and stores, unit-stride vector
+# ones (unmasked) whose address is not data and whose bytes lie in one memory
+F_ALU, F_BRANCH, F_VSET, F_VEC, F_LOAD, F_STORE, F_VMEM = range(1, 8)
+VEC_ALU = frozenset((C_VARITH, C_VRED, C_VPERM, C_VMASK, C_VMOVE))
+
+
+def _fast_word(pc: int, word: list[int], occ_t: list[int], lat_t: list[int], hw: RVVConfig) -> tuple | None:
+    """What the fast path of one static instruction needs, decoded once per program."""
+    op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = word
+    rs1c, rs2c = min(max(rs1, 0), 31), min(max(rs2, 0), 31)
+    occ, lat = occ_t[op], lat_t[op]
+    if cls in (C_ALU, C_MULDIV):
+        fn = _SCALAR_FNS.get(sub)
+        if fn is None:
+            return None
+        is_u = sub in (OPN["lui"], OPN["auipc"])
+        a_mode = 1 if sub == OPN["auipc"] else 2 if sub == OPN["lui"] else 0  # a: xs1, 4 * pc, 0
+        b_imm = (_w(imm << 12) if is_u else imm) if src == I.SRC_I else None  # None: b is xs2
+        reads_x2 = cls == C_MULDIV or (cls == C_ALU and src == I.SRC_V)
+        return (F_ALU, cls, fn, rd, rs1c, rs2c, occ, lat, reads_x2, a_mode, b_imm)
+    if cls == C_BRANCH:
+        bp = hw.branch_penalty
+        return (F_BRANCH, cls, sub, imm, rs1c, rs2c, occ, 0 if imm <= pc else bp, bp if imm <= pc else 0)
+    if cls == C_VSET:
+        nvt = n_vlmax = 0
+        if sub != 2:
+            bad = (imm >> 8) != 0 or ((imm >> 3) & 7) > 2 or (imm & 7) > 3
+            nvt = M.VILL if bad else imm
+            n_vlmax = -1 if bad else (1 << (nvt & 3)) * (VLENB * 8) // (8 << ((nvt >> 3) & 7))
+        return (F_VSET, cls, sub, rd, rs1, rs1c, rs2c, occ, lat, nvt, n_vlmax)
+    if cls in VEC_ALU:
+        return (F_VEC,)
+    if cls in (C_LOAD, C_STORE):
+        size = ((1, 2, 4, 1, 2) if cls == C_LOAD else (1, 2, 4))[min(max(sub, 0), 4 if cls == C_LOAD else 2)]
+        rec = [K_LD if cls == C_LOAD else K_ST, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc]
+        return (F_LOAD if cls == C_LOAD else F_STORE, cls, sub, rd, rs1c, rs2c, imm, occ, lat, size, vm, rec)
+    if cls in (C_VLOAD, C_VSTORE) and src == I.MODE_UNIT and vm != 0:
+        return (F_VMEM,)
+    return None
+
+
+def _vector_static(word: list[int], pc: int, vtype: int, vl: int, occ: int, lat: int) -> tuple | None:
+    """A non-memory vector instruction's constants at one vtype and vl (None: it faults; the general path)."""
+    op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = word
+    if vtype < 0:
+        return None
+    sew, lmul = 8 << ((vtype >> 3) & 7), 1 << (vtype & 3)
+    wd, wa, dw, emul_d, emul_2, emul_1, uses_vs2, group_bad, _ = _vshape(cls, sub, rd, rs1, rs2, src, wf, sew, lmul)
+    if group_bad or max(rd, rs1, rs2) > 31 or min(rd, rs1, rs2) < 0:
+        return None
+    rs1c, rs2c = min(max(rs1, 0), 31), min(max(rs2, 0), 31)
+    reads_x1 = (cls in (C_VARITH, C_VPERM) and src == I.SRC_X) or (cls == C_VMOVE and sub == 1)
+    reads_vd = cls == C_VARITH and sub in MAC_OPS
+    reads_vs1 = (src == I.SRC_V and cls in (C_VARITH, C_VPERM, C_VRED)) or cls == C_VMASK
+    vl1 = max(vl, 1)
+    chunks = max(1, (max(wd, wa) * vl1 + VLENB * 8 - 1) // (VLENB * 8))
+    v_occ = chunks + (vl1 - 1).bit_length() if cls == C_VRED else chunks * occ
+    syncs = (cls == C_VMOVE and sub == 0) or (cls == C_VMASK and sub >= 7)
+    writes_x = syncs
+    writes_v = cls in (C_VARITH, C_VRED, C_VPERM) or (cls == C_VMASK and sub < 7) or (cls == C_VMOVE and sub == 1)
+    rec = [VEC_KIND[I.CLASSES[cls]], op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
+        writes_v or rd != 0) else None
+    return (cls, rd, rs1c, rs2c, reads_x1, rs2 if uses_vs2 else -1, rs2 + emul_2, rs1 if reads_vs1 else -1,
+            rs1 + emul_1, rd if reads_vd else -1, rd + emul_d, vm == 0, v_occ, lat, syncs, writes_x and rd != 0,
+            range(rd, min(rd + emul_d, 32)) if writes_v else range(0), rec)
+
+
+def _vmem_static(word: list[int], pc: int, vtype: int, vl: int, lat: int) -> tuple | None:
+    """A unit-stride vector load's or store's constants at one vtype and vl (None: it faults)."""
+    op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = word
+    if vtype < 0 or not 0 <= rd <= 31:
+        return None
+    sew, lmul = 8 << ((vtype >> 3) & 7), 1 << (vtype & 3)
+    wd, wa, dw, emul_d, emul_2, emul_1, uses_vs2, group_bad, _ = _vshape(cls, sub, rd, rs1, rs2, src, wf, sew, lmul)
+    if group_bad:
+        return None
+    size = 1 << (0 if dw == 8 else 1 if dw == 16 else 2)
+    nb = min(max(vl, 0) * size, M.LANES)
+    store = cls == C_VSTORE
+    rec = [K_VSU if store else K_VLU, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc]
+    return (cls, store, rd, min(max(rs1, 0), 31), size, nb, emul_d, max(1, (max(vl, 1) * dw + VLENB * 8 - 1) //
+            (VLENB * 8)), lat, range(0) if store else range(rd, min(rd + emul_d, 32)), rec)
 
 
 def _program(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_size: int,
              max_steps: int) -> _Program:
     occ_t, lat_t = _costs(hw_json)
     prog = np.asarray(words)[: prog_len + 1].tolist()  # the program and the halt after it (never past it)
-    return _Program(prog, prog_len, hw, occ_t, lat_t, int(ext_size), int(max_steps))
+    fast = [_fast_word(pc, w, occ_t, lat_t, hw) if PREPASS_FAST else None for pc, w in enumerate(prog)]
+    return _Program(prog, prog_len, hw, occ_t, lat_t, int(ext_size), int(max_steps), fast, {})
 
 
 _SCALARS = ("pc", "steps", "halted", "fault", "fault_pc", "fault_detail", "vl", "vtype", "t_scalar", "v_free",
@@ -305,7 +410,7 @@ class _Run:
         """Run the control side exactly as the interpreter's loop does, until the program halts, faults or
         exhausts the step budget (None), or an instruction's control would read data (its :class:`_Need`;
         the state is as before that instruction). Raises :class:`GiveUp` where data cannot be resolved."""
-        prog, prog_len, hw, occ_t, lat_t, ext_size, max_steps = p
+        prog, prog_len, hw, occ_t, lat_t, ext_size, max_steps, fast, vcache = p
         depth, bw, ext_lat = hw.vector_queue_depth, hw.ext_bytes_per_cycle, hw.ext_latency
         x, xt, xr, vr, vq, counts, busy = self.x, self.xt, self.xr, self.vr, self.vq, self.counts, self.busy
         pc, steps, halted, fault, fault_pc, fault_detail = (self.pc, self.steps, self.halted, self.fault,
@@ -321,6 +426,207 @@ class _Run:
 
         try:
             while not halted and steps < max_steps:
+                # ---- the fast paths: what the general path below does for these cases, decoded once ----------
+                fi = fast[pc]
+                if fi is not None:
+                    k = fi[0]
+                    if k == F_ALU:
+                        _, cls, fn, rd, rs1c, rs2c, occ, lat, reads_x2, a_mode, b_imm = fi
+                        if not ((a_mode == 0 and xt[rs1c]) or (b_imm is None and xt[rs2c])):
+                            val = fn(x[rs1c] if a_mode == 0 else 4 * pc if a_mode == 1 else 0,
+                                     x[rs2c] if b_imm is None else b_imm)
+                            issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
+                            if reads_x2 and xr[rs2c] > issue:
+                                issue = xr[rs2c]
+                            t_scalar = issue + occ
+                            if t_scalar > t_end:
+                                t_end = t_scalar
+                            busy[0] += occ
+                            if rd != 0:
+                                xr[rd], x[rd], xt[rd] = issue + lat, val, False
+                            counts[cls] += 1
+                            steps += 1
+                            pc += 1
+                            continue
+                    elif k == F_BRANCH:
+                        _, cls, sub, imm, rs1c, rs2c, occ, pen_taken, pen_not = fi
+                        if not (xt[rs1c] or xt[rs2c]):
+                            taken = branch_taken(sub, x[rs1c], x[rs2c])
+                            issue = max(t_scalar, xr[rs1c], xr[rs2c])
+                            s_next = issue + occ + (pen_taken if taken else pen_not)
+                            t_scalar = s_next
+                            if s_next > t_end:
+                                t_end = s_next
+                            busy[0] += s_next - issue
+                            counts[cls] += 1
+                            steps += 1
+                            pc = imm if taken else pc + 1
+                            continue
+                    elif k == F_VSET:
+                        _, cls, sub, rd, rs1, rs1c, rs2c, occ, lat, nvt, n_vlmax = fi
+                        if not ((sub != 1 and rs1 != 0 and xt[rs1c]) or (sub == 2 and xt[rs2c])):
+                            if sub == 2:
+                                raw = x[rs2c]
+                                bad = (raw >> 8) != 0 or ((raw >> 3) & 7) > 2 or (raw & 7) > 3
+                                nvt = M.VILL if bad else raw
+                                n_vlmax = -1 if bad else (1 << (nvt & 3)) * (VLENB * 8) // (8 << ((nvt >> 3) & 7))
+                            avl = rs1 if sub == 1 else x[rs1c] if rs1 != 0 else (-1 if rd != 0 else vl)
+                            new_vl = 0 if n_vlmax < 0 else _w(min(avl & _M32, n_vlmax))
+                            issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
+                            if sub == 2 and xr[rs2c] > issue:
+                                issue = xr[rs2c]
+                            t_scalar = issue + occ
+                            if t_scalar > t_end:
+                                t_end = t_scalar
+                            busy[0] += occ
+                            if rd != 0:
+                                xr[rd], x[rd], xt[rd] = issue + lat, new_vl, False
+                            counts[cls] += 1
+                            steps += 1
+                            vl, vtype = new_vl, nvt
+                            pc += 1
+                            continue
+                    elif k == F_VEC:
+                        key = (pc, vtype, vl)
+                        vs = vcache.get(key, False)
+                        if vs is False:
+                            w = prog[pc]
+                            vs = vcache[key] = _vector_static(w, pc, vtype, vl, occ_t[w[0]], lat_t[w[0]])
+                        if vs is not None:
+                            (cls, rd, rs1c, rs2c, reads_x1, d2, e2, d1, e1, dd, ed, reads_v0, v_occ, v_lat, syncs,
+                             x_on, dest, rec) = vs
+                            issue = t_scalar
+                            if reads_x1 and xr[rs1c] > issue:
+                                issue = xr[rs1c]
+                            if vq[qi] > issue:
+                                issue = vq[qi]
+                            vstart = issue + 1 if issue + 1 > v_free else v_free
+                            if d2 >= 0:
+                                vstart = max(vstart, *vr[d2:e2])
+                            if d1 >= 0:
+                                vstart = max(vstart, *vr[d1:e1])
+                            if dd >= 0:
+                                vstart = max(vstart, *vr[dd:ed])
+                            if reads_v0 and vr[0] > vstart:
+                                vstart = vr[0]
+                            v_done = vstart + v_occ + v_lat
+                            if rec is not None:
+                                ops.append(rec + [x[rs1c], x[rs2c], int(xt[rs1c]), int(xt[rs2c]), vtype, vl, 0, 0, 0])
+                            s_next = v_done if syncs else issue + 1
+                            for r in dest:
+                                vr[r] = v_done
+                            t_scalar = s_next
+                            t_end = max(t_end, s_next, v_done)
+                            busy[0] += 1
+                            busy[1] += v_occ
+                            v_free = vstart + v_occ
+                            vq[qi] = vstart
+                            qi = (qi + 1) % depth
+                            if x_on:
+                                xr[rd], x[rd], xt[rd] = v_done, 0, True
+                            counts[cls] += 1
+                            steps += 1
+                            pc += 1
+                            continue
+                    elif k in (F_LOAD, F_STORE):
+                        _, cls, sub, rd, rs1c, rs2c, imm, occ, lat, size, vm, rec = fi
+                        c = None if xt[rs1c] else _contiguous(_w(x[rs1c] + imm), size, size, hw, ext_size)
+                        if c is not None and not c.misaligned:
+                            issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
+                            midx = c.midx
+                            if k == F_STORE:
+                                if xr[rs2c] > issue:
+                                    issue = xr[rs2c]
+                                xs2, t2 = x[rs2c], xt[rs2c]
+                                if midx < n_dtcm:
+                                    if t2:
+                                        known[midx:midx + size] = bytes(size)
+                                    else:
+                                        shadow[midx:midx + size] = (xs2 & _M32).to_bytes(4, "little")[:size]
+                                        known[midx:midx + size] = b"\1" * size
+                                ops.append(rec + [x[rs1c], xs2, 0, int(t2), vtype, vl, midx, size, 0])
+                            elif midx + size <= n_dtcm and all(known[midx:midx + size]):
+                                x_val, x_taint = _w(int.from_bytes(shadow[midx:midx + size], "little",
+                                                                   signed=sub in (0, 1))), False
+                            else:
+                                x_val, x_taint = 0, True
+                                if rd != 0:
+                                    ops.append(rec + [x[rs1c], x[rs2c], 0, 0, vtype, vl, midx, size, 0])
+                            ext_bytes = c.n_ext_bytes
+                            transfer = (ext_bytes + bw - 1) // bw
+                            scalar_mem_start = issue if issue > v_mem_done else v_mem_done
+                            ext_start_s = scalar_mem_start if scalar_mem_start > ext_free else ext_free
+                            s_next = scalar_mem_start + occ
+                            t_scalar = s_next
+                            if s_next > t_end:
+                                t_end = s_next
+                            if k == F_LOAD:
+                                s_ready = ext_start_s + transfer + ext_lat if ext_bytes else scalar_mem_start + lat
+                                v_done = max(issue + 1, v_free, vr[0] if vm == 0 else 0) + occ * max(
+                                    1, ((8 << ((vtype >> 3) & 7)) * max(vl, 1) + VLENB * 8 - 1) // (VLENB * 8)) + 1
+                                t_end = max(t_end, v_done, s_ready)
+                                if rd != 0:
+                                    xr[rd], x[rd], xt[rd] = s_ready, x_val, x_taint
+                            elif ext_bytes:
+                                t_end = max(t_end, ext_start_s + transfer + ext_lat)
+                            busy[0] += s_next - issue
+                            if ext_bytes:
+                                busy[2] += transfer
+                                ext_free = ext_start_s + transfer
+                            counts[cls] += 1
+                            steps += 1
+                            pc += 1
+                            continue
+                    elif k == F_VMEM and not xt[min(max(prog[pc][4], 0), 31)]:
+                        key = (pc, vtype, vl)
+                        vs = vcache.get(key, False)
+                        if vs is False:
+                            w = prog[pc]
+                            vs = vcache[key] = _vmem_static(w, pc, vtype, vl, lat_t[w[0]])
+                        if vs is not None:
+                            cls, store, rd, rs1c, size, nb, emul_d, chunks, lat, dest, rec = vs
+                            xs1 = x[rs1c]
+                            c = _contiguous(xs1, nb, size, hw, ext_size)
+                            if c is not None and not c.misaligned:
+                                midx = c.midx
+                                if store and c.n_ext_bytes == 0 and midx < n_dtcm:  # vector data: not known
+                                    known[midx:midx + nb] = bytes(len(known[midx:midx + nb]))
+                                ops.append(rec + [xs1, x[min(max(prog[pc][5], 0), 31)], 0, 0, vtype, vl, midx, nb, 0])
+                                issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
+                                if vq[qi] > issue:
+                                    issue = vq[qi]
+                                ext_bytes = c.n_ext_bytes
+                                transfer = (ext_bytes + bw - 1) // bw
+                                vstart = issue + 1 if issue + 1 > v_free else v_free
+                                if store:
+                                    vstart = max(vstart, *vr[rd:rd + emul_d])
+                                if ext_bytes:
+                                    v_occ = max(vstart, ext_free) + transfer - vstart
+                                    v_done = vstart + v_occ + (lat if store else ext_lat + 1)
+                                else:
+                                    v_occ = chunks
+                                    v_done = vstart + v_occ + lat
+                                for r in dest:
+                                    vr[r] = v_done
+                                t_scalar = issue + 1
+                                t_end = max(t_end, t_scalar, v_done)
+                                if store and ext_bytes:
+                                    t_end = max(t_end, v_done + ext_lat)
+                                busy[0] += 1
+                                busy[1] += v_occ
+                                v_free = vstart + v_occ
+                                vq[qi] = vstart
+                                qi = (qi + 1) % depth
+                                if store and v_done > v_mem_done:
+                                    v_mem_done = v_done
+                                if ext_bytes:
+                                    busy[2] += transfer
+                                    ext_free = max(vstart, ext_free) + transfer
+                                counts[cls] += 1
+                                steps += 1
+                                pc += 1
+                                continue
+                # ---- the general path ---------------------------------------------------------------------
                 op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = prog[pc]
                 rs1c, rs2c = min(max(rs1, 0), 31), min(max(rs2, 0), 31)
                 xs1, xs2 = x[rs1c], x[rs2c]
@@ -333,39 +639,9 @@ class _Run:
                 is_smem = cls in (C_LOAD, C_STORE)
                 # ---- vshape ------------------------------------------------------------------------------
                 indexed = src == I.MODE_INDEXED
-                if vec:  # (scalar instructions have no vector shape)
-                    widen = wf == I.W_WIDEN or wf == I.W_WIDEN_W
-                    is_arith = cls == C_VARITH
-                    wd = 2 * sew if (is_arith or cls == C_VRED) and widen else sew
-                    if is_arith and wf in (I.W_WIDEN_W, I.W_NARROW):
-                        wa = 2 * sew
-                    elif is_arith and wf == I.W_EXT2:
-                        wa = sew // 2
-                    elif is_arith and wf == I.W_EXT4:
-                        wa = sew // 4
-                    else:
-                        wa = sew
-                    wa = max(wa, 8)
-                    dw = sew if indexed else wf
-                    if is_vmem:
-                        emul_d = max(1, dw * lmul // sew)
-                        emul_2 = max(1, wf * lmul // sew) if indexed else 1
-                    else:
-                        emul_d = 1 if (is_arith and wf == I.W_MASK) or cls in (C_VMASK, C_VMOVE, C_VRED) else (
-                            2 * lmul if is_arith and widen else lmul)
-                        emul_2 = 1 if cls in (C_VMASK, C_VMOVE) else max(1, wa * lmul // sew)
-                    emul_1 = lmul if (is_arith or cls == C_VPERM) and src == I.SRC_V else 1
-                    uses_vs2 = (is_arith and wf != I.W_MERGE and sub not in (OPN["mv"], OPN["id"])) or cls in (
-                        C_VRED, C_VPERM, C_VMASK) or (cls == C_VMOVE and sub == 0) or (is_vmem and indexed) or (
-                        is_arith and wf == I.W_MERGE)
-                    bad_d = (rd & (emul_d - 1)) != 0 or emul_d > 8
-                    bad_2 = uses_vs2 and ((rs2 & (emul_2 - 1)) != 0 or emul_2 > 8)
-                    bad_1 = (rs1 & (emul_1 - 1)) != 0
-                    group_bad = bad_d or bad_2 or bad_1
-                    group_detail = rd * 256 + emul_d if bad_d else rs2 * 256 + emul_2 if bad_2 else rs1 * 256 + emul_1
-                else:
-                    wd = wa = sew
-                    dw, emul_d, emul_2, emul_1, uses_vs2, group_bad, group_detail = wf, 1, 1, 1, False, False, 0
+                is_arith = cls == C_VARITH
+                wd, wa, dw, emul_d, emul_2, emul_1, uses_vs2, group_bad, group_detail = _vshape(
+                    cls, sub, rd, rs1, rs2, src, wf, sew, lmul) if vec else (sew, sew, wf, 1, 1, 1, False, False, 0)
                 # ---- memory ------------------------------------------------------------------------------
                 acc = NO_ACCESS
                 dwb_lg = 0 if dw == 8 else 1 if dw == 16 else 2
