@@ -1048,10 +1048,17 @@ class DataPath:
         return Data(x=jnp.zeros(32, jnp.int32), vrf=jnp.zeros(M.VRF_BYTES + M.LANES, jnp.uint8),
                     mem=jnp.concatenate([mem, jnp.zeros(M.LANES, jnp.uint8)]), bad=jnp.bool_(False))
 
-    def run_chunk(self, d: Data, ops: jax.Array, n: jax.Array, ext_size: jax.Array) -> Data:
-        """The first ``n`` operations of a chunk, in order, on one input set."""
+    def run_chunk(self, d: Data, ops: jax.Array, n: jax.Array, ext_size: jax.Array, vmem: bool = True,
+                  rare: bool = True) -> Data:
+        """The first ``n`` operations of a chunk, in order, on one input set. ``vmem``/``rare``: whether the
+        strided/indexed load branch and the rarer vector classes' branch are compiled (False: the program has
+        none of them, and those branches, most of the compile, are left out)."""
+        def nothing(d: Data, f: jax.Array) -> Writes:
+            return self.none()
+
         branches = [self.b_alu, self.b_ld, self.b_st, self.b_vlu, self.b_vsu,
-                    lambda d, f: self.b_vmem(d, f, ext_size), self._vector(C_VARITH), self._vector(None)]
+                    (lambda d, f: self.b_vmem(d, f, ext_size)) if vmem else nothing, self._vector(C_VARITH),
+                    self._vector(None) if rare else nothing]
 
         def body(i: jax.Array, d: Data) -> Data:
             for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
@@ -1063,12 +1070,24 @@ class DataPath:
 
 
 @functools.lru_cache(maxsize=16)
-def data_runner(hw_json: str, mem_size: int):
-    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and memory size."""
+def data_runner(hw_json: str, mem_size: int, vmem: bool = True, rare: bool = True):
+    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and memory size, with
+    or without the branches of strided/indexed loads (``vmem``) and of the rarer vector classes (``rare``)."""
     enable_persistent_cache()
     dp = DataPath(RVVConfig.model_validate_json(hw_json), mem_size)
+    run = functools.partial(dp.run_chunk, vmem=vmem, rare=rare)
     return (jax.jit(jax.vmap(dp.initial)),
-            jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None)), donate_argnums=(0,)))
+            jax.jit(jax.vmap(run, in_axes=(0, None, None, None)), donate_argnums=(0,)))
+
+
+RARE_CLASSES = frozenset((C_VRED, C_VPERM, C_VMASK, C_VMOVE))  # the data path's shared vector branch
+
+
+def branches_needed(words: np.ndarray) -> tuple[bool, bool]:
+    """(vmem, rare) of :func:`data_runner` for a program's words (its static instructions: a superset of what
+    runs)."""
+    cls, src = words[:, 1], words[:, 8]
+    return bool(np.any((cls == C_VLOAD) & (src != I.MODE_UNIT))), bool(np.any(np.isin(cls, list(RARE_CLASSES))))
 
 
 @functools.lru_cache(maxsize=16)
@@ -1253,7 +1272,7 @@ def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, e
     N = mems.shape[0]
     if hit is not None and hit[0] is None:
         return None, RunInfo("interpreter", hit[1], 0, True)
-    initial, chunk = data_runner(hw_json, mems.shape[1])
+    initial, chunk = data_runner(hw_json, mems.shape[1], *branches_needed(words[: prog_len + 1]))
     data = initial(jnp.asarray(mems))
     es = np.int32(ext_size)
     if hit is not None:
