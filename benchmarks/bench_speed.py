@@ -83,7 +83,7 @@ MACHINES = {
                          ("relu", "silu", "softmax", "matmul", "layernorm", "rmsnorm"),
                          lambda p, hw: _vliw_words(p, hw)),
     # RVV: no dispatch threshold (its trace path beat the interpreter even on C1 relu), so no --crossover;
-    # gemv branches on data and always runs on the interpreter
+    # gemv branches on data: its trace path resolves the branches (trace.run_info)
     "RVV": MachineBench("kcgym.sims.rvv", ("relu", "softmax", "matmul", "conv2d", "swiglu", "gemv"),
                         (("matmul", 3),), "addi x0, x0, {n}", "", (), (), (), lambda p, hw: p),
 }
@@ -236,6 +236,10 @@ def choose_threshold(rows: list[dict]) -> int:
     return min([0, *sorted(r["dynamic_count"] for r in rows)], key=lambda t: (total(t), t))
 
 
+def _key(row: dict) -> tuple:
+    return row.get("machine"), row.get("task"), row.get("config"), row.get("kind", "kernel")
+
+
 def table(path: Path = RESULTS) -> str:
     return readme_table([json.loads(line) for line in path.read_text().splitlines() if line.strip()])
 
@@ -334,6 +338,8 @@ def main() -> None:
                   flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     old = args.out.read_text() if args.append and args.out.exists() else ""
+    new_keys = {_key(r) for r in rows}  # --append: a re-measured (machine, task, config, kind) replaces its row
+    old = "".join(line + "\n" for line in old.splitlines() if line.strip() and _key(json.loads(line)) not in new_keys)
     args.out.write_text(old + "".join(json.dumps(r) + "\n" for r in rows))
     print()
     print(table(args.out))
