@@ -290,7 +290,8 @@ def main() -> None:
     if unknown:
         ap.error(f"unknown machine(s) {','.join(unknown)}; known: {','.join(MACHINES)}")
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "command": "python benchmarks/bench_speed.py " + " ".join(sys.argv[1:])}
+            "command": "python benchmarks/bench_speed.py " + " ".join(sys.argv[1:]),
+            "load": round(os.getloadavg()[0], 1)}  # the 1-minute load average as the run starts (a shared box)
     if args.crossover:
         rows = []
         for machine in machines:

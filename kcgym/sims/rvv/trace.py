@@ -1085,9 +1085,11 @@ RARE_CLASSES = frozenset((C_VRED, C_VPERM, C_VMASK, C_VMOVE))  # the data path's
 
 def branches_needed(words: np.ndarray) -> tuple[bool, bool]:
     """(vmem, rare) of :func:`data_runner` for a program's words (its static instructions: a superset of what
-    runs)."""
+    runs): both, or neither where it has no strided/indexed load and no instruction of the rarer vector classes
+    (two variants at most, so a process that runs every kind of kernel compiles at most twice)."""
     cls, src = words[:, 1], words[:, 8]
-    return bool(np.any((cls == C_VLOAD) & (src != I.MODE_UNIT))), bool(np.any(np.isin(cls, list(RARE_CLASSES))))
+    full = bool(np.any((cls == C_VLOAD) & (src != I.MODE_UNIT)) or np.any(np.isin(cls, list(RARE_CLASSES))))
+    return full, full
 
 
 @functools.lru_cache(maxsize=16)
@@ -1205,11 +1207,10 @@ def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chun
             def settle(r: _Run, pos: np.ndarray, key, need: _Need = need, xs: np.ndarray = xs) -> None:
                 """Every tainted register whose value agrees across the group's input sets is concrete from
                 here (not only the ones this instruction reads: a loop's other data-derived scalars too)."""
-                for reg in range(1, 32):
+                rows = xs[pos]
+                for reg in np.flatnonzero(np.all(rows == rows[0], axis=0)).tolist():
                     if r.xt[reg]:
-                        v = xs[pos, reg]
-                        if np.all(v == v[0]):
-                            r.concrete(reg, int(v[0]))
+                        r.concrete(reg, int(rows[0, reg]))
                 if need.branch and any(r.xt[reg] for reg in need.regs):
                     r.force = key
 
