@@ -1306,7 +1306,7 @@ def _assemble(leaves: list, N: int, mem_size: int) -> M.State | None:
                 out[name] = np.zeros((N, *shape), value.dtype)
             out[name][rows] = value
     out["prof"] = np.zeros((N, 1, M.N_PROF), np.int32)
-    return M.State(**out)
+    return M.State._make([out[f] for f in M.State._fields])  # as numpy, field by field
 
 
 def run(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, ext_size: int,
