@@ -8,9 +8,15 @@ with *taint tracking*: scalar loads of data (external memory, or DTCM bytes that
 store wrote: the DTCM's other bytes are shadowed with their known values, so a saved return address or a
 stub's ``.rodata`` argument is not data) and vector-to-scalar moves (``vmv.x.s``, ``vcpop.m``,
 ``vfirst.m``) produce tainted values, and arithmetic on a tainted value is tainted. If a branch, a jump
-target, an address, a stride or ``vsetvl``'s AVL/vtype would read a tainted value, or a vector memory
-access is masked (its bytes depend on ``v0``), the pre-pass gives up and the interpreter runs: correct
-by construction (so do strided and indexed stores: the data path writes memory in 128-byte windows).
+target, an address, a stride or ``vsetvl``'s AVL/vtype would read a tainted value, the pre-pass stops
+there (:class:`_Need`; its state, :class:`_Run`, is resumable and forkable) and :func:`_explore` *resolves*
+it: the data path runs up to that instruction for every input set, the registers are read back, and the
+pre-pass goes on once per distinct outcome (a branch's direction, else the values), the input sets split
+into groups where they disagree; a tainted register whose value agrees across a group is concrete from then
+on. If a vector memory access is masked (its bytes depend on ``v0``), or past :data:`RESOLVE_MAX`
+resolutions, the pre-pass gives up and the interpreter runs: correct by construction (so do strided and
+indexed stores: the data path writes memory in 128-byte windows). The common instructions run on fast
+paths decoded once per program (:func:`_fast_word`; :data:`PREPASS_FAST`), the rest on the general path.
 Indexed loads are *speculated*: the pre-pass assumes every element lands, aligned,
 in the memory (DTCM or external) that the base address is in -- which fixes their timing -- and the
 data path checks that per input set; a failed check sends the run to the interpreter too.
