@@ -260,8 +260,9 @@ def readme_table(rows: list[dict]) -> str:
                 "|---|---|---|---|---|"]
         out += [f"| {r['machine']} | {r['task']} | C{r['config']} | {r['old_s']:.2f} | {r['new_s']:.2f} |"
                 for r in colds]
-    runs = dict.fromkeys((r.get("date", ""), r.get("command", "")) for r in rows)
-    return "\n".join(out) + "".join(f"\n\n(measured {d}: `{c}`)" for d, c in runs)
+    runs = dict.fromkeys((r.get("date", ""), r.get("command", ""), r.get("load")) for r in rows)
+    return "\n".join(out) + "".join(f"\n\n(measured {d}{'' if load is None else f', load {load}'}: `{c}`)"
+                                   for d, c, load in runs)
 
 
 def main() -> None:
