@@ -1113,7 +1113,7 @@ class _Node:
 
     def __init__(self, rows: np.ndarray):
         self.rows = rows
-        self.segments: list[tuple[np.ndarray, list]] = []  # while exploring: (ops, their chunks) per flush
+        self.segments: list[tuple[np.ndarray, list]] = []  # while exploring: (ops, the first one's chunks)
         self.chunks: list = []
         self.children: list[tuple[np.ndarray, _Node]] = []
         self.trace: Trace | None = None
@@ -1187,7 +1187,9 @@ def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chun
             if run.ops:
                 ops = ops_array(run.ops)
                 chunks = _to_chunks(ops)
-                node.segments.append((ops, chunks))
+                # a node's first segment keeps its device chunks (reused if it stays the only one); the others
+                # only their operations (thousands of resolutions would otherwise hold a chunk each)
+                node.segments.append((ops, chunks if not node.segments else []))
                 for part, n in chunks:
                     data = chunk(data, part, n, es)
                 run.ops = []
