@@ -1147,9 +1147,12 @@ def _to_chunks(ops: np.ndarray) -> list:
     return chunks
 
 
+BY_DATA = "by data"  # the cache entry of a program that resolved data: look its tree up by the input images too
+
+
 def _entry_bytes(entry) -> int:
     root = entry[0]
-    return 0 if root is None else sum(len(n.chunks) * OP_CHUNK * N_REC * 4 for n in root.nodes())
+    return sum(len(n.chunks) * OP_CHUNK * N_REC * 4 for n in root.nodes()) if isinstance(root, _Node) else 0
 
 
 _TRACES = TraceCache(TRACE_CACHE_SIZE, TRACE_CACHE_BYTES, _entry_bytes)
@@ -1275,7 +1278,7 @@ def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, e
            None if dtcm is None else hashlib.sha1(dtcm).hexdigest())
     hit = _TRACES.get(key)
     data_key = None
-    if hit is None:
+    if hit is not None and hit[0] is BY_DATA:  # this program resolved data before: its trees are per input images
         data_key = (key, hashlib.sha1(np.ascontiguousarray(mems).tobytes()).hexdigest(), mems.shape)
         hit = _TRACES.get(data_key)
     N = mems.shape[0]
@@ -1290,7 +1293,13 @@ def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, e
     else:
         found, leaves, resolutions = _explore(_program(words, prog_len, hw, hw_json, ext_size, max_steps), dtcm,
                                               data, N, chunk, es)
-        _TRACES.put(key if resolutions == 0 else data_key, (found, resolutions))  # a give-up too (None)
+        if resolutions == 0:
+            _TRACES.put(key, (found, resolutions))  # a give-up too (None)
+        else:
+            if data_key is None:
+                data_key = (key, hashlib.sha1(np.ascontiguousarray(mems).tobytes()).hexdigest(), mems.shape)
+            _TRACES.put(key, (BY_DATA, resolutions))
+            _TRACES.put(data_key, (found, resolutions))
         if found is None:
             return None, RunInfo("interpreter", resolutions, 0, False)
     state = _assemble(leaves, N, mems.shape[1])

@@ -220,6 +220,16 @@ def test_hostile_data_control(monkeypatch, name, agree):
     info = _info(program, images, max_steps=max_steps)
     assert info.path == "trace" and info.resolutions > 0, info
     assert (info.groups > 1) is (not agree), info
+    words, mems = machine_inputs(program, images, HW)
+    again, cached = trace.run_info(HW.model_dump_json(), words, program.length, mems, images.shape[1], max_steps)
+    assert cached == info._replace(cached=True)  # the tree is cached with the input images
+    for field in st._fields:
+        np.testing.assert_array_equal(np.asarray(getattr(again, field)), np.asarray(getattr(st, field)))
+    other = _hostile_images(not agree)
+    words, mems = machine_inputs(program, other, HW)
+    _, fresh = trace.run_info(HW.model_dump_json(), words, program.length, mems, other.shape[1], max_steps)
+    assert not fresh.cached and fresh.resolutions > 0  # other images: explored again
+    _both(monkeypatch, program, other, max_steps)  # (from the cache now, beside the first images' tree)
     if name == "fault after a resolved branch":
         assert list(st.ctl[:, 3]) == ([1, 1] if agree else [1, 0])  # FAULT: OOB in the negative set(s) only
     if name == "spin on data":
