@@ -63,8 +63,14 @@ assert OP_CHUNK % UNROLL == 0
 SIM_ENV = "KCGYM_SIM"
 
 # data-operation kinds (one lax.switch branch each)
-K_ALU, K_LD, K_ST, K_VLU, K_VSU, K_VMEM, K_VARITH, K_VRED, K_VPERM, K_VMASK, K_VMOVE = range(11)
+K_ALU, K_LD, K_ST, K_VLU, K_VSU, K_VMEM, K_VARITH, K_VMVXS, K_VRED, K_VPERM, K_VMASK, K_VMOVE = range(12)
 VEC_KIND = {"VARITH": K_VARITH, "VRED": K_VRED, "VPERM": K_VPERM, "VMASK": K_VMASK, "VMOVE": K_VMOVE}
+
+
+def vec_kind(cls: int, sub: int) -> int:
+    """A vector instruction's data-operation kind: ``vmv.x.s`` (every reduction's read-back) has its own small
+    branch; the other rare classes share one."""
+    return K_VMVXS if cls == C_VMOVE and sub == 0 else VEC_KIND[I.CLASSES[cls]]
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
  R_VTYPE, R_VL, R_MIDX, R_NB, R_SPEC) = range(22)
@@ -322,7 +328,7 @@ def _vector_static(word: list[int], pc: int, vtype: int, vl: int, occ: int, lat:
     syncs = (cls == C_VMOVE and sub == 0) or (cls == C_VMASK and sub >= 7)
     writes_x = syncs
     writes_v = cls in (C_VARITH, C_VRED, C_VPERM) or (cls == C_VMASK and sub < 7) or (cls == C_VMOVE and sub == 1)
-    rec = [VEC_KIND[I.CLASSES[cls]], op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
+    rec = [vec_kind(cls, sub), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
         writes_v or rd != 0) else None
     return (cls, rd, rs1c, rs2c, reads_x1, rs2 if uses_vs2 else -1, rs2 + emul_2, rs1 if reads_vs1 else -1,
             rs1 + emul_1, rd if reads_vd else -1, rd + emul_d, vm == 0, v_occ, lat, syncs, writes_x and rd != 0,
@@ -816,7 +822,7 @@ class _Run:
                     if writes_x:
                         x_taint = True
                     if writes_v or rd != 0:
-                        rec = [VEC_KIND[I.CLASSES[cls]], op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1,
+                        rec = [vec_kind(cls, sub), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1,
                                xs2,
                                int(t1), int(t2), vtype, vl, 0, 0, 0]
                 if rec is not None:
@@ -1027,6 +1033,15 @@ class DataPath:
         return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(mp.m_act, mp.loaded, vo.g_vd),
                                     bad=mp.oob | mp.misaligned | miss)
 
+    def b_vmvxs(self, d: Data, f: jax.Array) -> Writes:
+        """``vmv.x.s``: element 0 of vs2, sign-extended from SEW, as ``Machine.vector`` reads it (VMOVE's
+        scalar result) -- without the other classes' datapaths."""
+        ins, is_, vt, st = self._ins(d, f, C_VMOVE)
+        vs = self.machine.vshape(ins, is_, vt)
+        vo = self.machine.voperands(st, ins, is_, vt)
+        a_s, _ = M.lanes_from_bytes(vo.g_vs2, vs.wa)
+        return self.none()._replace(x_at=ins.rd, x_val=a_s[0])
+
     def _vector(self, c: int | None):
         """A vector instruction's branch: of class ``c`` (constant), or of any (None: the class is read from
         the operation; the rarer classes share one branch, which keeps the compile short)."""
@@ -1064,7 +1079,7 @@ class DataPath:
 
         branches = [self.b_alu, self.b_ld, self.b_st, self.b_vlu, self.b_vsu,
                     (lambda d, f: self.b_vmem(d, f, ext_size)) if vmem else nothing, self._vector(C_VARITH),
-                    self._vector(None) if rare else nothing]
+                    self.b_vmvxs if rare else nothing, self._vector(None) if rare else nothing]
 
         def body(i: jax.Array, d: Data) -> Data:
             for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
@@ -1198,7 +1213,7 @@ def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chun
                 run.ops = []
             if need is None:
                 node.trace = run.trace()._replace(ops=np.zeros((0, N_REC), np.int32))
-                leaves.append((node, data))
+                leaves.append((node, node.rows, data))
                 break
             resolutions += 1
             if resolutions > RESOLVE_MAX:
@@ -1246,15 +1261,15 @@ def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chun
     return root, leaves, resolutions
 
 
-def _replay(root: _Node, data: Data, chunk, es) -> list:
+def _replay(root: _Node, data: Data, chunk, es, n_rows: int) -> list:
     """A cached tree's data path: each node's operations, then its children on their input sets."""
     leaves, stack = [], [(root, data)]
     while stack:
         node, data = stack.pop()
         for part, n in node.chunks:
             data = chunk(data, part, n, es)
-        if not node.children:
-            leaves.append((node, data))
+        if not node.children:  # a tree that never split serves any number of input sets
+            leaves.append((node, np.arange(n_rows) if node is root else node.rows, data))
         for padded, child in node.children:
             stack.append((child, _gather(data, padded)))
     return leaves
@@ -1289,7 +1304,7 @@ def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, e
     es = np.int32(ext_size)
     if hit is not None:
         root, resolutions = hit
-        leaves = _replay(root, data, chunk, es)
+        leaves = _replay(root, data, chunk, es, N)
     else:
         found, leaves, resolutions = _explore(_program(words, prog_len, hw, hw_json, ext_size, max_steps), dtcm,
                                               data, N, chunk, es)
@@ -1309,8 +1324,8 @@ def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, e
 def _assemble(leaves: list, N: int, mem_size: int) -> M.State | None:
     """The per-input-set final States of the leaves (each group's control state, its rows' data)."""
     out: dict[str, np.ndarray] = {}
-    for node, data in leaves:
-        tr, rows, k = node.trace, node.rows, len(node.rows)
+    for node, rows, data in leaves:
+        tr, k = node.trace, len(rows)
         d = jax.device_get(data)
         if tr.speculates and np.any(np.asarray(d.bad)[:k]):
             return None

@@ -236,6 +236,16 @@ def test_hostile_data_control(monkeypatch, name, agree):
         assert list(st.ctl[:, 1]) == [max_steps] * 2 and not st.ctl[:, 2].any()  # the budget stopped both
 
 
+def test_a_cached_trace_serves_any_number_of_input_sets(monkeypatch):
+    """A trace cached from one input set (``simulate``) replays for four (``submit``'s hidden and stress sets)."""
+    task, cfg, layout, images = _kernel_images("matmul", 1, 4)
+    program = ACCELERATOR.assemble(ACCELERATOR.expert(task, cfg, HW), HW)
+    trace._TRACES.clear()
+    _both(monkeypatch, program, images[:1])
+    _both(monkeypatch, program, images)
+    _both(monkeypatch, program, images[2:])
+
+
 def test_too_many_resolutions_fall_back(monkeypatch):
     """Past ``RESOLVE_MAX`` resolutions the interpreter runs (each one costs a data-path round trip)."""
     task, cfg, layout, images = _kernel_images("layernorm", 1)
