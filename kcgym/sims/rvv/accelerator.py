@@ -61,7 +61,7 @@ def simulate_images(program: RVVProgram, ext_images: np.ndarray, hw: RVVConfig, 
 
     External memory is padded to a power-of-two bucket, so the interpreter compiles for few shapes. The
     trace-ahead path (``trace.py``) runs unless profiling or ``KCGYM_SIM=oracle``; the interpreter where it
-    gives up (control on data).
+    gives up (data it cannot resolve: a masked vector access, too many resolutions).
     """
     images = np.atleast_2d(np.asarray(ext_images, np.uint8))
     n, size = images.shape
