@@ -25,6 +25,16 @@ and C2 rows.
     PYTHONPATH=. python benchmarks/bench_speed.py --table      # Markdown from the results file
     PYTHONPATH=. python benchmarks/bench_speed.py --tasks batch_matmul --configs 5 --append --no-cold
     PYTHONPATH=. python benchmarks/bench_speed.py --crossover [--quick] [--machines VLIW]  # the dispatch threshold
+    PYTHONPATH=. nice -n 5 python benchmarks/bench_speed.py --sweep [--quick]  # every kernel: the 10 s target
+
+``--sweep``: every registered env of every machine (NPU, VLIW, RVV, CPU) x configs 1..5 x {compiler kernel,
+expert kernel where one exists}, on one input set: the first ``simulate`` in the process (a compile where
+the shape bucket is new to it), the warm one (median of repeats), dynamic instructions, cycles and which
+path ran (``interpreter``, ``trace``). One worker process per machine streams its rows; a kernel that runs
+past ``--cap`` seconds (first and warm together) is killed and kept as an ``over_cap`` row (``> cap`` in
+the table), never dropped. Rows go to ``benchmarks/results/speed_sweep.jsonl``; ``readme_sweep`` renders
+the README block (``benchmarks/readme_tables.py``: count over ``SWEEP_TARGET_S``, worst ten, slowest per
+machine).
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import importlib
 import itertools
 import json
 import os
+import select
 import statistics
 import subprocess
 import sys
@@ -51,6 +62,16 @@ FULL_CONFIGS = (1, 3, 5)
 MAX_STEPS = 50_000_000
 CROSSOVER = Path(__file__).parent / "results" / "speed_crossover.jsonl"
 PATHS = {"old": "oracle", "trace": "trace", "auto": ""}  # KCGYM_SIM per path ("": the default dispatch)
+SWEEP = Path(__file__).parent / "results" / "speed_sweep.jsonl"
+SWEEP_MACHINES = ("NPU", "VLIW", "RVV", "CPU")
+SWEEP_CONFIGS = (1, 2, 3, 4, 5)
+SWEEP_QUICK_CONFIGS = (1,)
+SWEEP_TARGET_S = 10.0  # issue 16: every compiler and expert kernel's warm simulate at most this
+SWEEP_CAP_S = 240.0  # per kernel, first and warm simulate together: past it the kernel is killed, "> cap"
+SWEEP_QUICK_CAP_S = 60.0
+SWEEP_WARM_REPEATS = 3  # warm simulates of a kernel whose first one took under SWEEP_REPEAT_BELOW_S
+SWEEP_REPEAT_BELOW_S = 1.0
+SWEEP_KINDS = ("compiler", "expert")
 
 
 class MachineBench(NamedTuple):
@@ -259,6 +280,192 @@ def readme_table(rows: list[dict]) -> str:
     runs = dict.fromkeys((r.get("date", ""), r.get("command", "")) for r in rows)
     return "\n".join(out) + "".join(f"\n\n(measured {d}: `{c}`)" for d, c in runs)
 
+# ---- the sweep: every kernel of every config ----------------------------------------------------------------
+def _git_commit() -> str:
+    out = subprocess.run(["git", "-C", str(Path(__file__).parent), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+class _PathProbe:
+    """Which path ran a machine's ``simulate``: wraps its ``trace.run`` (the trace-ahead data path, None
+    where it leaves the program to the interpreter). The CPU has no trace path: always the interpreter."""
+
+    def __init__(self, machine: str):
+        try:
+            self.module: Any = importlib.import_module(f"kcgym.sims.{machine.lower()}.trace")
+        except ModuleNotFoundError:
+            self.module = None
+        self.traced = False
+
+    def __enter__(self) -> _PathProbe:
+        self.traced = False
+        if self.module is not None:
+            self.inner = self.module.run
+
+            def run(*args: Any, **kwargs: Any) -> Any:
+                st = self.inner(*args, **kwargs)
+                self.traced = self.traced or st is not None
+                return st
+
+            self.module.run = run
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.module is not None:
+            self.module.run = self.inner
+
+    @property
+    def path(self) -> str:
+        return "trace" if self.traced else "interpreter"
+
+
+def sweep_cells(machine: str, configs: tuple[int, ...], tasks: tuple[str, ...] | None = None
+                ) -> list[tuple[str, int, str]]:
+    """(task, config, kernel) of every registered env of ``machine`` (or of ``tasks``) at ``configs``."""
+    from kcgym.registry import SUPPORTED, task_for
+
+    return [(name, cfg.index, kind) for index in configs for name in SUPPORTED[machine] if not tasks or name in tasks
+            for cfg in task_for(machine, name).configs(machine) if cfg.index == index for kind in SWEEP_KINDS]
+
+
+def sweep_kernel(machine: str, name: str, index: int, kind: str) -> dict | None:
+    """One sweep row: first and warm ``simulate`` of the ``kind`` kernel on one input set; None where
+    ``kind`` is ``expert`` and the task has none at this config."""
+    from kcgym.evaluation import Evaluator
+    from kcgym.registry import ACCELERATORS, task_for
+
+    acc = ACCELERATORS[machine]
+    hw = acc.make_hw()
+    task = task_for(machine, name)
+    cfg = task.config(machine, index)
+    source = acc.compile(task, cfg, hw) if kind == "compiler" else acc.expert(task, cfg, hw)
+    if source is None:
+        return None
+    program = acc.assemble(source, hw)
+    inputs = Evaluator(acc, task, cfg, hw).input_sets(0, 1)
+    probe = _PathProbe(machine)
+    with probe:
+        t0 = time.perf_counter()
+        (res,) = acc.run(program, task, cfg, hw, inputs, MAX_STEPS)
+        first = time.perf_counter() - t0
+    walls, cpus = [], []
+    for _ in range(SWEEP_WARM_REPEATS if first < SWEEP_REPEAT_BELOW_S else 1):
+        with probe:
+            t0, c0 = time.perf_counter(), time.process_time()
+            acc.run(program, task, cfg, hw, inputs, MAX_STEPS)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
+    return {"kind": "sweep", "machine": machine, "task": name, "config": index, "kernel": kind, "status": "ok",
+            "instructions": res.instructions, "cycles": res.cycles, "fault": res.fault.name if res.fault else None,
+            "path": probe.path, "first_s": first, "warm_s": statistics.median(walls),
+            "warm_cpu_s": statistics.median(cpus), "load1": round(os.getloadavg()[0], 2)}
+
+
+def sweep_worker(machine: str, configs: tuple[int, ...], tasks: tuple[str, ...] | None, skip: int) -> None:
+    """Measure the cells of ``machine`` from the ``skip``-th on, one JSON event per line on stdout (a
+    ``start`` before each cell, then its ``row`` or ``none``): the parent times each cell against the cap."""
+    for i, (name, index, kind) in enumerate(sweep_cells(machine, configs, tasks)):
+        if i < skip:
+            continue
+        print(json.dumps({"event": "start", "unit": i, "task": name, "config": index, "kernel": kind}), flush=True)
+        row = sweep_kernel(machine, name, index, kind)
+        print(json.dumps({"event": "none", "unit": i} if row is None else {"event": "row", "unit": i, "row": row}),
+              flush=True)
+    print(json.dumps({"event": "done"}), flush=True)
+
+
+def _stopped_row(machine: str, start: dict, status: str, cap: float, detail: str = "") -> dict:
+    row = {"kind": "sweep", "machine": machine, "task": start["task"], "config": start["config"],
+           "kernel": start["kernel"], "status": status, "cap_s": cap, "first_s": None, "warm_s": None,
+           "load1": round(os.getloadavg()[0], 2)}
+    return {**row, "detail": detail[-400:]} if detail else row
+
+
+def sweep(machine: str, configs: tuple[int, ...], tasks: tuple[str, ...] | None, cap: float, meta: dict,
+          emit: Callable[[dict], None]) -> None:
+    """Run ``machine``'s sweep in a worker process, restarting it past a cell that runs over ``cap``
+    seconds (an ``over_cap`` row) or crashes it (an ``error`` row); ``emit`` gets every row."""
+    skip = 0
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("KCGYM_SIM", None)
+    while True:
+        cmd = [sys.executable, __file__, "--sweep-worker", machine, "--skip", str(skip),
+               "--configs", ",".join(map(str, configs)), *(["--tasks", ",".join(tasks)] if tasks else [])]
+        with tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env, text=True)
+            assert proc.stdout is not None
+            start, began, finished = None, time.monotonic(), False
+            while True:
+                left = cap - (time.monotonic() - began) if start else 3600.0
+                ready, _, _ = select.select([proc.stdout], [], [], max(left, 0.0))
+                if not ready:  # the cell ran past the cap
+                    proc.kill()
+                    proc.wait()
+                    assert start is not None
+                    emit({**_stopped_row(machine, start, "over_cap", cap), **meta})
+                    skip = start["unit"] + 1
+                    break
+                line = proc.stdout.readline()
+                if not line:  # the worker died (or finished)
+                    proc.wait()
+                    if start is not None:
+                        err.seek(0)
+                        emit({**_stopped_row(machine, start, "error", cap, err.read().decode(errors="replace")),
+                              **meta})
+                        skip = start["unit"] + 1
+                    else:
+                        finished = True
+                    break
+                event = json.loads(line)
+                if event["event"] == "start":
+                    start, began = event, time.monotonic()
+                elif event["event"] in ("row", "none"):
+                    if event["event"] == "row":
+                        emit({**event["row"], **meta})
+                    start = None
+                elif event["event"] == "done":
+                    proc.wait()
+                    finished = True
+                    break
+        if finished:
+            return
+
+
+def _sweep_cell(r: dict) -> str:
+    warm = f"{r['warm_s']:.2f}" if r["status"] == "ok" else f"> {r['cap_s']:g} (cap)" if (
+        r["status"] == "over_cap") else "error"
+    first = f"{r['first_s']:.2f}" if r["status"] == "ok" else "-"
+    instr = f"{r['instructions']:,}" if r["status"] == "ok" else "-"
+    return (f"| {r['machine']} | {r['task']} | C{r['config']} | {r['kernel']} | {instr} | {r.get('path', '-')} | "
+            f"{first} | {warm} |")
+
+
+def _sweep_key(r: dict) -> float:
+    return r["warm_s"] if r["status"] == "ok" else float("inf")
+
+
+def readme_sweep(rows: list[dict]) -> str:
+    """The README's sweep block: how many kernels miss the warm target, the worst ten, the slowest per machine."""
+    rows = [r for r in rows if r.get("kind") == "sweep"]
+    over = [r for r in rows if _sweep_key(r) > SWEEP_TARGET_S]
+    capped = [r for r in rows if r["status"] == "over_cap"]
+    errors = [r for r in rows if r["status"] == "error"]
+    machines = list(dict.fromkeys(r["machine"] for r in rows))
+    head = ["| machine | task | config | kernel | instructions | path | first s | warm s |",
+            "|---|---|---|---|---|---|---|---|"]
+    out = [f"{len(rows)} kernels (compiler and expert, {', '.join(machines)}, configs "
+           f"{', '.join(f'C{c}' for c in sorted({r['config'] for r in rows}))}): {len(over)} with a warm simulate over "
+           f"{SWEEP_TARGET_S:g} s ({len(capped)} of them stopped at the cap), {len(errors)} failed to run.", "",
+           "The ten slowest:", "", *head]
+    out += [_sweep_cell(r) for r in sorted(rows, key=_sweep_key, reverse=True)[:10]]
+    out += ["", "The slowest of each machine:", "", *head]
+    out += [_sweep_cell(max((r for r in rows if r["machine"] == m), key=_sweep_key)) for m in machines]
+    runs = dict.fromkeys((r.get("date", ""), r.get("command", ""), r.get("commit", "")) for r in rows)
+    loads = [r["load1"] for r in rows if "load1" in r]
+    load = f"; 1-minute load {min(loads):.1f}-{max(loads):.1f}" if loads else ""
+    return "\n".join(out) + "".join(f"\n\n(measured {d} at {c}: `{cmd}`{load})" for d, cmd, c in runs)
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -275,9 +482,21 @@ def main() -> None:
     ap.add_argument("--distinct", type=int, default=5, help="--crossover: distinct variants per kernel and path")
     ap.add_argument("--sets", type=int, default=4, help="--crossover: input sets per simulate (as BatchScorer's "
                     "3 hidden + stress, padded to 4)")
+    ap.add_argument("--sweep", action="store_true", help="every kernel of every config: first and warm simulate")
+    ap.add_argument("--cap", type=float, default=None, help=f"--sweep: seconds per kernel (default {SWEEP_CAP_S:g}, "
+                    f"--quick {SWEEP_QUICK_CAP_S:g})")
+    ap.add_argument("--sweep-worker", default=None, help=argparse.SUPPRESS)  # one machine's cells (sweep's child)
+    ap.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.table:
         print(table(args.out))
+        return
+    if args.sweep_worker:
+        sweep_worker(args.sweep_worker, tuple(int(c) for c in args.configs.split(",")),
+                     tuple(args.tasks.split(",")) if args.tasks else None, args.skip)
+        return
+    if args.sweep:
+        run_sweep(ap, args)
         return
     from kcgym.tasks import TASKS
 
@@ -337,6 +556,36 @@ def main() -> None:
     args.out.write_text(old + "".join(json.dumps(r) + "\n" for r in rows))
     print()
     print(table(args.out))
+
+
+def run_sweep(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--sweep``: each machine's cells in turn, rows appended to the results file as they come."""
+    machines = args.machines.split(",") if args.machines != ",".join(MACHINES) else list(SWEEP_MACHINES)
+    unknown = [m for m in machines if m not in SWEEP_MACHINES]
+    if unknown:
+        ap.error(f"unknown machine(s) {','.join(unknown)}; known: {','.join(SWEEP_MACHINES)}")
+    configs = tuple(int(c) for c in args.configs.split(",")) if args.configs else (
+        SWEEP_QUICK_CONFIGS if args.quick else SWEEP_CONFIGS)
+    cap = args.cap if args.cap is not None else SWEEP_QUICK_CAP_S if args.quick else SWEEP_CAP_S
+    out = SWEEP if args.out == RESULTS else args.out
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "command": "python benchmarks/bench_speed.py " + " ".join(sys.argv[1:]), "commit": _git_commit()}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not args.append:
+        out.write_text("")
+
+    def emit(row: dict) -> None:
+        with out.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        warm = f"{row['warm_s']:8.3f}s" if row["status"] == "ok" else row["status"]
+        print(f"{row['machine']:4s} {row['task']:15s} C{row['config']} {row['kernel']:8s} {warm} "
+              f"{row.get('path', '')}", flush=True)
+
+    tasks = tuple(args.tasks.split(",")) if args.tasks else None
+    for machine in machines:
+        sweep(machine, configs, tasks, cap, meta, emit)
+    print()
+    print(readme_sweep([json.loads(line) for line in out.read_text().splitlines() if line.strip()]))
 
 
 if __name__ == "__main__":
