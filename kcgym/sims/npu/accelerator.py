@@ -15,7 +15,7 @@ import numpy as np
 from kcgym.isa.assembler import assemble
 from kcgym.isa.program import Program
 from kcgym.sims.base import FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator, StateFormat
-from kcgym.sims.interpreter import bucket
+from kcgym.sims.interpreter import COLD_START, bucket
 from kcgym.sims.layout import SCRATCH, Buffer, LayoutRule, carve
 from kcgym.sims.npu import machine as M
 from kcgym.sims.npu import trace
@@ -100,9 +100,13 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
         for r in layout.regions:
             if r.space == "FPSRAM":
                 fpm[r.offset] = constants[r.name]
-        machine, runner = trace.batched_runner(hw.model_dump_json(), profile)
+        hw_json = hw.model_dump_json()
+        machine, runner = trace.batched_runner(hw_json, profile)
         words = program.padded(bucket(program.length, PROGRAM_BUCKET), machine.halt_row)
-        return jax.device_get(runner(words, hbm, fpm, np.int32(limit), np.int32(max_steps)))
+        args = (words, hbm, fpm, np.int32(limit), np.int32(max_steps))
+        if profile:
+            return jax.device_get(runner(*args))
+        return COLD_START.run(trace, trace.ORACLE_MAX_INSTRUCTIONS, hw_json, args, runner)
 
     def final_state(self, st: Any, b: int, program: Program) -> FinalState:
         ctl = np.asarray(st.ctl[b])
