@@ -4,8 +4,9 @@ Per machine with a trace-ahead path (``MACHINES``: NPU, VLIW, RVV), per compiler
 instructions (bundles on the VLIW), the first ``simulate`` of the kernel in this process (new: pre-pass +
 schedule + data path, plus a compile where its shape bucket is new), the warm ``simulate`` (median of
 repeats: the trace is cached per program, so this is the data path alone), its CPU seconds and
-instructions per second, and whether old and new agree (cycles and outputs). Then a fresh process per
-path with an empty JAX persistent cache times its first ``simulate`` (the cold start a user sees).
+instructions per second, and whether old and new agree (cycles and outputs). Then a fresh process with an
+empty JAX persistent cache times its first ``simulate`` (the cold start a user sees) of ``COLD_KERNELS``;
+``--cold --base DIR`` times only those, this tree alternating with a checkout of the tree before.
 
 Rows go to ``benchmarks/results/speed.jsonl`` (one JSON object per line); ``--table`` prints the
 README's Markdown table from that file.
@@ -26,6 +27,7 @@ and C2 rows.
     PYTHONPATH=. python benchmarks/bench_speed.py --tasks batch_matmul --configs 5 --append --no-cold
     PYTHONPATH=. python benchmarks/bench_speed.py --crossover [--quick] [--machines VLIW]  # the dispatch threshold
     PYTHONPATH=. nice -n 5 python benchmarks/bench_speed.py --sweep [--quick]  # every kernel: the 10 s target
+    PYTHONPATH=. python benchmarks/bench_speed.py --cold --base /tmp/base [--machines NPU]  # cold starts, before/after
 
 ``--sweep``: every registered env of every machine (NPU, VLIW, RVV, CPU) x configs 1..5 x {compiler kernel,
 expert kernel where one exists}, on one input set: the first ``simulate`` in the process (a compile where
@@ -79,7 +81,6 @@ class MachineBench(NamedTuple):
 
     package: str  # kcgym.sims.<machine>: its ACCELERATOR, ``machine`` and ``trace`` modules
     quick_tasks: tuple[str, ...]
-    cold_kernels: tuple[tuple[str, int], ...]  # (task, config) timed in a fresh process
     variant: str  # an instruction with no effect but one more step, ``{n}`` an immediate: a distinct program
     threshold: str  # the trace module's dispatch threshold (dynamic instructions)
     crossover_extra: tuple[tuple[str, int, int], ...]  # (task, config, repeats) besides every task at C1 (C1
@@ -91,13 +92,13 @@ class MachineBench(NamedTuple):
 
 MACHINES = {
     "NPU": MachineBench("kcgym.sims.npu", ("softmax", "matmul", "conv2d", "gqa", "decoder_llama"),
-                        (("matmul", 1), ("decoder_llama", 3)), "S_ADDI_INT gp0, gp0, {n}", "ORACLE_MAX_INSTRUCTIONS",
+                        "S_ADDI_INT gp0, gp0, {n}", "ORACLE_MAX_INSTRUCTIONS",
                         (("matmul", 3, 1),),
                         (("relu", 2), ("relu", 4), ("softmax", 2), ("softmax", 3), ("softmax", 4), ("matmul", 2),
                          ("matmul", 3)),
                         ("relu", "softmax", "matmul", "gemv", "layernorm", "rope"), lambda p, hw: _npu_words(p, hw)),
     "VLIW": MachineBench("kcgym.sims.vliw", ("softmax", "matmul", "conv2d", "gqa", "decoder_llama"),
-                         (("matmul", 1), ("decoder_llama", 3)), "ADDI r0, r0, {n}", "ORACLE_MAX_BUNDLES",
+                         "ADDI r0, r0, {n}", "ORACLE_MAX_BUNDLES",
                          # kernels use labels (a repeated source would not assemble): C2 kernels fill the gaps
                          (("relu", 2, 1), ("rmsnorm", 2, 1), ("silu", 2, 1), ("softmax", 2, 1), ("gemv", 2, 1),
                           ("matmul", 3, 1)), (),
@@ -106,8 +107,17 @@ MACHINES = {
     # RVV: no dispatch threshold (its trace path beat the interpreter even on C1 relu), so no --crossover;
     # gemv branches on data and always runs on the interpreter
     "RVV": MachineBench("kcgym.sims.rvv", ("relu", "softmax", "matmul", "conv2d", "swiglu", "gemv"),
-                        (("matmul", 3),), "addi x0, x0, {n}", "", (), (), (), lambda p, hw: p),
+                        "addi x0, x0, {n}", "", (), (), (), lambda p, hw: p),
 }
+# the first simulate of a fresh process, JAX's persistent cache empty: per machine, matmul (dotprod on the
+# CPU) at C1 and C3 and one large kernel
+COLD_KERNELS = {
+    "NPU": (("matmul", 1), ("matmul", 3), ("decoder_llama", 5)),
+    "VLIW": (("matmul", 1), ("matmul", 3), ("decoder_llama", 5)),
+    "RVV": (("matmul", 1), ("matmul", 3), ("conv2d", 5)),
+    "CPU": (("dotprod", 1), ("dotprod", 3), ("qsort", 5)),
+}
+COLD_TARGET_S = 5.0  # issue 16: the first simulate of a fresh process, cache cold, at most this
 
 
 def _npu_words(program, hw) -> np.ndarray:
@@ -184,16 +194,50 @@ def measure(machine: str, name: str, index: int, repeats: int) -> dict:
     return row
 
 
-def cold_process(machine: str, name: str, index: int, oracle: bool) -> float:
-    """Seconds of the first simulate in a fresh process whose JAX persistent cache is empty."""
-    code = (f"import sys, time; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_speed as b; "
-            f"s = b._setup({machine!r}, {name!r}, {index}); t0 = time.perf_counter(); "
-            f"b._simulate(*s, oracle={oracle}); print(time.perf_counter() - t0)")
+_COLD_CODE = f"""
+import json, sys, time
+from kcgym.evaluation import Evaluator
+from kcgym.registry import ACCELERATORS, task_for
+machine, name, index = sys.argv[1], sys.argv[2], int(sys.argv[3])
+acc = ACCELERATORS[machine]
+hw = acc.make_hw()
+task = task_for(machine, name)
+cfg = task.config(machine, index)
+program = acc.assemble(acc.compile(task, cfg, hw), hw)
+inputs = Evaluator(acc, task, cfg, hw).input_sets(0, 1)
+t0, c0 = time.perf_counter(), time.process_time()
+acc.run(program, task, cfg, hw, inputs, {MAX_STEPS})
+print(json.dumps([time.perf_counter() - t0, time.process_time() - c0]))
+"""
+
+
+def cold_first(tree: Path, machine: str, name: str, index: int, sim: str = "") -> tuple[float, float]:
+    """(wall s, CPU s) of the first simulate of the compiler kernel in a fresh process of ``tree``'s kcgym whose
+    JAX persistent cache is empty (``sim``: its ``KCGYM_SIM``)."""
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k not in ("JAX_COMPILATION_CACHE_DIR", "KCGYM_SIM")}
-        env["KCGYM_CACHE_DIR"] = cache
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    return float(out.stdout.strip().splitlines()[-1])
+        env.update(KCGYM_CACHE_DIR=cache, PYTHONPATH=str(tree), **({"KCGYM_SIM": sim} if sim else {}))
+        out = subprocess.run([sys.executable, "-c", _COLD_CODE, machine, name, str(index)], env=env, cwd=tree,
+                             capture_output=True, text=True, check=True)
+    wall, cpu = json.loads(out.stdout.strip().splitlines()[-1])
+    return wall, cpu
+
+
+def cold_row(machine: str, name: str, index: int, base: Path | None, repeats: int) -> dict:
+    """The cold start of this tree (and of the ``base`` checkout, alternating with it): medians of ``repeats``."""
+    here = Path(__file__).resolve().parent.parent
+    trees = {"new": here, **({"base": base} if base else {})}
+    times: dict = {k: [] for k in trees}
+    for i in range(repeats):
+        for key in list(trees)[i % len(trees):] + list(trees)[:i % len(trees)]:
+            times[key].append(cold_first(trees[key], machine, name, index))
+    row: dict = {"kind": "cold_process", "machine": machine, "task": name, "config": index, "repeats": repeats}
+    for key, ts in times.items():
+        row[f"{key}_s"] = statistics.median(t[0] for t in ts)
+        row[f"{key}_cpu_s"] = statistics.median(t[1] for t in ts)
+    if base:
+        row["base"] = _git_commit(base)
+    return {**row, "load1": round(os.getloadavg()[0], 2)}
 
 
 _VARIANT = itertools.count(1)
@@ -273,18 +317,27 @@ def readme_table(rows: list[dict]) -> str:
                    f"{r['new_instr_per_s']:.3g} | {r['old_warm_s'] / r['new_warm_s']:.1f}x | "
                    f"{'yes' if r['identical'] else 'NO'} |")
     if colds:
-        out += ["", "| machine | task | config | first simulate in a fresh process, empty JAX cache: old s | new s |",
-                "|---|---|---|---|---|"]
-        out += [f"| {r['machine']} | {r['task']} | C{r['config']} | {r['old_s']:.2f} | {r['new_s']:.2f} |"
-                for r in colds]
+        out += ["", f"First simulate in a fresh process, JAX's persistent cache empty (target <= {COLD_TARGET_S:g} s; "
+                "before: the tree named, after: this one, alternating; median wall and CPU seconds):", "",
+                "| machine | task | config | before s | before CPU s | after s | after CPU s | load |",
+                "|---|---|---|---|---|---|---|---|"]
+        for r in colds:
+            before = (f"{r['base_s']:.2f} ({r['base']}) | {r['base_cpu_s']:.2f}" if "base_s" in r else "- | -")
+            out.append(f"| {r['machine']} | {r['task']} | C{r['config']} | {before} | {r['new_s']:.2f} | "
+                       f"{r['new_cpu_s']:.2f} | {r['load1']:.1f} |")
     runs = dict.fromkeys((r.get("date", ""), r.get("command", "")) for r in rows)
     return "\n".join(out) + "".join(f"\n\n(measured {d}: `{c}`)" for d, c in runs)
 
 # ---- the sweep: every kernel of every config ----------------------------------------------------------------
-def _git_commit() -> str:
-    out = subprocess.run(["git", "-C", str(Path(__file__).parent), "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True)
-    return out.stdout.strip() or "unknown"
+def _git_commit(tree: Path | None = None) -> str:
+    """The short commit of ``tree`` (default: this checkout); a tree that is no git checkout says so in a
+    ``COMMIT`` file (``git archive REV | tar -x``, then ``echo REV > COMMIT``) or is ``unknown``."""
+    tree = tree or Path(__file__).resolve().parent.parent
+    out = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if out.returncode == 0 and out.stdout.strip() and (tree / ".git").exists():
+        return out.stdout.strip()
+    stamp = tree / "COMMIT"
+    return stamp.read_text().strip() if stamp.exists() else "unknown"
 
 
 class _PathProbe:
@@ -485,6 +538,10 @@ def main() -> None:
     ap.add_argument("--sweep", action="store_true", help="every kernel of every config: first and warm simulate")
     ap.add_argument("--cap", type=float, default=None, help=f"--sweep: seconds per kernel (default {SWEEP_CAP_S:g}, "
                     f"--quick {SWEEP_QUICK_CAP_S:g})")
+    ap.add_argument("--cold", action="store_true", help="only the fresh-process cold starts (COLD_KERNELS), all four "
+                    "machines by default; they replace the results file's cold rows of the same kernels")
+    ap.add_argument("--base", type=Path, default=None, help="--cold: a checkout of the tree before (git archive "
+                    "REV | tar -x -C DIR; echo REV > DIR/COMMIT), timed alternating with this one")
     ap.add_argument("--sweep-worker", default=None, help=argparse.SUPPRESS)  # one machine's cells (sweep's child)
     ap.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -497,6 +554,9 @@ def main() -> None:
         return
     if args.sweep:
         run_sweep(ap, args)
+        return
+    if args.cold:
+        run_cold(ap, args)
         return
     from kcgym.tasks import TASKS
 
@@ -544,18 +604,40 @@ def main() -> None:
                 print(f"{machine} {name:15s} C{index} {row['instructions']:9d} instr  old {row['old_warm_s']:7.3f}s "
                       f"new {row['new_warm_s']:7.3f}s (first {row['new_first_s']:6.2f}s)  "
                       f"new {row['new_instr_per_s']:10.3g} instr/s  identical={row['identical']}", flush=True)
-        for name, index in () if args.no_cold else mb.cold_kernels:
-            row = {"kind": "cold_process", "machine": machine, "task": name, "config": index,
-                   "old_s": cold_process(machine, name, index, True),
-                   "new_s": cold_process(machine, name, index, False), **meta}
-            rows.append(row)
-            print(f"cold process {machine} {name} C{index}: old {row['old_s']:.2f}s new {row['new_s']:.2f}s",
-                  flush=True)
+        for name, index in () if args.no_cold else COLD_KERNELS[machine]:
+            rows.append({**cold_row(machine, name, index, None, 1), **meta})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     old = args.out.read_text() if args.append and args.out.exists() else ""
     args.out.write_text(old + "".join(json.dumps(r) + "\n" for r in rows))
     print()
     print(table(args.out))
+
+
+def run_cold(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--cold``: each machine's COLD_KERNELS, this tree against ``--base``; rows replace those of the same kernel."""
+    machines = args.machines.split(",") if args.machines != ",".join(MACHINES) else list(SWEEP_MACHINES)
+    unknown = [m for m in machines if m not in COLD_KERNELS]
+    if unknown:
+        ap.error(f"unknown machine(s) {','.join(unknown)}; known: {','.join(COLD_KERNELS)}")
+    if args.base is not None and not (args.base / "kcgym").is_dir():
+        ap.error(f"--base {args.base} is not a kcgym checkout (no kcgym/ in it)")
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "command": "python benchmarks/bench_speed.py " + " ".join(sys.argv[1:]), "commit": _git_commit()}
+    rows = []
+    for machine in machines:
+        for name, index in COLD_KERNELS[machine]:
+            if args.tasks and name not in args.tasks.split(","):
+                continue
+            row = {**cold_row(machine, name, index, args.base, args.repeats), **meta}
+            rows.append(row)
+            before = f"before {row['base_s']:.2f} s (CPU {row['base_cpu_s']:.2f}) " if "base_s" in row else ""
+            print(f"cold {machine} {name} C{index}: {before}after {row['new_s']:.2f} s (CPU {row['new_cpu_s']:.2f})"
+                  f"  load {row['load1']}", flush=True)
+    keys = {(r["machine"], r["task"], r["config"]) for r in rows}
+    kept = [line for line in (args.out.read_text().splitlines() if args.out.exists() else []) if line.strip() and not (
+        json.loads(line).get("kind") == "cold_process" and (lambda r: (r["machine"], r["task"], r["config"]))(
+            json.loads(line)) in keys)]
+    args.out.write_text("".join(line + "\n" for line in kept) + "".join(json.dumps(r) + "\n" for r in rows))
 
 
 def run_sweep(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
