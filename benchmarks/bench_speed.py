@@ -211,6 +211,59 @@ print(json.dumps([time.perf_counter() - t0, time.process_time() - c0]))
 """
 
 
+_PER_CALL_CODE = f"""
+import json, os, sys, time
+from kcgym.evaluation import Evaluator
+from kcgym.registry import ACCELERATORS, task_for
+machine, name, index, calls, sim = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+if sim:
+    os.environ["KCGYM_SIM"] = sim
+acc = ACCELERATORS[machine]
+hw = acc.make_hw()
+task = task_for(machine, name)
+cfg = task.config(machine, index)
+program = acc.assemble(acc.compile(task, cfg, hw), hw)
+inputs = Evaluator(acc, task, cfg, hw).input_sets(0, 1)
+for _ in range(5):
+    acc.run(program, task, cfg, hw, inputs, {MAX_STEPS})
+times = []
+for _ in range(calls):
+    t0 = time.perf_counter()
+    acc.run(program, task, cfg, hw, inputs, {MAX_STEPS})
+    times.append(time.perf_counter() - t0)
+times.sort()
+print(json.dumps([times[len(times) // 2], times[len(times) // 10]]))
+"""
+PER_CALL_KERNELS = (("NPU", "softmax", 1, "oracle"), ("NPU", "matmul", 1, "oracle"), ("NPU", "softmax", 3, ""),
+                    ("VLIW", "relu", 1, "oracle"), ("VLIW", "softmax", 3, ""))
+
+
+def per_call(tree: Path, machine: str, name: str, index: int, sim: str, calls: int) -> tuple[float, float]:
+    """(median, 10th percentile) seconds of a warm ``Accelerator.run`` of the compiler kernel in ``tree``."""
+    env = {k: v for k, v in os.environ.items() if k != "KCGYM_SIM"}
+    env["PYTHONPATH"] = str(tree)
+    out = subprocess.run([sys.executable, "-c", _PER_CALL_CODE, machine, name, str(index), str(calls), sim], env=env,
+                         cwd=tree, capture_output=True, text=True, check=True)
+    median, p10 = json.loads(out.stdout.strip().splitlines()[-1])
+    return median, p10
+
+
+def per_call_row(machine: str, name: str, index: int, sim: str, base: Path, repeats: int, calls: int) -> dict:
+    """The warm per-call time of this tree and of ``base``, a process each, alternating ``repeats`` times."""
+    here = Path(__file__).resolve().parent.parent
+    trees = {"new": here, "base": base}
+    times: dict = {k: [] for k in trees}
+    for i in range(repeats):
+        for key in list(trees)[i % 2:] + list(trees)[:i % 2]:
+            times[key].append(per_call(trees[key], machine, name, index, sim, calls))
+    row: dict = {"kind": "per_call", "machine": machine, "task": name, "config": index, "sim": sim or "auto",
+                 "calls": calls, "repeats": repeats, "base": _git_commit(base)}
+    for key, ts in times.items():
+        row[f"{key}_ms"] = 1e3 * statistics.median(t[0] for t in ts)
+        row[f"{key}_p10_ms"] = 1e3 * statistics.median(t[1] for t in ts)
+    return {**row, "load1": round(os.getloadavg()[0], 2)}
+
+
 def cold_first(tree: Path, machine: str, name: str, index: int, sim: str = "") -> tuple[float, float]:
     """(wall s, CPU s) of the first simulate of the compiler kernel in a fresh process of ``tree``'s kcgym whose
     JAX persistent cache is empty (``sim``: its ``KCGYM_SIM``)."""
@@ -542,6 +595,8 @@ def main() -> None:
                     "machines by default; they replace the results file's cold rows of the same kernels")
     ap.add_argument("--base", type=Path, default=None, help="--cold: a checkout of the tree before (git archive "
                     "REV | tar -x -C DIR; echo REV > DIR/COMMIT), timed alternating with this one")
+    ap.add_argument("--per-call", action="store_true", help="warm per-call time of short kernels "
+                    "(PER_CALL_KERNELS), this tree against --base, a process each, alternating")
     ap.add_argument("--sweep-worker", default=None, help=argparse.SUPPRESS)  # one machine's cells (sweep's child)
     ap.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -557,6 +612,25 @@ def main() -> None:
         return
     if args.cold:
         run_cold(ap, args)
+        return
+    if args.per_call:
+        if args.base is None or not (args.base / "kcgym").is_dir():
+            ap.error("--per-call needs --base DIR, a kcgym checkout of the tree before")
+        meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "command": "python benchmarks/bench_speed.py " + " ".join(sys.argv[1:]), "commit": _git_commit()}
+        rows = []
+        for machine, name, index, sim in PER_CALL_KERNELS:
+            row = {**per_call_row(machine, name, index, sim, args.base, args.repeats, 200 if args.quick else 1000),
+                   **meta}
+            rows.append(row)
+            print(f"per call {machine} {name} C{index} {row['sim']}: before {row['base_ms']:.3f} ms after "
+                  f"{row['new_ms']:.3f} ms (10th pct {row['base_p10_ms']:.3f} -> {row['new_p10_ms']:.3f})  "
+                  f"load {row['load1']}", flush=True)
+        keys = {(r["machine"], r["task"], r["config"], r["sim"]) for r in rows}
+        kept = [line for line in args.out.read_text().splitlines() if line.strip() and not (
+            json.loads(line).get("kind") == "per_call" and tuple(json.loads(line).get(k) for k in (
+                "machine", "task", "config", "sim")) in keys)] if args.out.exists() else []
+        args.out.write_text("".join(line + "\n" for line in kept) + "".join(json.dumps(r) + "\n" for r in rows))
         return
     from kcgym.tasks import TASKS
 

@@ -86,7 +86,8 @@ class ColdStart:
         """A machine's dispatch (``runner(*args)``; ``args[0]``: the padded program words), with a short
         program taking the trace path (``trace.run(hw_json, *args)``) while its interpreter is cold. ``trace``:
         the machine's trace module (``run``, ``sim_mode``, ``dynamic_count``); ``threshold``: its dispatch's
-        most dynamic instructions for the interpreter. Numpy state either way."""
+        most dynamic instructions for the interpreter. The trace path's state is numpy, the interpreter's on
+        the device (the caller fetches what it reads)."""
         words = args[0]
         key = (hw_json, *(np.shape(a) for a in args))
         if self.trace_instead(key, trace.sim_mode(), lambda: trace.dynamic_count(words, threshold) <= threshold):
@@ -94,7 +95,7 @@ class ColdStart:
             if st is not None:
                 return st
             self.compiled(key)  # the trace path left it to the interpreter
-        return jax.device_get(runner(*args))
+        return runner(*args)
 
     def compiled(self, key: Hashable) -> None:
         with self._lock:

@@ -7,7 +7,7 @@ Running input sets, results, faults and output collection are the shared core's
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import numpy as np
@@ -57,6 +57,18 @@ def oob_hbm_message(start: int) -> str:
     return (f"HBM row starting at element {start} is before the start of HBM ({check}; one never set starts at "
             f"{M.UNSET})")
 
+class Final(NamedTuple):
+    """What a run's results read of the final :class:`machine.State` (``final_state``, ``read_region``, the
+    profiler): fetched alone, the memories a kernel's results never read stay on the device."""
+
+    ctl: Any
+    counts: Any
+    busy: Any
+    nan_pc: Any
+    hbm: Any
+    prof: Any
+
+
 class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
     name: ClassVar[str] = "NPU"
     modelled_on: ClassVar[str] = "PLENA (flattened systolic array, HBM + matrix/vector/FP/INT SRAMs, hardware loops)"
@@ -104,9 +116,8 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
         machine, runner = trace.batched_runner(hw_json, profile)
         words = program.padded(bucket(program.length, PROGRAM_BUCKET), machine.halt_row)
         args = (words, hbm, fpm, np.int32(limit), np.int32(max_steps))
-        if profile:
-            return jax.device_get(runner(*args))
-        return COLD_START.run(trace, trace.ORACLE_MAX_INSTRUCTIONS, hw_json, args, runner)
+        st = runner(*args) if profile else COLD_START.run(trace, trace.ORACLE_MAX_INSTRUCTIONS, hw_json, args, runner)
+        return jax.device_get(Final(*(getattr(st, f) for f in Final._fields)))  # one transfer per field read
 
     def final_state(self, st: Any, b: int, program: Program) -> FinalState:
         ctl = np.asarray(st.ctl[b])

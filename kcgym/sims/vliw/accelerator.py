@@ -98,9 +98,8 @@ class VLIWAccelerator(SimulatedAccelerator[VLIWConfig]):
         machine, runner = trace.batched_runner(hw_json, profile)
         words = program.padded(hw.imem_bundles + 1, machine.halt_row)
         args = (words, ext, np.int32(ext_limit), np.int32(max_steps))
-        if profile:
-            return jax.device_get(runner(*args))
-        return COLD_START.run(trace, trace.ORACLE_MAX_BUNDLES, hw_json, args, runner)
+        return jax.device_get(runner(*args) if profile else COLD_START.run(trace, trace.ORACLE_MAX_BUNDLES, hw_json,
+                                                                               args, runner))
 
     def final_state(self, st: Any, b: int, program: Program) -> FinalState:
         ctl = np.asarray(st.ctl[b])
