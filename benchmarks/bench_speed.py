@@ -376,10 +376,21 @@ def readme_table(rows: list[dict]) -> str:
                 "before: the tree named, after: this one, alternating; median wall and CPU seconds):", "",
                 "| machine | task | config | before s | before CPU s | after s | after CPU s | load |",
                 "|---|---|---|---|---|---|---|---|"]
-        for r in colds:
+        order = {(m, t, c): i for i, (m, k) in enumerate((m, k) for m, ks in COLD_KERNELS.items() for k in ks)
+                 for t, c in [k]}
+        for r in sorted(colds, key=lambda r: order.get((r["machine"], r["task"], r["config"]), len(order))):
             before = (f"{r['base_s']:.2f} ({r['base']}) | {r['base_cpu_s']:.2f}" if "base_s" in r else "- | -")
             out.append(f"| {r['machine']} | {r['task']} | C{r['config']} | {before} | {r['new_s']:.2f} | "
                        f"{r['new_cpu_s']:.2f} | {r['load1']:.1f} |")
+    calls = [r for r in rows if r.get("kind") == "per_call"]
+    if calls:
+        out += ["", "Warm `Accelerator.run` of one short kernel, repeated (a process per tree, alternating; median and "
+                "10th percentile ms; at the load shown, small differences are noise):", "",
+                "| machine | task | config | KCGYM_SIM | before ms | before p10 | after ms | after p10 | load |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        out += [f"| {r['machine']} | {r['task']} | C{r['config']} | {r['sim']} | {r['base_ms']:.3f} ({r['base']}) | "
+                f"{r['base_p10_ms']:.3f} | {r['new_ms']:.3f} | {r['new_p10_ms']:.3f} | {r['load1']:.1f} |"
+                for r in calls]
     runs = dict.fromkeys((r.get("date", ""), r.get("command", "")) for r in rows)
     return "\n".join(out) + "".join(f"\n\n(measured {d}: `{c}`)" for d, c in runs)
 
