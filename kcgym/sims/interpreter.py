@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from kcgym.limits import MAX_COLD_START_SHAPES
 from kcgym.sims.jax_cache import enable_persistent_cache
 
 
@@ -54,7 +55,6 @@ def batched_runner(machine: Any, batched: tuple[int | None, ...]) -> tuple[Any, 
 # s with JAX's persistent cache cold, ~1.5 s to trace and load it when warm) over what it saves per short
 # program (0.3-1.4 ms on NPU, up to 4 ms on VLIW: speed_crossover.jsonl, C1 rows): a few thousand runs.
 INTERPRETER_AFTER_SHORT_RUNS = 1000
-_COLD_KEYS = 256  # shapes remembered (a hardware sweep makes one per config); the oldest are forgotten
 
 
 class ColdStart:
@@ -103,7 +103,7 @@ class ColdStart:
 
     def _note(self, key: Hashable, value: int) -> None:
         self._runs.pop(key, None)
-        if len(self._runs) >= _COLD_KEYS:
+        if len(self._runs) >= MAX_COLD_START_SHAPES:  # a hardware sweep makes one per config: the oldest go
             self._runs.pop(next(iter(self._runs)))
         self._runs[key] = value
 

@@ -8,6 +8,7 @@ import importlib
 import pytest
 
 from kcgym.evaluation import Evaluator
+from kcgym.limits import MAX_COLD_START_SHAPES
 from kcgym.registry import ACCELERATORS
 from kcgym.sims import interpreter
 from kcgym.sims.interpreter import ColdStart
@@ -30,9 +31,9 @@ def test_the_count_per_shape():
 
 def test_the_shapes_remembered_are_bounded():
     cold = ColdStart()
-    for i in range(interpreter._COLD_KEYS + 10):
+    for i in range(MAX_COLD_START_SHAPES + 10):
         cold.compiled(i)
-    assert len(cold._runs) == interpreter._COLD_KEYS
+    assert len(cold._runs) == MAX_COLD_START_SHAPES
     assert cold.trace_instead(0, "auto", lambda: True)  # forgotten: counted anew
 
 
