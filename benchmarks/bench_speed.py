@@ -580,10 +580,12 @@ def readme_sweep(rows: list[dict]) -> str:
     out += [_sweep_cell(r) for r in sorted(rows, key=_sweep_key, reverse=True)[:10]]
     out += ["", "The slowest of each machine:", "", *head]
     out += [_sweep_cell(max((r for r in rows if r["machine"] == m), key=_sweep_key)) for m in machines]
-    runs = dict.fromkeys((r.get("date", ""), r.get("command", ""), r.get("commit", "")) for r in rows)
-    loads = [r["load1"] for r in rows if "load1" in r]
-    load = f"; 1-minute load {min(loads):.1f}-{max(loads):.1f}" if loads else ""
-    return "\n".join(out) + "".join(f"\n\n(measured {d} at {c}: `{cmd}`{load})" for d, cmd, c in runs)
+    runs: dict = {}
+    for r in rows:
+        runs.setdefault((r.get("date", ""), r.get("command", ""), r.get("commit", "")), []).append(r.get("load1"))
+    return "\n".join(out) + "".join(
+        f"\n\n(measured {d} at {c}: `{cmd}`; 1-minute load {min(x for x in loads if x is not None):.1f}-"
+        f"{max(x for x in loads if x is not None):.1f})" for (d, cmd, c), loads in runs.items())
 
 
 def main() -> None:
