@@ -6,8 +6,9 @@ machine's ``run_one`` vmapped over input sets (the program, the limits and the s
 shared by the batch).
 
 That compile is the cold start of a short program: the NPU and VLIW dispatch short programs to their
-interpreter, whose first compile costs 5-7 CPU seconds (a ``lax.switch`` over every opcode class), while
-the trace path's data runner compiles in about 1 s and gives the same results bit for bit.
+interpreter, whose first compile (a ``lax.switch`` over every opcode class, unrolled per iteration) takes
+several times the CPU seconds of the trace path's data runner (``benchmarks/results/speed.jsonl``, the
+``cold_process`` rows of NPU matmul C1 and VLIW relu C1), which gives the same results bit for bit.
 :data:`COLD_START` keeps short programs on the trace path until enough of them have run in the process
 to pay for the interpreter's compile.
 """
@@ -51,9 +52,9 @@ def batched_runner(machine: Any, batched: tuple[int | None, ...]) -> tuple[Any, 
 
 
 # Short programs of one shape (a dispatch that would pick the interpreter) taken by the trace path in this
-# process before the interpreter is compiled for that shape. Break-even: the interpreter's compile (5-7 CPU
-# s with JAX's persistent cache cold, ~1.5 s to trace and load it when warm) over what it saves per short
-# program (0.3-1.4 ms on NPU, up to 4 ms on VLIW: speed_crossover.jsonl, C1 rows): a few thousand runs.
+# process before the interpreter is compiled for that shape. Break-even: the interpreter's compile (seconds
+# of CPU, less where JAX's persistent cache holds it: it is still traced and loaded) over what it saves per
+# distinct short program (the C1 rows of speed_crossover.jsonl: about a millisecond): thousands of runs.
 INTERPRETER_AFTER_SHORT_RUNS = 1000
 
 
