@@ -91,6 +91,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("program-axis", "bench_program_axis", ("program_axis.json",),
           lambda m, p: m.readme_sentence(json.loads(p[0].read_text())), inline=True),
     Block("speed", "bench_speed", ("speed.jsonl",), _speed),
+    Block("speed-sweep", "bench_speed", ("speed_sweep.jsonl",), lambda m, p: m.readme_sweep(_jsonl(p[0]))),
     Block("cpu-machine", "bench_cpu_machine", ("cpu_machine.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
     Block("sweep", "bench_sweep", ("sweep_npu_matmul_c3/episodes.jsonl",), lambda m, p: m.render(p[0])),
 )

@@ -15,7 +15,7 @@ import numpy as np
 from kcgym.isa.assembler import assemble
 from kcgym.isa.program import Program
 from kcgym.sims.base import FinalState, MemoryLayout, MemoryRegion, SimulatedAccelerator, StateFormat
-from kcgym.sims.interpreter import bucket
+from kcgym.sims.interpreter import COLD_START, bucket
 from kcgym.sims.layout import SCRATCH, Buffer, LayoutRule, carve
 from kcgym.sims.vliw import machine as M
 from kcgym.sims.vliw import trace
@@ -94,10 +94,12 @@ class VLIWAccelerator(SimulatedAccelerator[VLIWConfig]):
     def execute(program: Program, ext: np.ndarray, ext_limit: int, hw: VLIWConfig, max_steps: int,
                 profile: bool = False) -> M.State:
         """Run ``program`` on a batch of EXT images ``[B, H]``; the final machine state as numpy."""
-        machine, runner = trace.batched_runner(hw.model_dump_json(), profile)
+        hw_json = hw.model_dump_json()
+        machine, runner = trace.batched_runner(hw_json, profile)
         words = program.padded(hw.imem_bundles + 1, machine.halt_row)
-        st = runner(words, ext, np.int32(ext_limit), np.int32(max_steps))
-        return jax.device_get(st)
+        args = (words, ext, np.int32(ext_limit), np.int32(max_steps))
+        return jax.device_get(runner(*args) if profile else COLD_START.run(trace, trace.ORACLE_MAX_BUNDLES, hw_json,
+                                                                               args, runner))
 
     def final_state(self, st: Any, b: int, program: Program) -> FinalState:
         ctl = np.asarray(st.ctl[b])
