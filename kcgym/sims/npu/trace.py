@@ -921,6 +921,9 @@ SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =tr
 ORACLE_MAX_INSTRUCTIONS = 194
 # Programs per data-path call of run_many (one compile per config and HBM bucket serves any batch).
 MERGE_PROGRAMS = 16
+# In a batch (run_batch), programs of at most this many dynamic instructions are merged; longer ones run
+# alone, where their own levels fill the groups. A tuning constant: every path gives the same results.
+MERGE_MAX_INSTRUCTIONS = 4096
 
 
 def sim_mode() -> str:
@@ -988,3 +991,23 @@ def batched_runner(hw_json: str, profile: bool = False):
         return oracle(words, hbm, fpm, hbm_limit, max_steps) if st is None else st
 
     return machine, runner
+
+
+def run_batch(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.ndarray, limit,
+              max_steps) -> list[M.State]:
+    """The final State of each program on the same input sets, bit for bit what :func:`batched_runner`'s
+    runner gives it alone: programs of at most ``MERGE_MAX_INSTRUCTIONS`` instructions through
+    :func:`run_many` (unless ``KCGYM_SIM=oracle``), the rest (and what it leaves to the oracle) one by one."""
+    runner = batched_runner(hw_json)[1]
+    hbm, fpm = on_device(hbm), on_device(fpm)
+    out: list = [None] * len(programs)
+    small = [] if sim_mode() == "oracle" or len(programs) < 2 else [
+        i for i, w in enumerate(programs) if dynamic_count(w, MERGE_MAX_INSTRUCTIONS) <= MERGE_MAX_INSTRUCTIONS]
+    if len(small) > 1:
+        for i, st in zip(small, run_many(hw_json, [programs[i] for i in small], hbm, fpm, limit, max_steps),
+                         strict=True):
+            out[i] = st
+    for i, w in enumerate(programs):
+        if out[i] is None:
+            out[i] = jax.device_get(runner(w, hbm, fpm, limit, max_steps))
+    return out
