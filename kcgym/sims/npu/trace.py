@@ -920,7 +920,7 @@ SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =tr
 # "choice" row: the threshold that minimises the summed CPU time of distinct kernels over its rows).
 ORACLE_MAX_INSTRUCTIONS = 194
 # Programs per data-path call of run_many (one compile per config and HBM bucket serves any batch).
-MERGE_PROGRAMS = 16
+MERGE_PROGRAMS = 8
 # In a batch (run_batch), programs of at most this many dynamic instructions are merged; longer ones run
 # alone, where their own levels fill the groups. A tuning constant: every path gives the same results.
 MERGE_MAX_INSTRUCTIONS = 4096
