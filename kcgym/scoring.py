@@ -315,6 +315,12 @@ class BatchScorer:
         return [_NO_KERNEL.model_copy(update={"index": i}) if k is None else
                 records[k].model_copy(update={"index": i}) for i, k in enumerate(kernels)]
 
+    def start(self) -> None:
+        """Start the worker processes now and wait until each is warm (``backend="processes"``; else nothing),
+        so that the first batch does not pay for it."""
+        if self._workers is not None:
+            self._workers.start()
+
     def close(self) -> None:
         """Stop the worker processes (``backend="processes"``); a later batch starts new ones."""
         if self._workers is not None:

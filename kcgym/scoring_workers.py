@@ -21,6 +21,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 PARENT_POLL_S = 0.5  # how often a worker checks that its parent is alive
+STARTUP_PROBE_S = 0.05  # how long one start-up probe holds a worker (start: until every worker has answered)
+STARTUP_ROUNDS = 200  # rounds of probes start() sends at most (each waits for its answers: a dead pool raises)
 
 _SCORER: Any = None  # the worker's own scorer (one per worker process)
 
@@ -43,6 +45,7 @@ def _score(seed: int, kernels: list[str]) -> list[Any]:
 
 
 def _pid() -> int:
+    time.sleep(STARTUP_PROBE_S)  # long enough that one round of probes spreads over every idle worker
     return os.getpid()
 
 
@@ -91,12 +94,16 @@ class WorkerPool:
             self.close()
         return out
 
-    def pids(self) -> list[int]:
-        """The worker processes' ids (each started by then): for tests and monitoring."""
+    def start(self) -> list[int]:
+        """Start every worker and wait until each is warm (it has answered a probe, so its scorer is built):
+        their process ids."""
         pool = self._executor()
-        for f in [pool.submit(_pid) for _ in range(self.processes)]:
-            f.result()
-        return sorted(pool._processes)  # noqa: SLF001  (the executor keeps no public list)
+        seen: set[int] = set()
+        for _ in range(STARTUP_ROUNDS):
+            seen.update(f.result() for f in [pool.submit(_pid) for _ in range(self.processes)])
+            if len(seen) >= self.processes:
+                break
+        return sorted(seen)
 
     def close(self) -> None:
         """Stop the workers (pending chunks are cancelled)."""
