@@ -838,9 +838,10 @@ def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit
 
 
 def _state(tr: Trace, data: Data, first: np.ndarray, p: int, d: Dims, op_seq: np.ndarray,
-           op_pc: np.ndarray) -> M.State:
+           op_pc: np.ndarray, hbm_tail: np.ndarray | None = None) -> M.State:
     """Program ``p``'s final State from the data path's (host) state and the pre-pass's control side;
-    ``first``: its first non-finite step per input set; ``d``: the dims of one program."""
+    ``first``: its first non-finite step per input set; ``d``: the dims of one program; ``hbm_tail``: the HBM
+    image past the rows the data path held (unchanged by any program)."""
     N, rows, V = data.mem.shape
     P = (rows - 1) // (d.vs + d.ms + d.hbm + d.mv)  # programs side by side (merged_dims), then the dump row
     H = d.hbm * V
@@ -858,6 +859,9 @@ def _state(tr: Trace, data: Data, first: np.ndarray, p: int, d: Dims, op_seq: np
     o_h = P * (d.vs + d.ms) + p * d.hbm
     o_mv = P * (d.vs + d.ms + d.hbm) + p * d.mv
     zeros = np.zeros((N, 1), np.int32)
+    hbm = mem[:, o_h:o_h + d.hbm].reshape(N, H)
+    if hbm_tail is not None and hbm_tail.shape[1]:
+        hbm = np.concatenate([hbm, hbm_tail], axis=1)
     return M.State(
         ctl=each(tr.ctl), gp=each(tr.gp), ar=each(tr.ar), unit_free=each(tr.unit_free), busy=each(tr.busy),
         counts=each(tr.counts), fp_ready=each(tr.fp_ready), vs_ready=each(tr.vs_ready), vs_read=each(tr.vs_read),
@@ -865,7 +869,7 @@ def _state(tr: Trace, data: Data, first: np.ndarray, p: int, d: Dims, op_seq: np
         fp=np.asarray(data.fp)[:, [p * d.fp + s for s in tr.fp_slots]],
         acc=np.asarray(data.acc)[:, p * d.acc + tr.acc_slot],
         mv=mem[:, o_mv + tr.mv_slot], nan_pc=nan_pc, vs=mem[:, o_vs:o_vs + d.vs], ms=mem[:, o_ms:o_ms + d.ms],
-        hbm=mem[:, o_h:o_h + d.hbm].reshape(N, H), fpm=np.asarray(data.fpm)[:, p * d.fpm:(p + 1) * d.fpm],
+        hbm=hbm, fpm=np.asarray(data.fpm)[:, p * d.fpm:(p + 1) * d.fpm],
         prof=np.zeros((N, 1, M.N_PROF), np.int32), vsr_dma=zeros, vs_dma=zeros, ms_dma=zeros)
 
 
@@ -877,9 +881,14 @@ def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.
     together (the call's depth is the deepest program's, not the sum). None: a program :func:`run` leaves
     to the oracle. Nothing is cached: each program is assumed new (batch scoring of distinct kernels)."""
     hw = _config(hw_json)
-    hbm, fpm = on_device(hbm), on_device(fpm)
+    hbm = np.asarray(hbm, np.float32)
     N, H = hbm.shape
-    d = dims_of(hw, H)
+    # no operation reaches past the HBM limit (the pre-pass faults first), so the data path holds only the HBM
+    # rows below it (a power of two: few compiles), and the rest comes back as it went in
+    Hs = min(H, 1 << max(int(limit) - 1, hw.VLEN - 1).bit_length())
+    tail = hbm[:, Hs:]
+    hbm_d, fpm = on_device(hbm[:, :Hs]), on_device(fpm)
+    d = dims_of(hw, Hs)
     sizes = np.array([*d, 0], np.int64)
     out: list[M.State | None] = [None] * len(programs)
     for start in range(0, len(programs), MERGE_PROGRAMS):
@@ -901,14 +910,14 @@ def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.
         ch = chunk_size(n_groups)
         chunks = jax.device_put([(g_kind[c:c + ch], g_fields[c:c + ch], g_seq[c:c + ch],
                                   np.int32(min(ch, n_groups - c))) for c in range(0, max(n_groups, 1), ch)])
-        initial, chunk = data_runner(hw_json, H, MERGE_PROGRAMS)
-        data = initial(hbm, fpm)
+        initial, chunk = data_runner(hw_json, Hs, MERGE_PROGRAMS)
+        data = initial(hbm_d, fpm)
         for c in chunks:
             data = chunk(data, *c)
         data = jax.device_get(data)
         first = np.asarray(data.nan_seq)
         for p, (i, tr, lv) in enumerate(part):
-            out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs)
+            out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, tail)
     return out
 
 
@@ -999,7 +1008,6 @@ def run_batch(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np
     runner gives it alone: programs of at most ``MERGE_MAX_INSTRUCTIONS`` instructions through
     :func:`run_many` (unless ``KCGYM_SIM=oracle``), the rest (and what it leaves to the oracle) one by one."""
     runner = batched_runner(hw_json)[1]
-    hbm, fpm = on_device(hbm), on_device(fpm)
     out: list = [None] * len(programs)
     small = [] if sim_mode() == "oracle" or len(programs) < 2 else [
         i for i, w in enumerate(programs) if dynamic_count(w, MERGE_MAX_INSTRUCTIONS) <= MERGE_MAX_INSTRUCTIONS]
@@ -1009,5 +1017,5 @@ def run_batch(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np
             out[i] = st
     for i, w in enumerate(programs):
         if out[i] is None:
-            out[i] = jax.device_get(runner(w, hbm, fpm, limit, max_steps))
+            out[i] = jax.device_get(runner(w, on_device(hbm), on_device(fpm), limit, max_steps))
     return out
