@@ -19,6 +19,7 @@ alike: ``before`` (``--base``, a checkout of main: ``git worktree add --detach /
     python benchmarks/bench_scoring.py [--quick] [--base DIR] [--cases NPU:matmul:1 ...] [--repeats 2]
     python benchmarks/bench_scoring.py --profile [--quick] [--cases ...]   (where a kernel's time goes)
     python benchmarks/bench_scoring.py --paths [--env-id ID] [--config 1] [--n 64]   (env vs single vs batch)
+    python benchmarks/bench_scoring.py --merge [--quick] [--cases NPU:matmul:1 ...]   (NPU merged-call size)
 
 Writes one JSON line per (case, tree) to ``benchmarks/results/scoring.jsonl`` (``--out``; ``--quick``
 writes nothing) and prints the table side by side. ``python benchmarks/readme_tables.py --write`` puts
@@ -39,6 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "scoring.jsonl"
 PROFILE_RESULTS = ROOT / "benchmarks" / "results" / "scoring_profile.jsonl"
+MERGE_RESULTS = ROOT / "benchmarks" / "results" / "scoring_merge.jsonl"
+MERGE_SIZES = (1, 2, 4, 8, 12, 16)  # --merge: programs per merged NPU data-path call
 TARGETS = {1: 2000, 3: 100}  # issue 16: distinct kernels/s at C1 and at C3
 # (machine, task, config) -> kernels per batch: what a shared 2-core machine scores in seconds
 CASES = {("NPU", "matmul", 1): 64, ("VLIW", "matmul", 1): 64, ("RVV", "matmul", 1): 4,
@@ -219,6 +222,93 @@ def profile(machine: str, task: str, config: int, n: int, repeats: int = 3) -> d
             setattr(owner, name, original)
     total = best.pop("total")
     return {"total_ms": round(total, 4), "phases_ms": {k: round(v, 4) for k, v in best.items()}, "all_correct": ok}
+
+
+def merge_sizes(task: str, config: int, sizes: tuple[int, ...], repeats: int) -> list[dict]:
+    """CPU ms per distinct kernel of ``NPUAccelerator.run_many`` (``trace.MERGE_PROGRAMS`` = each size, one
+    merged call) against ``run`` one program at a time, on the same fresh numbered variants (this tree only:
+    the merged path is new). Best of ``repeats`` per size and path, the two alternating."""
+    from kcgym.scoring import BatchScorer
+    from kcgym.sims.npu import trace
+
+    scorer = BatchScorer(f"KernelCraft-NPU-{task}", config, max_workers=1)
+    env, acc = scorer.env, scorer.env.accelerator
+    source = acc.compile(env.task, env.cfg, env.hw)
+    scorer.score([variant("NPU", source, 0)])
+    inputs = scorer.hidden_input_sets(0)[0]
+    inputs = inputs + [inputs[-1]] * ((1 << (len(inputs) - 1).bit_length()) - len(inputs))  # as the evaluator pads
+    steps = env.evaluator.max_steps(env.evaluator.baseline())
+    counter = iter(range(1, 1 << 30))
+
+    def fresh(k: int) -> list:
+        return [acc.assemble(variant("NPU", source, next(counter)), env.hw) for _ in range(k)]
+
+    rows = []
+    default = trace.MERGE_PROGRAMS
+    try:
+        for size in sizes:
+            trace.MERGE_PROGRAMS = size
+            acc.run_many(fresh(max(size, 2)), env.task, env.cfg, env.hw, inputs, steps)  # compile this size
+            best = {"merged": float("inf"), "alone": float("inf")}
+            for _ in range(repeats):
+                for path in ("merged", "alone"):
+                    programs = fresh(size)
+                    c0 = time.process_time()
+                    if path == "merged" and size > 1:
+                        acc.run_many(programs, env.task, env.cfg, env.hw, inputs, steps)
+                    else:
+                        for p in programs:
+                            acc.run(p, env.task, env.cfg, env.hw, inputs, steps)
+                    best[path] = min(best[path], (time.process_time() - c0) / size * 1e3)
+            rows.append({"machine": "NPU", "task": task, "config": config, "programs": size,
+                         "merged_ms": round(best["merged"], 3), "alone_ms": round(best["alone"], 3)})
+            print(f"NPU {task} C{config} {size:3d} programs: merged {best['merged']:.3f} ms/kernel, alone "
+                  f"{best['alone']:.3f}", flush=True)
+    finally:
+        trace.MERGE_PROGRAMS = default
+    return rows
+
+
+def merges(args: argparse.Namespace) -> None:
+    """``--merge``: the merged call's cost per kernel by size, per NPU case (default matmul C1 and C3)."""
+    cases = [("matmul", 1)] if args.quick else [("matmul", 1), ("matmul", 3)]
+    if args.cases:
+        cases = [(c.split(":")[1], int(c.split(":")[2])) for c in args.cases if c.upper().startswith("NPU:")]
+    sizes = (1, 4, 8) if args.quick else MERGE_SIZES
+    from kcgym.sims.npu import trace
+
+    print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; this tree ({_commit(ROOT)}), "
+          f"trace.MERGE_PROGRAMS = {trace.MERGE_PROGRAMS}")
+    rows = []
+    for task, config in cases:
+        for r in merge_sizes(task, config, sizes, args.repeats):
+            rows.append({**r, "commit": _commit(ROOT), "repeats": args.repeats, "cpus": os.cpu_count(),
+                         "load": round(os.getloadavg()[0], 1), "date": time.strftime("%Y-%m-%d"),
+                         "default": trace.MERGE_PROGRAMS,
+                         "command": "python benchmarks/bench_scoring.py " + " ".join(sys.argv[1:])})
+        if not args.quick:
+            Path(MERGE_RESULTS).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    if not args.quick:
+        print(f"wrote {len(rows)} rows to {MERGE_RESULTS}")
+
+
+def render_merge(rows: list[dict]) -> str:
+    """The README table of ``--merge`` (a pure function of its file)."""
+    cases = list(dict.fromkeys((r["task"], r["config"]) for r in rows))
+    sizes = sorted({r["programs"] for r in rows})
+    by = {(r["task"], r["config"], r["programs"]): r for r in rows}
+    out = ["| NPU case | one at a time, CPU ms/kernel | " + " | ".join(f"{n} merged" for n in sizes) + " |",
+           "|---|---|" + "---|" * len(sizes)]
+    for task, config in cases:
+        alone = min(r["alone_ms"] for r in rows if (r["task"], r["config"]) == (task, config))
+        cells = [f"{by[(task, config, n)]['merged_ms']:.3f}" if (task, config, n) in by else "-" for n in sizes]
+        out.append(f"| {task} C{config} | {alone:.3f} | " + " | ".join(cells) + " |")
+    first = rows[0]
+    out += ["", f"`NPUAccelerator.run_many` CPU ms per distinct kernel by programs per merged call (\"1 merged\" runs "
+            f"them one at a time too), best of {first['repeats']}; `trace.MERGE_PROGRAMS` = {first['default']}; "
+            f"measured {first['date']} on {first['cpus']} CPUs at load {min(r['load'] for r in rows)}-"
+            f"{max(r['load'] for r in rows)} ({first['commit']})."]
+    return "\n".join(out)
 
 
 def _commit(tree: Path) -> str:
@@ -468,6 +558,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=64)
     ap.add_argument("--backend", default="threads", choices=("threads", "processes"), help=argparse.SUPPRESS)
     ap.add_argument("--paths", action="store_true", help="env vs single vs batch on one env id")
+    ap.add_argument("--merge", action="store_true", help="NPU merged data-path call: CPU ms per kernel by size")
     ap.add_argument("--env-id", default="KernelCraft-NPU-matmul")
     ap.add_argument("--config", type=int, default=1)
     args = ap.parse_args()
@@ -478,6 +569,8 @@ def main() -> None:
         print(json.dumps(fn))
     elif args.paths:
         paths(args)
+    elif args.merge:
+        merges(args)
     else:
         compare(args)
 
