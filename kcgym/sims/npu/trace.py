@@ -915,7 +915,7 @@ def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.
         for c in chunks:
             data = chunk(data, *c)
         data = jax.device_get(data)
-        first = np.asarray(data.nan_seq)
+        first = np.asarray(data.nan_seq).reshape(N, -1)  # per input set and program (one program: a scalar)
         for p, (i, tr, lv) in enumerate(part):
             out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, tail)
     return out
