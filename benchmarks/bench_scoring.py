@@ -286,8 +286,12 @@ def merges(args: argparse.Namespace) -> None:
                          "load": round(os.getloadavg()[0], 1), "date": time.strftime("%Y-%m-%d"),
                          "default": trace.MERGE_PROGRAMS,
                          "command": "python benchmarks/bench_scoring.py " + " ".join(sys.argv[1:])})
-        if not args.quick:
-            Path(MERGE_RESULTS).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        if not args.quick:  # in place of this run's cases' rows; other cases' rows are kept
+            old = [json.loads(x) for x in MERGE_RESULTS.read_text().splitlines() if x.strip()] \
+                if MERGE_RESULTS.exists() else []
+            done = {(r["task"], r["config"]) for r in rows}
+            kept = [r for r in old if (r["task"], r["config"]) not in done]
+            MERGE_RESULTS.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept + rows))
     if not args.quick:
         print(f"wrote {len(rows)} rows to {MERGE_RESULTS}")
 

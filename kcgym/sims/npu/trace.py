@@ -932,7 +932,10 @@ ORACLE_MAX_INSTRUCTIONS = 194
 MERGE_PROGRAMS = 8
 # In a batch (run_batch), programs of at most this many dynamic instructions are merged; longer ones run
 # alone, where their own levels fill the groups. A tuning constant: every path gives the same results.
-MERGE_MAX_INSTRUCTIONS = 4096
+# From ``python benchmarks/bench_scoring.py --merge`` (scoring_merge.jsonl): merging saves most per kernel
+# on the C1 kernels, less on the C2 ones, and little on matmul C3 (whose merged calls also overlapped less
+# with the other scoring thread in bench_scoring's batches), so the threshold sits between C2 and C3 sizes.
+MERGE_MAX_INSTRUCTIONS = 1024
 
 
 def sim_mode() -> str:
