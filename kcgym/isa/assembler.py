@@ -41,10 +41,13 @@ class _Tables:
     reserved: frozenset[str]  # register names and mnemonics (lower case): not symbol names
     nop_row: tuple[int, ...]  # the encoded NOP that fills a bundle's empty slots (bundled ISAs)
     # memos of pure functions of an instruction's text, kept across kernels (ASSEMBLY_MEMO_ENTRIES each):
-    parsed: dict = field(default_factory=dict)  # (piece, start column) -> (spec, operand texts, columns, col)
-    checked: dict = field(default_factory=dict)  # (mnemonic, operand texts) -> values (clean, literal-only)
-    rows: dict = field(default_factory=dict)  # (mnemonic, values, hidden) -> encoded row (no float values)
-    writes: dict = field(default_factory=dict)  # mnemonic -> positions of its written-register operands
+    # parsed: (piece, start column) -> (spec, operand texts, columns, col); checked: (mnemonic, operand texts)
+    # -> values (literal-only operands); rows: (mnemonic, values, hidden) -> encoded row (no float values);
+    # writes: mnemonic -> positions of its written-register operands
+    parsed: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+    checked: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+    rows: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+    writes: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def _tables(isa: ISA) -> _Tables:
@@ -217,7 +220,7 @@ def _bundle_pieces(text: str, start: int) -> list[tuple[str, int, int]]:
     return pieces
 
 
-def _memo_put(memo: dict, key: Any, value: Any) -> None:
+def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> None:
     if len(memo) >= ASSEMBLY_MEMO_ENTRIES:
         memo.clear()
     memo[key] = value
@@ -264,7 +267,7 @@ def _written_registers(isa: ISA, pi: ParsedInstr) -> list[tuple[str, int, int]]:
             i for i, op in enumerate(pi.spec.operands) if isinstance(op.kind, Reg) and op.kind.write)
     for i in writes:
         if i < len(pi.values):
-            rf = files[pi.spec.operands[i].kind.file]  # type: ignore[union-attr]
+            rf = files[pi.spec.operands[i].kind.file]  # type: ignore[union-attr]  (a write operand is a Reg)
             if rf.zero != pi.values[i]:
                 out.append((f"{rf.prefix}{pi.values[i]}", pi.operand_cols[i], len(pi.operand_texts[i])))
     return out
