@@ -267,7 +267,9 @@ def _written_registers(isa: ISA, pi: ParsedInstr) -> list[tuple[str, int, int]]:
             i for i, op in enumerate(pi.spec.operands) if isinstance(op.kind, Reg) and op.kind.write)
     for i in writes:
         if i < len(pi.values):
-            rf = files[pi.spec.operands[i].kind.file]  # type: ignore[union-attr]  (a write operand is a Reg)
+            kind = pi.spec.operands[i].kind
+            assert isinstance(kind, Reg)  # a written operand is a register
+            rf = files[kind.file]
             if rf.zero != pi.values[i]:
                 out.append((f"{rf.prefix}{pi.values[i]}", pi.operand_cols[i], len(pi.operand_texts[i])))
     return out
