@@ -311,7 +311,7 @@ def render_merge(rows: list[dict]) -> str:
     out += ["", f"`NPUAccelerator.run_many` CPU ms per distinct kernel by programs per merged call (\"1 merged\" runs "
             f"them one at a time too), best of {first['repeats']}; `trace.MERGE_PROGRAMS` = {first['default']}; "
             f"measured {first['date']} on {first['cpus']} CPUs at load {min(r['load'] for r in rows)}-"
-            f"{max(r['load'] for r in rows)} ({first['commit']})."]
+            f"{max(r['load'] for r in rows)} ({', '.join(dict.fromkeys(r['commit'] for r in rows))})."]
     return "\n".join(out)
 
 
