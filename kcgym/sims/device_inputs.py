@@ -16,7 +16,7 @@ import jax
 import numpy as np
 
 DEVICE_INPUTS = 4  # images kept (a batch needs one per simulator; a few more for interleaved scorers)
-MAX_DEVICE_INPUT_BYTES = 64 << 20  # an image larger than this is sent every time, not kept
+MAX_DEVICE_INPUT_BYTES = 16 << 20  # an image larger than this is sent every time, not kept (host copy + device)
 
 _LOCK = threading.Lock()
 _KEPT: list[tuple[np.ndarray, jax.Array]] = []  # (host copy, device array), most recent last
