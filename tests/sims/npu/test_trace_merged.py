@@ -69,6 +69,16 @@ def test_more_programs_than_one_call():
     _check(words, _hbm(3), 100_000)
 
 
+def test_kernels_whole_state():
+    """Compiler and expert kernels of four tasks merged in one call: each whole final state equals its own."""
+    words = []
+    for name in ("matmul", "softmax", "layernorm", "relu"):
+        task = TASKS[name]
+        cfg = task.config("NPU", 1)
+        words += [_words(s) for s in (ACCELERATOR.compile(task, cfg, HW), ACCELERATOR.expert(task, cfg, HW)) if s]
+    _check(words, _hbm(5), 100_000)
+
+
 @pytest.mark.parametrize("name", ["matmul", "softmax", "layernorm"])
 def test_kernels_merged_through_the_accelerator(name):
     """Compiler and expert kernels (plus one of each twice) through ``run_many``: the same RunResults as
