@@ -30,7 +30,7 @@ _REGISTER_LIKE = re.compile(r"([a-z]+)(\d+)")
 _LITERAL = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
 # Memo entries per ISA object and kind (parsed pieces, checked operands, encoded rows): RL batches assemble
 # thousands of kernels that share most of their lines; past this many the memo starts again (bounded memory).
-ASSEMBLY_MEMO_ENTRIES = 1 << 16
+ASSEMBLY_MEMO_ENTRIES = 1 << 14
 
 
 @dataclass(frozen=True)
