@@ -86,6 +86,7 @@ BLOCKS: tuple[Block, ...] = (
           inline=True),
     Block("scoring", "bench_scoring", ("scoring.jsonl",), lambda m, p: m.render(_jsonl(p[0]))),
     Block("scoring-profile", "bench_scoring", ("scoring_profile.jsonl",), lambda m, p: m.render_profile(_jsonl(p[0]))),
+    Block("scoring-merge", "bench_scoring", ("scoring_merge.jsonl",), lambda m, p: m.render_merge(_jsonl(p[0]))),
     Block("scoring-floor", "bench_scoring", ("scoring_profile.jsonl",), lambda m, p: m.render_floor(_jsonl(p[0])),
           inline=True),
     Block("program-axis", "bench_program_axis", ("program_axis.json",),

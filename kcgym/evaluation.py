@@ -261,9 +261,42 @@ class Evaluator:
         """The task's reference outputs of each input set (what :meth:`evaluate` compares against)."""
         return [self.task.reference(self.cfg, inp) for inp in inputs]
 
-    def _evaluate(self, source: str, inputs: list[dict[str, np.ndarray]], with_baseline: bool,
-                  max_steps: int | None, set_names: list[str] | None = None,
-                  expected: list[dict[str, np.ndarray]] | None = None) -> KernelReport:
+    def evaluate_many(
+        self,
+        sources: list[str],
+        inputs: list[dict[str, np.ndarray]],
+        *,
+        set_names: list[str] | None = None,
+        expected: list[dict[str, np.ndarray]] | None = None,
+    ) -> list[KernelReport]:
+        """:meth:`evaluate` of each source on the same inputs (baseline and step budget as its defaults): the
+        same reports, with every kernel that assembles simulated in one ``accelerator.run_many`` call (a machine
+        that merges programs runs several per data-path call). Never raises: a kcgym bug in the shared call
+        scores each kernel on its own instead, so it costs only the kernels it hits."""
+        try:
+            base = self.baseline()
+            reports: list[KernelReport | None] = []
+            ready: list[tuple[int, Program, KernelReport]] = []
+            for i, source in enumerate(sources):
+                prepared = self._prepare(valid_text(source))
+                if isinstance(prepared, KernelReport):
+                    reports.append(prepared)
+                else:
+                    reports.append(None)
+                    ready.append((i, *prepared))
+            runs = self.accelerator.run_many([p for _, p, _ in ready], self.task, self.cfg, self.hw,
+                                             _pad_batch(inputs), self.max_steps(base)) if ready else []
+            for (i, _, report), results in zip(ready, runs, strict=True):
+                self._finish(report, results[: len(inputs)], inputs, base, set_names, expected)
+                reports[i] = report
+            return [r for r in reports if r is not None]
+        except Exception:  # noqa: BLE001  (one kernel must never take a batch down)
+            log.exception("internal error in a merged run for %s %s %s; scoring its kernels one by one",
+                          self.accelerator.name, self.task.name, self.cfg.label)
+            return [self.evaluate(s, inputs, set_names=set_names, expected=expected) for s in sources]
+
+    def _prepare(self, source: str) -> KernelReport | tuple[Program, KernelReport]:
+        """The report of a source that does not assemble, or its program and the report to fill."""
         if len(source) > MAX_SOURCE_CHARS:
             d = Diagnostic.error(
                 "E000",
@@ -276,22 +309,34 @@ class Evaluator:
             program = self.assemble(source)
         except AssemblyError as e:
             return KernelReport(assembled=False, diagnostics=e.diagnostics, diagnostics_text=e.render())
-        report = KernelReport(
+        return program, KernelReport(
             assembled=True,
             diagnostics=list(program.warnings),
             diagnostics_text="\n".join(w.render() for w in program.warnings),
             static_instructions=program.length,
             issue_unit=self.accelerator.issue_unit,
         )
+
+    def _evaluate(self, source: str, inputs: list[dict[str, np.ndarray]], with_baseline: bool,
+                  max_steps: int | None, set_names: list[str] | None = None,
+                  expected: list[dict[str, np.ndarray]] | None = None) -> KernelReport:
+        prepared = self._prepare(source)
+        if isinstance(prepared, KernelReport):
+            return prepared
+        program, report = prepared
         base = self.baseline() if with_baseline else None
         if max_steps is None:
             max_steps = self.max_steps(base)
         results = self.accelerator.run(program, self.task, self.cfg, self.hw, _pad_batch(inputs), max_steps)
-        results = results[: len(inputs)]
+        self._finish(report, results[: len(inputs)], inputs, base, set_names, expected)
+        return report
+
+    def _finish(self, report: KernelReport, results: list[RunResult], inputs: list[dict[str, np.ndarray]],
+                base: Baseline | None, set_names: list[str] | None,
+                expected: list[dict[str, np.ndarray]] | None) -> None:
         report.roofline_cycles = self.roofline()
         report.sol = self.speed_of_light()
         self._fill(report, results, inputs, base, set_names, expected)
-        return report
 
     def attribute(self, source: str, inputs: dict[str, np.ndarray]) -> LineProfile | None:
         """Where the cycles of ``source`` on ``inputs`` went, per line and loop (None if it does not assemble).

@@ -7,8 +7,12 @@ and :class:`~kcgym.envs.rewards.RewardSpec`, so a batch reward always equals the
 multi-turn env would pay for the same kernel and seed. What the batch adds over scoring one by
 one: the env, the inputs, their reference outputs and the baseline are built once; identical
 kernels (common inside a GRPO group) are simulated once; distinct kernels are simulated
-concurrently on a thread pool (the JAX simulators release the GIL while they run). Assembly
-outcomes are cached across batches by source hash (:func:`kcgym.evaluation.assemble_cached`).
+concurrently on a thread pool (the JAX simulators release the GIL while they run), or with
+``backend="processes"`` on a pool of persistent worker processes, each with its own warm env (the
+Python around each simulation holds the GIL, so threads cannot use more than one core for it); on a
+machine that merges programs (``Accelerator.merged_programs``: the NPU) a chunk of distinct kernels is
+simulated in one call. Assembly outcomes are cached across batches by source hash
+(:func:`kcgym.evaluation.assemble_cached`).
 
 Raw model completions are accepted too: :func:`extract_kernel` takes the kernel from the last
 fenced code block; a completion without one scores 0 with ``error_class="no_kernel"``.
@@ -36,9 +40,11 @@ from kcgym.envs.rewards import RewardSpec
 from kcgym.evaluation import KernelReport
 from kcgym.limits import MAX_CACHED_SCORERS, MAX_COMPLETION_CHARS, STEP_BUDGET_MULTIPLE
 from kcgym.registry import parse_config
+from kcgym.scoring_workers import WorkerPool
 from kcgym.text import valid_text
 
 ErrorClass = Literal["no_kernel", "syntax", "functional", "below_roofline", "internal_error"]
+Backend = Literal["threads", "processes"]
 Completion = str | Sequence[Mapping[str, Any]]  # plain text, or chat messages (TRL's conversational format)
 
 # An opening fence line (3+ backticks, an optional info string without backticks) and a closing one
@@ -47,6 +53,8 @@ _OPENER = re.compile(r"(`{3,})[ \t]*[^`]*")
 _CLOSER = re.compile(r"(`{3,})[ \t]*")
 log = logging.getLogger(__name__)
 _INPUT_CACHE = 4  # hidden-input batches kept per scorer, by seed
+MAX_DEFAULT_WORKERS = 8  # threads or worker processes when max_workers is not given (at most the CPU count)
+CHUNKS_PER_WORKER = 2  # backend="processes": distinct kernels are sent in about this many chunks per worker
 _ERROR_CHARS = 4_000  # error text per record: enough for every diagnostic of a typical kernel
 
 
@@ -172,7 +180,10 @@ class BatchScorer:
         hw: hardware-config overrides; reward: a :class:`RewardSpec` or its dict.
         hidden_inputs: input sets every kernel is checked on (default 3, as the env's ``submit``).
         step_budget: steps a kernel may run, as a multiple of the compiler kernel's dynamic instructions.
-        max_workers: threads simulating distinct kernels at once (default: CPU count, at most 8).
+        max_workers: threads (or worker processes) simulating distinct kernels at once (default: CPU count, at
+            most ``MAX_DEFAULT_WORKERS``).
+        backend: ``"threads"`` (the default) or ``"processes"``: persistent spawned workers, each with its own
+            warm env (started at the first batch, seconds; :meth:`close` stops them). Same records either way.
     """
 
     def __init__(
@@ -185,8 +196,14 @@ class BatchScorer:
         hidden_inputs: int | None = None,
         max_workers: int | None = None,
         step_budget: float | None = None,
+        backend: Backend = "threads",
     ):
+        if backend not in ("threads", "processes"):
+            raise ValueError(f"backend must be 'threads' or 'processes', got {backend!r}")
         if isinstance(env, KernelCraftEnv):
+            if backend == "processes":
+                raise ValueError("backend='processes' builds an env in each worker from its id: pass the env id "
+                                 f"({env.env_id!r}) and its options, not an env object")
             if hw is not None or reward is not None or hidden_inputs is not None or step_budget is not None:
                 raise ValueError(
                     "hw, reward and hidden_inputs come from the env object (step_budget too); pass them to its "
@@ -197,9 +214,13 @@ class BatchScorer:
             self.env = _make_env(env, config, hw, reward, 3 if hidden_inputs is None else hidden_inputs,
                                  STEP_BUDGET_MULTIPLE if step_budget is None else step_budget)
         self.hidden_inputs = self.env.hidden_inputs
-        self.max_workers = int(max_workers) if max_workers else min(8, os.cpu_count() or 1)
+        self.max_workers = int(max_workers) if max_workers else min(MAX_DEFAULT_WORKERS, os.cpu_count() or 1)
         if self.max_workers < 1:
             raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+        self.backend = backend
+        e = self.env
+        spec = (e.env_id, e.cfg.index, e.hw, e.reward_spec, e.hidden_inputs, e.step_budget)
+        self._workers = WorkerPool(_worker_scorer, spec, self.max_workers) if backend == "processes" else None
         self._inputs: OrderedDict[int, tuple[list, list[str], list]] = OrderedDict()  # seed -> sets, names, expected
         self._lock = threading.Lock()
 
@@ -244,6 +265,8 @@ class BatchScorer:
         for i, k in enumerate(kernels):
             if k is not None and not isinstance(k, str):
                 raise TypeError(f"kernel {i} is a {type(k).__name__}; expected the assembly source text (or None)")
+        if self._workers is not None and any(k is not None for k in kernels):
+            return self._score_in_processes(kernels, seed)
         try:
             inputs, names, expected = self._batch_inputs(seed)
             self.env.evaluator.baseline()  # once, before the threads race for it
@@ -253,21 +276,55 @@ class BatchScorer:
             return [_NO_KERNEL.model_copy(update={"index": i}) if k is None else self._record(i, report)
                     for i, k in enumerate(kernels)]
         distinct = list(dict.fromkeys(k for k in kernels if k is not None))
-        workers = min(self.max_workers, len(distinct))
+        merged = self.env.accelerator.merged_programs  # kernels one simulation call can take together
+        chunks = [distinct[c:c + merged] for c in range(0, len(distinct), merged)]
+        workers = min(self.max_workers, len(chunks))
 
-        def evaluate(src: str) -> KernelReport:
-            return self.env.evaluator.evaluate(src, inputs, set_names=names, expected=expected)
+        def evaluate(chunk: list[str]) -> list[KernelReport]:
+            if len(chunk) == 1:
+                return [self.env.evaluator.evaluate(chunk[0], inputs, set_names=names, expected=expected)]
+            return self.env.evaluator.evaluate_many(chunk, inputs, set_names=names, expected=expected)
 
         with _gc_paused():
             if workers > 1:
                 with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kcgym-score") as pool:
-                    reports = dict(zip(distinct, pool.map(evaluate, distinct), strict=True))
+                    done = list(pool.map(evaluate, chunks))
             else:
-                reports = {s: evaluate(s) for s in distinct}
+                done = [evaluate(c) for c in chunks]
+        reports = {s: r for chunk, got in zip(chunks, done, strict=True) for s, r in zip(chunk, got, strict=True)}
         return [
             _NO_KERNEL.model_copy(update={"index": i}) if k is None else self._record(i, reports[k])
             for i, k in enumerate(kernels)
         ]
+
+    def _score_in_processes(self, kernels: Sequence[str | None], seed: int) -> list[KernelScore]:
+        """``score`` on the worker processes: distinct kernels in chunks (a few per worker, or what one merged
+        simulation takes), each chunk scored by one worker's own scorer; a lost chunk scores internal_error."""
+        assert self._workers is not None
+        distinct = list(dict.fromkeys(k for k in kernels if k is not None))
+        size = max(self.env.accelerator.merged_programs, -(-len(distinct) // (CHUNKS_PER_WORKER * self.max_workers)))
+        chunks = [distinct[c:c + size] for c in range(0, len(distinct), size)]
+        records: dict[str, KernelScore] = {}
+        for chunk, got in zip(chunks, self._workers.score_chunks(seed, chunks), strict=True):
+            if isinstance(got, BaseException):
+                log.error("a scoring worker was lost (%s: %s); its %d kernels score internal_error",
+                          type(got).__name__, got, len(chunk))
+                got = internal_error_scores(RuntimeError(f"scoring worker lost: {type(got).__name__}: {got}"),
+                                            len(chunk))
+            records.update(zip(chunk, got, strict=True))
+        return [_NO_KERNEL.model_copy(update={"index": i}) if k is None else
+                records[k].model_copy(update={"index": i}) for i, k in enumerate(kernels)]
+
+    def start(self) -> None:
+        """Start the worker processes now and wait until each is warm (``backend="processes"``; else nothing),
+        so that the first batch does not pay for it."""
+        if self._workers is not None:
+            self._workers.start()
+
+    def close(self) -> None:
+        """Stop the worker processes (``backend="processes"``); a later batch starts new ones."""
+        if self._workers is not None:
+            self._workers.close()
 
     def score_completions(
         self, completions: Sequence[Completion], *, seed: int = 0, require_fence: bool = True
@@ -310,6 +367,16 @@ class BatchScorer:
             error_class=error_class,
             error=_error_text(report),
         )
+
+
+def _worker_scorer(env_id: str, config: int, hw: BaseModel, reward: RewardSpec, hidden_inputs: int,
+                   step_budget: float) -> BatchScorer:
+    """A worker process's own scorer (threads backend, one thread), warm: baseline, inputs of seed 0 and the
+    simulator's compilation done before the first chunk arrives."""
+    scorer = BatchScorer(env_id, config, hw=hw, reward=reward, hidden_inputs=hidden_inputs, step_budget=step_budget,
+                         max_workers=1)
+    scorer.score([scorer.env.evaluator.baseline().source])
+    return scorer
 
 
 def internal_error_scores(e: BaseException, n: int) -> list[KernelScore]:

@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kcgym", "kcgym.tasks", "kcgym.sims", "kcgym.registry"),  # tasks, machines, the env-id table
     ("kcgym.evaluation",),  # the one scoring path
     ("kcgym.envs",),  # the env and its tools
-    ("kcgym.scoring", "kcgym.integrations", "kcgym.eval", "kcgym.agents"),  # users of the env
+    ("kcgym.scoring", "kcgym.scoring_workers", "kcgym.integrations", "kcgym.eval", "kcgym.agents"),  # users of the env
     ("kcgym.cli",),
 )
 

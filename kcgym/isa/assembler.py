@@ -26,6 +26,11 @@ from kcgym.limits import MAX_DIAGNOSTICS
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][A-Za-z0-9_.$]*)\s*:")
 _BUNDLE_MARK = re.compile(r"[{}]|;|\|\|")  # what splits a VLIW line: braces, ';' and '||'
 _REGISTER_LIKE = re.compile(r"([a-z]+)(\d+)")
+# an operand that is one numeric literal: its value cannot depend on a symbol, so its check can be memoised
+_LITERAL = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+# Memo entries per ISA object and kind (parsed pieces, checked operands, encoded rows): RL batches assemble
+# thousands of kernels that share most of their lines; past this many the memo starts again (bounded memory).
+ASSEMBLY_MEMO_ENTRIES = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,14 @@ class _Tables:
     files: dict[str, Any]  # register-file name -> RegisterFile
     reserved: frozenset[str]  # register names and mnemonics (lower case): not symbol names
     nop_row: tuple[int, ...]  # the encoded NOP that fills a bundle's empty slots (bundled ISAs)
+    # memos of pure functions of an instruction's text, kept across kernels (ASSEMBLY_MEMO_ENTRIES each):
+    # parsed: (piece, start column) -> (spec, operand texts, columns, col); checked: (mnemonic, operand texts)
+    # -> values (literal-only operands); rows: (mnemonic, values, hidden) -> encoded row (no float values);
+    # writes: mnemonic -> positions of its written-register operands
+    parsed: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+    checked: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+    rows: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+    writes: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def _tables(isa: ISA) -> _Tables:
@@ -207,9 +220,21 @@ def _bundle_pieces(text: str, start: int) -> list[tuple[str, int, int]]:
     return pieces
 
 
+def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(memo) >= ASSEMBLY_MEMO_ENTRIES:
+        memo.clear()
+    memo[key] = value
+
+
 def _parse_instruction(isa: ISA, sl: SourceLine, text: str, start: int, end: int, pc: int,
                        rep: Reporter) -> ParsedInstr | None:
     """The instruction in ``text[start:end]`` (columns stay those of the whole line), or None after an error."""
+    memo = _tables(isa).parsed
+    key = (text[start:end], start)
+    hit = memo.get(key)
+    if hit is not None:
+        spec, texts, cols, col = hit
+        return ParsedInstr(spec, pc, sl, list(texts), list(cols), col=col)
     masked = " " * start + text[start:end]
     body = masked[start:]
     lead = len(body) - len(body.lstrip())
@@ -226,18 +251,29 @@ def _parse_instruction(isa: ISA, sl: SourceLine, text: str, start: int, end: int
         return None
     after = mcol + len(word)
     ops = split_operands(masked, after) if masked[after:].strip() else []
-    return ParsedInstr(spec, pc, sl, [o for o, _ in ops], [c for _, c in ops], col=mcol + 1)
+    texts, cols = tuple(o for o, _ in ops), tuple(c for _, c in ops)
+    _memo_put(memo, key, (spec, texts, cols, mcol + 1))
+    return ParsedInstr(spec, pc, sl, list(texts), list(cols), col=mcol + 1)
 
 
 def _written_registers(isa: ISA, pi: ParsedInstr) -> list[tuple[str, int, int]]:
     """(register name, operand column, operand length) of each register ``pi`` writes."""
     out = []
-    for i, op in enumerate(pi.spec.operands):
-        if isinstance(op.kind, Reg) and op.kind.write and i < len(pi.values):
-            rf = _tables(isa).files[op.kind.file]
+    tables = _tables(isa)
+    files = tables.files
+    writes = tables.writes.get(pi.spec.mnemonic)
+    if writes is None:
+        writes = tables.writes[pi.spec.mnemonic] = tuple(
+            i for i, op in enumerate(pi.spec.operands) if isinstance(op.kind, Reg) and op.kind.write)
+    for i in writes:
+        if i < len(pi.values):
+            kind = pi.spec.operands[i].kind
+            assert isinstance(kind, Reg)  # a written operand is a register
+            rf = files[kind.file]
             if rf.zero != pi.values[i]:
                 out.append((f"{rf.prefix}{pi.values[i]}", pi.operand_cols[i], len(pi.operand_texts[i])))
     return out
+
 
 
 def _check_bundles(isa: ISA, parsed: list[ParsedInstr], rep: Reporter) -> None:
@@ -277,10 +313,15 @@ def encode_bundles(isa: ISA, parsed: list[ParsedInstr], n_bundles: int, source: 
     lines = [0] * n_bundles
     slot_lines = [[0] * S for _ in range(n_bundles)]
     origins: list[str | None] = [None] * n_bundles
-    taken: dict[int, set[int]] = {}
+    slots_of: dict[str, list[int]] = {}  # unit -> its slots, in order: a bundle's ops of a unit take them in turn
+    for s, u in enumerate(units):
+        slots_of.setdefault(u, []).append(s)
+    taken: dict[tuple[int, str], int] = {}  # (bundle, unit) -> slots of that unit taken so far
     for pi in parsed:
-        slot = next(s for s, u in enumerate(units) if u == pi.spec.unit and s not in taken.setdefault(pi.pc, set()))
-        taken[pi.pc].add(slot)
+        k = (pi.pc, pi.spec.unit)
+        n = taken.get(k, 0)
+        slot = slots_of[pi.spec.unit][n]
+        taken[k] = n + 1
         rows[pi.pc * S + slot] = _row(isa, pi)
         slot_lines[pi.pc][slot] = pi.src.line
         if not lines[pi.pc]:
@@ -291,6 +332,22 @@ def encode_bundles(isa: ISA, parsed: list[ParsedInstr], n_bundles: int, source: 
 
 
 def _check_operands(isa: ISA, tables: _Tables, pi: ParsedInstr, labels: dict[str, int], rep: Reporter) -> None:
+    """Check and evaluate ``pi``'s operands into ``pi.values``, memoised where the outcome depends on the
+    text alone: no diagnostic, and every immediate a numeric literal (registers never depend on symbols)."""
+    key = (pi.spec.mnemonic, tuple(pi.operand_texts))
+    hit = tables.checked.get(key)
+    if hit is not None:
+        pi.values.extend(hit)
+        return
+    before = (len(rep.diags), rep.dropped_errors)
+    _check_operands_of(isa, tables, pi, labels, rep)
+    if (len(rep.diags), rep.dropped_errors) == before and all(
+            isinstance(op.kind, Reg) or _LITERAL.fullmatch(text) for op, text in zip(pi.spec.operands,
+                                                                                     pi.operand_texts, strict=True)):
+        _memo_put(tables.checked, key, tuple(pi.values))
+
+
+def _check_operands_of(isa: ISA, tables: _Tables, pi: ParsedInstr, labels: dict[str, int], rep: Reporter) -> None:
     spec, sl = pi.spec, pi.src
     want, got = len(spec.operands), len(pi.operand_texts)
     if got != want:
@@ -367,7 +424,21 @@ def _range_hint(spec: InstrSpec, name: str) -> str | None:
 
 
 def _row(isa: ISA, pi: ParsedInstr) -> list[int]:
-    """One instruction's ``n_fields`` integers: ``[opcode, class, sub, operands..., hidden..., 0...]``."""
+    """One instruction's ``n_fields`` integers: ``[opcode, class, sub, operands..., hidden..., 0...]``
+    (memoised by mnemonic and values, except where a value is a float: -0.0 == 0.0 as a key)."""
+    memo = _tables(isa).rows
+    key = None if any(isinstance(v, float) for v in pi.values) else (pi.spec.mnemonic, tuple(pi.values),
+                                                                       tuple(pi.hidden))
+    hit = memo.get(key) if key is not None else None
+    if hit is not None:
+        return list(hit)
+    row = _encode_row(isa, pi)
+    if key is not None:
+        _memo_put(memo, key, tuple(row))
+    return row
+
+
+def _encode_row(isa: ISA, pi: ParsedInstr) -> list[int]:
     row = [isa.opcodes[pi.spec.mnemonic], isa.class_ids[pi.spec.cls], isa.sub_ids[pi.spec.mnemonic]]
     for op, v in zip(pi.spec.operands, pi.values, strict=True):
         if isinstance(op.kind, Imm) and op.kind.is_float:

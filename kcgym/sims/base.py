@@ -93,6 +93,8 @@ class Accelerator(ABC, Generic[HW]):
     issue_unit: ClassVar[str] = "instructions"  # what one issue slot holds (a VLIW issues bundles)
     # True where ``run(..., profile=True)`` fills ``RunResult.profile`` (the per-line cycle attribution)
     supports_profile: ClassVar[bool] = False
+    # distinct programs one ``run_many`` call simulates together where that pays (1: one at a time)
+    merged_programs: ClassVar[int] = 1
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """``hw_model`` is the type argument the class was declared with: the config is named once."""
@@ -143,6 +145,12 @@ class Accelerator(ABC, Generic[HW]):
         """Simulate ``program`` once per input set (batched with vmap); one result each.
 
         ``profile``: run the profiling interpreter (same cycles and outputs) and fill ``RunResult.profile``."""
+
+    def run_many(self, programs: list[Program], task: Task, cfg: TaskConfig, hw: HW,
+                 inputs: list[dict[str, np.ndarray]], max_steps: int) -> list[list[RunResult]]:
+        """:meth:`run` of each program on the same input sets, the same results; a machine that can simulate
+        several programs in one call (``merged_programs`` > 1) overrides it."""
+        return [self.run(p, task, cfg, hw, inputs, max_steps) for p in programs]
 
     def loop_ranges(self, program: Program) -> list[tuple[int, int]]:
         """The PC range ``(first, last)`` of every loop body of ``program``, for the profiler's loop table."""

@@ -101,6 +101,32 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
     # ---- simulation ------------------------------------------------------------------
     def simulate(self, program: Program, task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout,
                  inputs: list[dict[str, np.ndarray]], max_steps: int, profile: bool) -> Any:
+        hbm, fpm, limit = self._images(task, cfg, hw, layout, inputs)
+        hw_json = hw.model_dump_json()
+        machine, runner = trace.batched_runner(hw_json, profile)
+        words = program.padded(bucket(program.length, PROGRAM_BUCKET), machine.halt_row)
+        args = (words, hbm, fpm, np.int32(limit), np.int32(max_steps))
+        st = runner(*args) if profile else COLD_START.run(trace, trace.ORACLE_MAX_INSTRUCTIONS, hw_json, args, runner)
+        return jax.device_get(Final(*(getattr(st, f) for f in Final._fields)))  # one transfer per field read
+
+    merged_programs: ClassVar[int] = trace.MERGE_PROGRAMS
+
+    def run_many(self, programs: list[Program], task: Task, cfg: TaskConfig, hw: NPUConfig,
+                 inputs: list[dict[str, np.ndarray]], max_steps: int) -> list[list[Any]]:
+        """:meth:`run` of each program, bit for bit, with small programs merged into one data-path call
+        (``trace.run_batch``)."""
+        layout = self.layout(task, cfg, hw)
+        hbm, fpm, limit = self._images(task, cfg, hw, layout, inputs)
+        hw_json = hw.model_dump_json()
+        halt = trace.batched_runner(hw_json)[0].halt_row
+        words = [p.padded(bucket(p.length, PROGRAM_BUCKET), halt) for p in programs]
+        states = trace.run_batch(hw_json, words, hbm, fpm, np.int32(limit), np.int32(max_steps))
+        return [[self.result(st, b, p, task, layout, hw, max_steps) for b in range(len(inputs))]
+                for p, st in zip(programs, states, strict=True)]
+
+    def _images(self, task: Task, cfg: TaskConfig, hw: NPUConfig, layout: MemoryLayout,
+                inputs: list[dict[str, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, int]:
+        """The HBM image of each input set, the FP SRAM image and the HBM limit."""
         limit = self.hbm_size(layout)
         hbm = np.full((len(inputs), bucket(limit, HBM_BUCKET)), np.nan, np.float32)  # poison: unwritten outputs fail
         for b, inp in enumerate(inputs):
@@ -112,12 +138,7 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
         for r in layout.regions:
             if r.space == "FPSRAM":
                 fpm[r.offset] = constants[r.name]
-        hw_json = hw.model_dump_json()
-        machine, runner = trace.batched_runner(hw_json, profile)
-        words = program.padded(bucket(program.length, PROGRAM_BUCKET), machine.halt_row)
-        args = (words, hbm, fpm, np.int32(limit), np.int32(max_steps))
-        st = runner(*args) if profile else COLD_START.run(trace, trace.ORACLE_MAX_INSTRUCTIONS, hw_json, args, runner)
-        return jax.device_get(Final(*(getattr(st, f) for f in Final._fields)))  # one transfer per field read
+        return hbm, fpm, limit
 
     def final_state(self, st: Any, b: int, program: Program) -> FinalState:
         ctl = np.asarray(st.ctl[b])

@@ -27,6 +27,7 @@ import numpy as np
 from jax import lax
 
 from kcgym.sims import groups
+from kcgym.sims.device_inputs import on_device
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.npu import machine as M
 from kcgym.sims.npu.config import NPUConfig
@@ -42,6 +43,7 @@ FP_SLOTS = 64  # renamed FP register values (a slot is reused after FP_SLOTS wri
 ACC_SLOTS = 256  # renamed accumulator lifetimes (M_MM chains up to M_MM_WO)
 MV_SLOTS = 16  # renamed MV accumulator lifetimes
 N_FIELDS = 8  # operand fields of one data operation
+PROG = N_FIELDS - 1  # the field no kind uses: a merged run's program index (run_many)
 
 # data-operation kinds (one lax.switch branch each)
 (K_SFP, K_FLD, K_FST, K_VEC, K_VRED, K_MM, K_MV, K_WOMM, K_WOMV, K_LDV, K_STV, K_LDM) = range(12)
@@ -414,6 +416,23 @@ def dims_of(hw: NPUConfig, H: int) -> Dims:
                 MV_SLOTS)
 
 
+def merged_dims(d: Dims, programs: int) -> Dims:
+    """The memories of ``programs`` programs side by side: program ``p`` owns the ``p``-th range of each."""
+    return Dims(*(programs * x for x in d))
+
+
+# (field, memory) pairs per kind: which operand fields are rows, words or slots of which memory (Dims order:
+# 0 vs, 1 ms, 2 hbm, 3 fpm, 4 fp, 5 acc, 6 mv), so a merged run can move program p's into its own range
+_FIELD_SPACE = {K_SFP: ((0, 4), (1, 4), (2, 4)), K_FLD: ((0, 4), (1, 3)), K_FST: ((0, 3), (1, 4)),
+                K_VEC: ((0, 0), (1, 0), (2, 0), (3, 4)), K_VRED: ((0, 4), (1, 4), (2, 0)),
+                K_MM: ((0, 5), (1, 0), (2, 1)), K_MV: ((0, 6), (1, 0), (2, 1)), K_WOMM: ((0, 5), (1, 0)),
+                K_WOMV: ((0, 6), (1, 0)), K_LDV: ((0, 0), (2, 2)), K_STV: ((0, 0), (2, 2)), K_LDM: ((0, 1), (1, 2))}
+_SPACE = np.full((N_KINDS, N_FIELDS), len(Dims._fields), np.int64)  # kind, field -> memory (len: none)
+for _k, _pairs in _FIELD_SPACE.items():
+    for _f, _m in _pairs:
+        _SPACE[_k, _f] = _m
+
+
 class Groups(NamedTuple):
     kind: np.ndarray  # int32[G] (-1: padding)
     fields: np.ndarray  # int32[G, GROUP_WIDTH, N_FIELDS]
@@ -426,7 +445,25 @@ class Groups(NamedTuple):
 NO_SEQ = groups.NO_SEQ
 
 
+class Levelled(NamedTuple):
+    """Every data operation of one program with its dependency level, before packing into groups."""
+
+    kinds: np.ndarray  # int32[ops]
+    seqs: np.ndarray  # int32[ops]: dynamic step, ascending
+    levels: np.ndarray  # int[ops]
+    fields: np.ndarray  # int32[ops, N_FIELDS]
+    pcs: np.ndarray  # int32[ops]
+
+
 def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
+    """The operations of one program levelled (:func:`levelled`) and packed into groups."""
+    lv = levelled(ops, hw, d)
+    g_kind, g_fields, g_seq, n_groups = groups.pack(lv.kinds, lv.seqs, lv.levels, lv.fields, lv.seqs, WIDTH, N_KINDS,
+                                                    GROUP_WIDTH, chunk_size)
+    return Groups(g_kind, g_fields, g_seq, lv.seqs, lv.pcs, np.int32(n_groups))
+
+
+def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
     """Level each data operation by its dependencies (read-after-write, write-after-write and
     write-after-read on rows, words and value slots), then pack each level's operations of one kind
     into groups of GROUP_WIDTH. Operations in one level touch disjoint state, so a group's lanes can
@@ -533,10 +570,8 @@ def schedule(ops: list, hw: NPUConfig, d: Dims) -> Groups:
     fields = np.zeros((n, N_FIELDS), np.int32)
     for i, op in enumerate(ops):
         fields[i, : len(op) - 3] = op[3:]
-    g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, seqs, np.asarray(levels), fields, seqs, WIDTH, N_KINDS,
-                                                    GROUP_WIDTH, chunk_size)
     pcs = np.fromiter((op[2] for op in ops), np.int32, n)
-    return Groups(g_kind, g_fields, g_seq, seqs, pcs, np.int32(n_groups))
+    return Levelled(kinds, seqs, np.asarray(levels), fields, pcs)
 
 
 def chunk_size(n_groups: int) -> int:
@@ -584,17 +619,21 @@ def _pick(sub: jax.Array, options: list) -> jax.Array:
     return res
 
 
-def _first_bad(bad: jax.Array, seq: jax.Array) -> jax.Array:
+def _first_bad(bad: jax.Array, seq: jax.Array, f: jax.Array, programs: int) -> jax.Array:
+    """The first step with a non-finite value: of the group (one program), or per program (``f[:, PROG]``)."""
     bad = bad.reshape(bad.shape[0], -1).any(axis=1)
-    return jnp.min(jnp.where(bad, seq, NO_SEQ))
+    at = jnp.where(bad, seq, NO_SEQ)
+    if programs == 1:
+        return jnp.min(at)
+    return jnp.full(programs, NO_SEQ, jnp.int32).at[f[:, PROG]].min(at)
 
 
 class DataPath:
     """The data side of the NPU for one config: one branch per kind, each a whole group at once.
     Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row/slot."""
 
-    def __init__(self, hw: NPUConfig, d: Dims):
-        self.hw, self.d = hw, d
+    def __init__(self, hw: NPUConfig, d: Dims, programs: int = 1):
+        self.hw, self.d, self.programs = hw, d, programs  # d: of all ``programs`` (merged_dims) together
         W, B, R, L = GROUP_WIDTH, hw.BLEN, hw.v_prefetch_rows, hw.MLEN
         self.o_ms = d.vs
         self.o_h = self.o_ms + d.ms
@@ -611,7 +650,7 @@ class DataPath:
             el_r=jnp.full(self.ce, self.dump, i32), el_c=jnp.zeros(self.ce, i32), el_v=jnp.zeros(self.ce, f32),
             fp_i=jnp.full(W, d.fp, i32), fp_v=jnp.zeros(W, f32), fpm_i=jnp.full(W, d.fpm, i32),
             fpm_v=jnp.zeros(W, f32), acc_i=jnp.full(W, d.acc, i32), acc_v=jnp.zeros((W, hw.BLEN, hw.BLEN), f32),
-            nan=jnp.int32(NO_SEQ))
+            nan=jnp.int32(NO_SEQ) if self.programs == 1 else jnp.full(self.programs, NO_SEQ, i32))
 
     def rows(self, idx: jax.Array, val: jax.Array, live: jax.Array) -> Writes:
         """Whole-row writes (``idx``: [...], ``val``: [..., VLEN]); dead ones go to the dump row."""
@@ -628,12 +667,12 @@ class DataPath:
         li = lax.bitcast_convert_type(f[:, 4], jnp.float32)
         res = _pick(sub, [x + y, x - y, x * y, jnp.maximum(x, y), jnp.exp(x), 1.0 / x, jnp.sqrt(x), li, li, li])
         return self.none()._replace(fp_i=jnp.where(on, f[:, 0], self.d.fp), fp_v=res,
-                                    nan=_first_bad(~jnp.isfinite(res), seq))
+                                    nan=_first_bad(~jnp.isfinite(res), seq, f, self.programs))
 
     def b_fld(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         res = st.fpm[f[:, 1]]
         return self.none()._replace(fp_i=jnp.where(on, f[:, 0], self.d.fp), fp_v=res,
-                                    nan=_first_bad(~jnp.isfinite(res), seq))
+                                    nan=_first_bad(~jnp.isfinite(res), seq, f, self.programs))
 
     def b_fst(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         return self.none()._replace(fpm_i=jnp.where(on, f[:, 0], self.d.fpm), fpm_v=st.fp[f[:, 1]])
@@ -642,13 +681,13 @@ class DataPath:
         a, b, s = st.mem[f[:, 1]], st.mem[f[:, 2]], st.fp[f[:, 3]][:, None]
         res = M.bf16(_pick(f[:, 4][:, None], [a + b, a - b, a * b, jnp.maximum(a, b), a + s, a - s, s - a, a * s,
                                               jnp.maximum(a, s), jnp.exp(a), 1.0 / a]))
-        return self.rows(f[:, 0], res, on)._replace(nan=_first_bad(~jnp.isfinite(res), seq))
+        return self.rows(f[:, 0], res, on)._replace(nan=_first_bad(~jnp.isfinite(res), seq, f, self.programs))
 
     def b_vred(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         row, cur = st.mem[f[:, 2]], st.fp[f[:, 1]]
         res = jnp.where(f[:, 3] == 0, cur + jnp.sum(row, axis=1), jnp.maximum(cur, jnp.max(row, axis=1)))
         return self.none()._replace(fp_i=jnp.where(on, f[:, 0], self.d.fp), fp_v=res,
-                                    nan=_first_bad(~jnp.isfinite(res) & (f[:, 4] == 1), seq))
+                                    nan=_first_bad(~jnp.isfinite(res) & (f[:, 4] == 1), seq, f, self.programs))
 
     def b_mm(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         B, L = self.hw.BLEN, self.hw.MLEN
@@ -676,13 +715,13 @@ class DataPath:
         return self.none()._replace(
             el_r=rows.reshape(-1), el_c=cols.reshape(-1), el_v=blk.reshape(-1),
             acc_i=jnp.where(on, slot, self.d.acc), acc_v=jnp.zeros_like(blk),
-            nan=_first_bad(~jnp.isfinite(jnp.max(blk, axis=(1, 2))) & ok, seq))
+            nan=_first_bad(~jnp.isfinite(jnp.max(blk, axis=(1, 2))) & ok, seq, f, self.programs))
 
     def b_womv(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         slot, row, ok = f[:, 0] + self.o_mv, f[:, 1], (f[:, 2] == 1) & on
         m = M.bf16(st.mem[slot])
         w = self.rows(jnp.stack([row, slot], 1), jnp.stack([m, jnp.zeros_like(m)], 1), jnp.stack([ok, on], 1))
-        return w._replace(nan=_first_bad(~jnp.isfinite(jnp.max(m, axis=1)) & ok, seq))
+        return w._replace(nan=_first_bad(~jnp.isfinite(jnp.max(m, axis=1)) & ok, seq, f, self.programs))
 
     def b_ldv(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         r = jnp.arange(self.hw.v_prefetch_rows)
@@ -690,7 +729,7 @@ class DataPath:
         live = (r[None, :] < nrow[:, None]) & on[:, None]
         loaded = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [W, R, V]
         w = self.rows(rv[:, None] + r, loaded, live)
-        return w._replace(nan=_first_bad(~jnp.isfinite(loaded) & live[:, :, None], seq))
+        return w._replace(nan=_first_bad(~jnp.isfinite(loaded) & live[:, :, None], seq, f, self.programs))
 
     def b_stv(self, st: Data, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         r = jnp.arange(self.hw.v_prefetch_rows)
@@ -705,7 +744,7 @@ class DataPath:
         mrow, base, srow = f[:, 0] + self.o_ms, f[:, 1], f[:, 2]
         tile = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [n, L, L]
         w = self.rows(mrow[:, None] + r, tile, jnp.broadcast_to(on[:, None], (n, self.hw.MLEN)))
-        return w._replace(nan=_first_bad(~jnp.isfinite(tile) & on[:, None, None], seq))
+        return w._replace(nan=_first_bad(~jnp.isfinite(tile) & on[:, None, None], seq, f, self.programs))
 
     @staticmethod
     def apply(st: Data, w: Writes) -> Data:
@@ -717,9 +756,12 @@ class DataPath:
         hw, d = self.hw, self.d
         f32 = jnp.float32
         V = hw.VLEN
-        mem = jnp.concatenate([jnp.zeros((d.vs + d.ms, V), f32), hbm.reshape(d.hbm, V), jnp.zeros((d.mv + 1, V), f32)])
-        return Data(mem=mem, fpm=jnp.concatenate([fpm, jnp.zeros(1, f32)]), fp=jnp.zeros(d.fp + 1, f32),
-                    acc=jnp.zeros((d.acc + 1, hw.BLEN, hw.BLEN), f32), nan_seq=jnp.int32(NO_SEQ))
+        P = self.programs  # each program its own copy of the inputs (merged_dims)
+        hbm_rows = jnp.tile(hbm.reshape(d.hbm // P, V), (P, 1))
+        mem = jnp.concatenate([jnp.zeros((d.vs + d.ms, V), f32), hbm_rows, jnp.zeros((d.mv + 1, V), f32)])
+        return Data(mem=mem, fpm=jnp.concatenate([jnp.tile(fpm, P), jnp.zeros(1, f32)]), fp=jnp.zeros(d.fp + 1, f32),
+                    acc=jnp.zeros((d.acc + 1, hw.BLEN, hw.BLEN), f32),
+                    nan_seq=jnp.int32(NO_SEQ) if P == 1 else jnp.full(P, NO_SEQ, jnp.int32))
 
     def run_chunk(self, st: Data, kinds: jax.Array, fields: jax.Array, seqs: jax.Array, n_groups: jax.Array) -> Data:
         """The first ``n_groups`` groups of a chunk, in order, on one input set."""
@@ -736,11 +778,12 @@ class DataPath:
 
 
 @functools.lru_cache(maxsize=16)
-def data_runner(hw_json: str, H: int):
-    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and HBM bucket."""
+def data_runner(hw_json: str, H: int, programs: int = 1):
+    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and HBM bucket
+    (``programs``: of that many programs at once, :func:`run_many`)."""
     enable_persistent_cache()
     hw = NPUConfig.model_validate_json(hw_json)
-    dp = DataPath(hw, dims_of(hw, H))
+    dp = DataPath(hw, merged_dims(dims_of(hw, H), programs), programs)
     # the state is donated: each chunk updates the memories in place instead of copying them (MBs per call)
     return (jax.jit(jax.vmap(dp.initial, in_axes=(0, None))),
             jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0))
@@ -781,8 +824,7 @@ def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit
     """The interpreter's final State (as numpy, batched over input sets), or None for the rare program
     the data path leaves to the oracle. Profiling counters are not kept (``prof`` as unprofiled)."""
     hw = _config(hw_json)
-    hbm = np.asarray(hbm, np.float32)
-    fpm = np.asarray(fpm, np.float32)
+    hbm, fpm = on_device(hbm), on_device(fpm)
     N, H = hbm.shape
     tr, groups, chunks = traced(words, hw, hw_json, int(limit), int(max_steps), H)
     if groups is None:
@@ -792,28 +834,91 @@ def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit
     for part in chunks:
         data = chunk(data, *part)
     data = jax.device_get(data)
-    d = dims_of(hw, H)
+    return _state(tr, data, np.asarray(data.nan_seq), 0, dims_of(hw, H), groups.op_seq, groups.op_pc)
+
+
+def _state(tr: Trace, data: Data, first: np.ndarray, p: int, d: Dims, op_seq: np.ndarray,
+           op_pc: np.ndarray, hbm_tail: np.ndarray | None = None) -> M.State:
+    """Program ``p``'s final State from the data path's (host) state and the pre-pass's control side;
+    ``first``: its first non-finite step per input set; ``d``: the dims of one program; ``hbm_tail``: the HBM
+    image past the rows the data path held (unchanged by any program)."""
+    N, rows, V = data.mem.shape
+    P = (rows - 1) // (d.vs + d.ms + d.hbm + d.mv)  # programs side by side (merged_dims), then the dump row
+    H = d.hbm * V
 
     def each(x: np.ndarray) -> np.ndarray:
         return np.broadcast_to(x, (N, *x.shape)).copy()
 
-    first = np.asarray(data.nan_seq)
     hit = first != NO_SEQ
     nan_pc = np.full(N, -1, np.int32)
     if hit.any():
-        nan_pc[hit] = groups.op_pc[np.searchsorted(groups.op_seq, first[hit])]
+        nan_pc[hit] = op_pc[np.searchsorted(op_seq, first[hit])]
     mem = np.asarray(data.mem)
-    o_ms, o_h = d.vs, d.vs + d.ms
-    o_mv = o_h + d.hbm
+    o_vs = p * d.vs
+    o_ms = P * d.vs + p * d.ms
+    o_h = P * (d.vs + d.ms) + p * d.hbm
+    o_mv = P * (d.vs + d.ms + d.hbm) + p * d.mv
     zeros = np.zeros((N, 1), np.int32)
+    hbm = mem[:, o_h:o_h + d.hbm].reshape(N, H)
+    if hbm_tail is not None and hbm_tail.shape[1]:
+        hbm = np.concatenate([hbm, hbm_tail], axis=1)
     return M.State(
         ctl=each(tr.ctl), gp=each(tr.gp), ar=each(tr.ar), unit_free=each(tr.unit_free), busy=each(tr.busy),
         counts=each(tr.counts), fp_ready=each(tr.fp_ready), vs_ready=each(tr.vs_ready), vs_read=each(tr.vs_read),
         ms_ready=each(tr.ms_ready), ms_read=each(tr.ms_read), im=each(tr.im),
-        fp=np.asarray(data.fp)[:, list(tr.fp_slots)], acc=np.asarray(data.acc)[:, tr.acc_slot],
-        mv=mem[:, o_mv + tr.mv_slot], nan_pc=nan_pc, vs=mem[:, :o_ms], ms=mem[:, o_ms:o_h],
-        hbm=mem[:, o_h:o_mv].reshape(N, H), fpm=np.asarray(data.fpm)[:, : d.fpm],
+        fp=np.asarray(data.fp)[:, [p * d.fp + s for s in tr.fp_slots]],
+        acc=np.asarray(data.acc)[:, p * d.acc + tr.acc_slot],
+        mv=mem[:, o_mv + tr.mv_slot], nan_pc=nan_pc, vs=mem[:, o_vs:o_vs + d.vs], ms=mem[:, o_ms:o_ms + d.ms],
+        hbm=hbm, fpm=np.asarray(data.fpm)[:, p * d.fpm:(p + 1) * d.fpm],
         prof=np.zeros((N, 1, M.N_PROF), np.int32), vsr_dma=zeros, vs_dma=zeros, ms_dma=zeros)
+
+
+def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.ndarray, limit,
+             max_steps) -> list[M.State | None]:
+    """The final State of each program on the same input sets, as :func:`run` gives it, bit for bit, from
+    one data-path call per ``MERGE_PROGRAMS`` programs: each program's operations are levelled on their own
+    and moved into their own range of every memory (:func:`merged_dims`), so the programs' levels run
+    together (the call's depth is the deepest program's, not the sum). None: a program :func:`run` leaves
+    to the oracle. Nothing is cached: each program is assumed new (batch scoring of distinct kernels)."""
+    hw = _config(hw_json)
+    hbm = np.asarray(hbm, np.float32)
+    N, H = hbm.shape
+    # no operation reaches past the HBM limit (the pre-pass faults first), so the data path holds only the HBM
+    # rows below it (a power of two: few compiles), and the rest comes back as it went in
+    Hs = min(H, 1 << max(int(limit) - 1, hw.VLEN - 1).bit_length())
+    tail = hbm[:, Hs:]
+    hbm_d, fpm = on_device(hbm[:, :Hs]), on_device(fpm)
+    d = dims_of(hw, Hs)
+    sizes = np.array([*d, 0], np.int64)
+    out: list[M.State | None] = [None] * len(programs)
+    for start in range(0, len(programs), MERGE_PROGRAMS):
+        part: list[tuple[int, Trace, Levelled]] = []
+        for i in range(start, min(start + MERGE_PROGRAMS, len(programs))):
+            tr = prepass(np.ascontiguousarray(programs[i], np.int32), hw, int(limit), int(max_steps))
+            if not tr.exotic:
+                part.append((i, tr._replace(ops=[]), levelled(tr.ops, hw, d)))
+        if not part:
+            continue
+        kinds = np.concatenate([lv.kinds for _, _, lv in part])
+        fields = np.concatenate([lv.fields + p * sizes[_SPACE[lv.kinds]] for p, (_, _, lv) in enumerate(part)])
+        fields[:, PROG] = np.repeat(np.arange(len(part), dtype=np.int32), [len(lv.kinds) for _, _, lv in part])
+        seqs = np.concatenate([lv.seqs for _, _, lv in part])
+        order = np.concatenate([lv.seqs.astype(np.int64) + (p << 32) for p, (_, _, lv) in enumerate(part)])
+        levels = np.concatenate([lv.levels for _, _, lv in part])
+        g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, order, levels, fields, seqs, WIDTH, N_KINDS,
+                                                        GROUP_WIDTH, chunk_size)
+        ch = chunk_size(n_groups)
+        chunks = jax.device_put([(g_kind[c:c + ch], g_fields[c:c + ch], g_seq[c:c + ch],
+                                  np.int32(min(ch, n_groups - c))) for c in range(0, max(n_groups, 1), ch)])
+        initial, chunk = data_runner(hw_json, Hs, MERGE_PROGRAMS)
+        data = initial(hbm_d, fpm)
+        for c in chunks:
+            data = chunk(data, *c)
+        data = jax.device_get(data)
+        first = np.asarray(data.nan_seq).reshape(N, -1)  # per input set and program (one program: a scalar)
+        for p, (i, tr, lv) in enumerate(part):
+            out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, tail)
+    return out
 
 
 SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =trace: none (tests, benchmarks)
@@ -823,6 +928,14 @@ SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =tr
 # From ``python benchmarks/bench_speed.py --crossover`` (benchmarks/results/speed_crossover.jsonl, its
 # "choice" row: the threshold that minimises the summed CPU time of distinct kernels over its rows).
 ORACLE_MAX_INSTRUCTIONS = 194
+# Programs per data-path call of run_many (one compile per config and HBM bucket serves any batch).
+MERGE_PROGRAMS = 8
+# In a batch (run_batch), programs of at most this many dynamic instructions are merged; longer ones run
+# alone, where their own levels fill the groups. A tuning constant: every path gives the same results.
+# From ``python benchmarks/bench_scoring.py --merge`` (scoring_merge.jsonl): merging saves most per kernel
+# on the C1 kernels, less on the C2 ones, and little on matmul C3 (whose merged calls also overlapped less
+# with the other scoring thread in bench_scoring's batches), so the threshold sits between C2 and C3 sizes.
+MERGE_MAX_INSTRUCTIONS = 1024
 
 
 def sim_mode() -> str:
@@ -877,6 +990,7 @@ def batched_runner(hw_json: str, profile: bool = False):
         return machine, oracle
 
     def runner(words, hbm, fpm, hbm_limit, max_steps):
+        hbm, fpm = on_device(hbm), on_device(fpm)
         mode = sim_mode()
         if mode == "oracle":
             return oracle(words, hbm, fpm, hbm_limit, max_steps)
@@ -889,3 +1003,22 @@ def batched_runner(hw_json: str, profile: bool = False):
         return oracle(words, hbm, fpm, hbm_limit, max_steps) if st is None else st
 
     return machine, runner
+
+
+def run_batch(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.ndarray, limit,
+              max_steps) -> list[M.State]:
+    """The final State of each program on the same input sets, bit for bit what :func:`batched_runner`'s
+    runner gives it alone: programs of at most ``MERGE_MAX_INSTRUCTIONS`` instructions through
+    :func:`run_many` (unless ``KCGYM_SIM=oracle``), the rest (and what it leaves to the oracle) one by one."""
+    runner = batched_runner(hw_json)[1]
+    out: list = [None] * len(programs)
+    small = [] if sim_mode() == "oracle" or len(programs) < 2 else [
+        i for i, w in enumerate(programs) if dynamic_count(w, MERGE_MAX_INSTRUCTIONS) <= MERGE_MAX_INSTRUCTIONS]
+    if len(small) > 1:
+        for i, st in zip(small, run_many(hw_json, [programs[i] for i in small], hbm, fpm, limit, max_steps),
+                         strict=True):
+            out[i] = st
+    for i, w in enumerate(programs):
+        if out[i] is None:
+            out[i] = jax.device_get(runner(w, on_device(hbm), on_device(fpm), limit, max_steps))
+    return out
