@@ -33,6 +33,7 @@ from kcgym.sims.interpreter import bf16
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.trace_cache import TraceCache
 from kcgym.sims.vliw import machine as M
+from kcgym.sims.vliw import rolled
 from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
 from kcgym.sims.vliw.isa import CLASSES, make_isa
 
@@ -86,22 +87,25 @@ class Trace(NamedTuple):
     line_rows: np.ndarray  # row of each DM line's final content
     exotic: bool  # an address wrapped around int32, or the trace is too long: leave it to the oracle
     mmul: bool  # the program ran a VMMUL (see ``run``: exact for bf16 vector registers only)
+    rolls: tuple = ()  # (data operations before it, rolled.Rolled) of each rolled loop segment, in order
 
 
 class Layout(NamedTuple):
-    """Row offsets of the data path's row buffer: line slots | x slots | c slots | dump row (EXT is a
-    separate flat buffer: a DMA addresses it by element)."""
+    """Row offsets of the data path's row buffer: line slots | x slots | c slots | rolled loops' rows | dump
+    row (EXT is a separate flat buffer: a DMA addresses it by element)."""
 
     x: int
     c: int
     dump: int
     ext_rows: int  # EXT rows of LANES elements (the pre-pass's unit of EXT dependencies)
+    roll: int  # first of the rolled segments' rows (``rolled.ROLL_ROWS``)
 
 
 def layout_of(hw: VLIWConfig, H: int) -> Layout:
     o_x = hw.dm_lines + LINE_SLOTS
     o_c = o_x + 12 + X_SLOTS
-    return Layout(o_x, o_c, o_c + 8 + C_SLOTS, -(-H // LANES))
+    o_roll = o_c + 8 + C_SLOTS
+    return Layout(o_x, o_c, o_roll + rolled.ROLL_ROWS, -(-H // LANES), o_roll)
 
 
 def _decode(machine: M.Machine, words: np.ndarray) -> list:
@@ -150,6 +154,13 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     execs = [0] * n_dec
     pc = steps = halted = fault = fault_pc = fault_detail = fault_slot = t_issue = t_end = depth = 0
     exotic = False
+    # ---- rolled loops (``rolled``): per loop depth, the state at its last back-edge and the tries left
+    structs: dict = {}
+    snaps: list = [None] * depth_max
+    tries = [0] * depth_max
+    rolls: list = []
+    roll_mmul = False
+    kinds = (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL)
     # ---- renaming and levels -------------------------------------------------------------------
     n_res = lay.dump
     lw = [0] * n_res  # level of the last write of each row (line, x and c slots)
@@ -159,7 +170,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     xs = [lay.x + i for i in range(12)]  # register -> row of its value (initial zeros)
     cs = [lay.c + i for i in range(8)]
     lines = list(range(n_lines))  # DM line -> row of its content (initial zeros)
-    line_held = [False] * (n_lines + LINE_SLOTS)
+    line_held = [False] * n_res
     for i in range(n_lines):
         line_held[i] = True
     nxt = [0, 0, 0]  # ring positions of x, c and line slots
@@ -400,8 +411,10 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         target = c0 if csub == S_J else c1
         if push:
             loops[depth] = [pc + 1, c1, count]
+            snaps[depth], tries[depth] = None, 0
             depth += 1
         next_pc = pc + 1
+        edge = 0
         if taken:
             next_pc = target
         elif depth > 0:
@@ -410,6 +423,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 if top[M.L_COUNT] > 1:
                     top[M.L_COUNT] -= 1
                     next_pc = top[M.L_START]
+                    edge = depth
                 else:
                     depth -= 1
         if is_ctl and csub == S_HALT:
@@ -483,6 +497,116 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         if n_ops > TRACE_MAX_OPS:
             exotic = True
             break
+        if not edge:
+            continue
+        # ---- a loop's back-edge: roll the remaining iterations where they are steady (``rolled``) ----
+        d = edge - 1
+        lp = loops[d]
+        key = (lp[M.L_START], lp[M.L_END])
+        if key not in structs:
+            structs[key] = rolled.structure(dec, key[0], key[1], n_dec)
+        st_body = structs[key]
+        if st_body is None or lp[M.L_COUNT] < rolled.ROLL_MIN or tries[d] >= rolled.ROLL_TRIES:
+            continue
+        snap = (t_issue, ready[:], line_ready.copy(), line_read.copy(), dma_free[:], t_end, r[:], p[:], steps,
+                execs[:], dma_busy[:], [lq[:] for lq in loops], depth)
+        prev, snaps[d] = snaps[d], snap
+        if prev is None:
+            continue
+        tries[d] += 1
+        T0, T1 = prev[0], t_issue
+        period, n_steps = T1 - T0, steps - prev[8]
+        if n_steps != len(st_body.pcs) or period <= 0 or prev[12] != depth:
+            continue
+        if any(max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[1], ready, strict=True)) or any(
+                max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[4], dma_free, strict=True)) or (
+                max(prev[5] - T0, 0) != max(t_end - T1, 0)):
+            continue
+        if not (np.array_equal(np.maximum(prev[2] - T0, 0), np.maximum(line_ready - T1, 0))
+                and np.array_equal(np.maximum(prev[3] - T0, 0), np.maximum(line_read - T1, 0))):
+            continue
+        if any(prev[11][i] != loops[i] for i in range(depth_max) if i != d) or prev[11][d][:2] != lp[:2]:
+            continue
+        dr = [_w(b - a) for a, b in zip(prev[6], r, strict=True)]
+        dp_ = [_w(b - a) for a, b in zip(prev[7], p, strict=True)]
+        walked = rolled.walk(dec, st_body, prev[6], prev[7], dr, dp_, xs, cs, kinds)
+        if walked is None:
+            continue
+        t_ops, events, wk = walked
+        if any(wk.r[i] != (r[i], dr[i]) for i in range(16)) or any(wk.p[i] != (p[i], dp_[i]) for i in range(8)):
+            continue
+        k_max = min(lp[M.L_COUNT], (max_steps - steps) // n_steps, rolled.ROLL_ROWS // max(wk.n_local, 1))
+        k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, prev[2], prev[3], T0)
+        if k < rolled.ROLL_MIN or not rolled.ext_disjoint(events, k):
+            continue
+        # evict values still held in the rolled rows (an earlier segment's), then the segment itself
+        remap: dict = {}
+        for reg in range(12):
+            if xs[reg] >= lay.roll:
+                dst = new_x()
+                ops.extend((K_LD, steps, cur, level((xs[reg],), (dst,)), dst, xs[reg], 0, 0, 0, 0, 0, 0))
+                n_ops += 1
+                remap[xs[reg]], xs[reg] = dst, dst
+        for reg in range(8):
+            if cs[reg] >= lay.roll:
+                dst = new_c()
+                ops.extend((K_LD, steps, cur, level((cs[reg],), (dst,)), dst, cs[reg], 0, 0, 0, 0, 0, 0))
+                n_ops += 1
+                remap[cs[reg]], cs[reg] = dst, dst
+        for ln in range(n_lines):
+            old = lines[ln]
+            if old >= lay.roll:
+                dst = new_line(ln)
+                ops.extend((K_LD, steps, cur, level((old,), (dst,)), dst, old, 0, 0, 0, 0, 0, 0))
+                n_ops += 1
+                remap[old] = dst
+        seg, x_out, c_out, l_out = rolled.build(t_ops, wk, k, lay.roll, np.asarray(lines, np.int32), prev[8] + 1,
+                                                n_steps, st_body.pcs, remap, WIDTH, chunk_size)
+        rolls.append((n_ops, seg))
+        roll_mmul = roll_mmul or any(o.kind == K_MMUL for o in t_ops)
+        for reg, row_ in x_out.items():
+            xs[reg] = row_
+        for reg, row_ in c_out.items():
+            cs[reg] = row_
+        for ln, row_ in l_out.items():
+            line_held[lines[ln]] = False
+            line_held[row_] = True
+            lines[ln] = row_
+        # the control side after k more iterations: each one is the template shifted by ``period`` cycles
+        shift = k * period
+        t_issue += shift
+        t_end += shift
+        for i in st_body.ready_w:
+            ready[i] += shift
+        ready[0] = 0
+        for e_ in st_body.engines:
+            dma_free[e_] += shift
+        moved_in = np.zeros(n_lines, bool)
+        moved_out = np.zeros(n_lines, bool)
+        for ev in events:
+            if ev.kind == "dma":
+                n_r_, rb_ = ev.extra[5], ev.extra[6]
+                sl = slice(ev.addr // LINE_BYTES, (ev.addr + n_r_ * rb_ + LINE_BYTES - 1) // LINE_BYTES)
+                (moved_out if ev.extra[0] else moved_in)[sl] = True
+        line_ready[moved_in] += shift
+        line_read[moved_out] += shift
+        for i in range(16):
+            r[i] = _w(r[i] + k * dr[i])
+        for i in range(8):
+            p[i] = _w(p[i] + k * dp_[i])
+        r[0] = 0
+        for q in set(st_body.pcs):
+            execs[q] += k * (execs[q] - prev[9][q])
+        for e_ in range(2):
+            dma_busy[e_] += k * (dma_busy[e_] - prev[10][e_])
+        steps += k * n_steps
+        snaps[d] = None
+        if k == lp[M.L_COUNT]:
+            lp[M.L_COUNT] = 1
+            depth -= 1
+            pc = lp[M.L_END]
+        else:
+            lp[M.L_COUNT] -= k
     # ---- final state ------------------------------------------------------------------------------------
     ex = np.asarray(execs, np.int64)
     rows3 = np.array([d[0] for d in dec], np.int64)  # [n_dec, S, F]
@@ -501,7 +625,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     return Trace(ctl.astype(i32), np.array(r, i32), np.array(p, i32), np.array(ready, i32),
                  np.array(loops, i32), line_ready.astype(i32), line_read.astype(i32), np.array(dma_free, i32),
                  busy.astype(i32), counts.astype(i32), op_arr, tuple(xs), tuple(cs), np.array(lines, i32), exotic,
-                 bool(op_arr is not None and np.any(op_arr[:, 0] == K_MMUL)))
+                 bool(op_arr is not None and (roll_mmul or np.any(op_arr[:, 0] == K_MMUL))), tuple(rolls))
 
 
 # ---- scheduling: fixed-width groups of one level and kind ---------------------------------------------
@@ -670,6 +794,27 @@ class DataPath:
         return lax.fori_loop(0, n_groups, body, state)  # a while loop: padding groups cost nothing
 
 
+    def run_rolled(self, state, kinds: jax.Array, c0: jax.Array, c1: jax.Array, mode: jax.Array, seq0: jax.Array,
+                   m0: jax.Array, cnt: jax.Array, n_groups: jax.Array, seq_step: jax.Array, table: jax.Array):
+        """The first ``n_groups`` groups of a rolled segment (``rolled.Rolled``): group ``i`` is one template
+        operation for iterations ``m0[i] .. m0[i] + cnt[i] - 1``, one per lane, its fields computed here."""
+        branches = [self.b_ld, self.b_vec, self.b_mov, self.b_dmai, self.b_dmao, self.b_mac, self.b_mmul]
+        lane = jnp.arange(GROUP_WIDTH, dtype=jnp.int32)
+
+        def body(i: jax.Array, state):
+            mem, ext, nan = state
+            on = lane < cnt[i]
+            m = m0[i] + jnp.where(on, lane, 0)
+            v = c0[i][None, :] + c1[i][None, :] * m[:, None]
+            md = mode[i][None, :]
+            f = jnp.where(md == rolled.F_LANE, v % LANES,
+                          jnp.where(md == rolled.F_LINE, table[jnp.clip(v // LINE_BYTES, 0, table.shape[0] - 1)], v))
+            seq = jnp.where(on, seq0[i] + seq_step * m, NO_SEQ)
+            w = lax.switch(jnp.maximum(kinds[i], 0), branches, (mem, ext), f, seq, on)
+            return (*self.apply(mem, ext, w), jnp.minimum(nan, w.nan))
+
+        return lax.fori_loop(0, n_groups, body, state)
+
     def final(self, state, x_rows: jax.Array, c_rows: jax.Array, line_rows: jax.Array):
         """What the State needs of one input set: the registers', DM's and EXT's rows (not the whole buffer)."""
         mem, ext, nan = state
@@ -683,7 +828,8 @@ def data_runner(hw_json: str, H: int):
     dp = DataPath(_config(hw_json), H)
     return (jax.jit(jax.vmap(dp.initial), donate_argnums=0),
             jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0),  # in place
-            jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))))
+            jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))),
+            jax.jit(jax.vmap(dp.run_rolled, in_axes=(0, *[None] * 10)), donate_argnums=0))
 
 
 @functools.lru_cache(maxsize=16)
@@ -691,8 +837,43 @@ def _config(hw_json: str) -> VLIWConfig:
     return VLIWConfig.model_validate_json(hw_json)
 
 
+class Plan(NamedTuple):
+    """The data path of one trace: its parts in order -- levelled groups (``Groups``) between the rolled
+    segments (``rolled.Rolled``) -- and where each step's operations came from (the first non-finite line)."""
+
+    parts: tuple  # Groups or Rolled, in program order
+    n: int  # groups in all
+    op_seq: np.ndarray  # the levelled operations' steps, ascending, and their bundles
+    op_pc: np.ndarray
+    nbytes: int
+
+    def pc_of(self, seq: int) -> int:
+        for part in self.parts:
+            if isinstance(part, rolled.Rolled) and part.seq_lo <= seq <= part.seq_hi:
+                return part.pc_of(seq)
+        return int(self.op_pc[np.searchsorted(self.op_seq, seq)])
+
+
+def plan(tr: Trace) -> Plan:
+    """Schedule the levelled operations between rolled segments, part by part (each part runs after the
+    one before it, so its levels need not know the others'). Without segments: one part, as before."""
+    ops = tr.ops
+    assert ops is not None
+    parts: list = []
+    at = 0
+    for n_before, seg in (*tr.rolls, (len(ops), None)):
+        if n_before > at or (seg is None and not parts):
+            parts.append(schedule(ops[at:n_before]))
+        at = n_before
+        if seg is not None:
+            parts.append(seg)
+    n = sum(int(g.n) for g in parts)
+    nbytes = sum(a.nbytes for g in parts for a in (g[:5] if isinstance(g, Groups) else g[:7]))
+    return Plan(tuple(parts), n, np.ascontiguousarray(ops[:, 1]), np.ascontiguousarray(ops[:, 2]), nbytes)
+
+
 def _entry_bytes(entry) -> int:
-    return 0 if entry[1] is None else sum(a.nbytes for a in entry[1][:5])  # the arrays of Groups
+    return 0 if entry[1] is None else entry[1].nbytes
 
 
 _TRACES = TraceCache(TRACE_CACHE_SIZE, TRACE_CACHE_BYTES, _entry_bytes)
@@ -707,16 +888,24 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int):
     if hit is not None:
         return hit
     tr = prepass(words, _config(hw_json), int(limit), int(max_steps), H)
-    groups = None if tr.exotic or tr.ops is None else schedule(tr.ops)
+    pl = None if tr.exotic or tr.ops is None else plan(tr)
     tr = tr._replace(ops=None)  # scheduled: the cache keeps only what a run needs
     chunks = None
-    if groups is not None:
-        ch = chunk_size(int(groups.n))
-        chunks = [tuple(jax.device_put(a) for a in (groups.kind[c:c + ch], groups.fields[c:c + ch],
-                                                    groups.seq[c:c + ch], np.int32(min(ch, groups.n - c))))
-                  for c in range(0, max(int(groups.n), 1), ch)]
-    _TRACES.put(key, (tr, groups, chunks))
-    return tr, groups, chunks
+    if pl is not None:
+        chunks = []
+        for g in pl.parts:
+            ch = chunk_size(int(g.n))
+            for c in range(0, max(int(g.n), 1), ch):
+                part = slice(c, c + ch)
+                if isinstance(g, Groups):
+                    chunks.append((False, tuple(jax.device_put(a) for a in (
+                        g.kind[part], g.fields[part], g.seq[part], np.int32(min(ch, g.n - c))))))
+                else:
+                    chunks.append((True, tuple(jax.device_put(a) for a in (
+                        g.kind[part], g.c0[part], g.c1[part], g.mode[part], g.seq0[part], g.m0[part], g.cnt[part],
+                        np.int32(min(ch, g.n - c)), np.int32(g.seq_step), g.table))))
+    _TRACES.put(key, (tr, pl, chunks))
+    return tr, pl, chunks
 
 
 def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) -> M.State | None:
@@ -725,17 +914,17 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) 
     ext = np.asarray(ext, np.float32)
     N, H = ext.shape
     count = static_count(words)
-    if count is not None and count > TRACE_MAX_OPS:
+    if count is not None and count > TRACE_MAX_OPS and not may_roll(words):
         return None  # too long a trace (its LOOPI counts say so): the interpreter, without a wasted pre-pass
     tr, groups, chunks = traced(words, hw_json, int(ext_limit), int(max_steps), H)
     if groups is None or (tr.mmul and np.any(ext[:, : int(ext_limit)].view(np.uint32) & 0xFFFF)):
         return None  # (VMMUL's fused multiply-adds match the interpreter's bit for bit when its operands are
         # bf16, which they are when EXT holds bf16 values, as every task's inputs do: products are exact.
         # A DMA reads EXT below ext_limit only.)
-    initial, chunk, final = data_runner(hw_json, H)
+    initial, chunk, final, rolled_chunk = data_runner(hw_json, H)
     state = initial(ext)
-    for part in chunks:
-        state = chunk(state, *part)
+    for is_rolled, part in chunks:
+        state = (rolled_chunk if is_rolled else chunk)(state, *part)
     x, c, dm, ext_out, first = (np.asarray(a) for a in jax.device_get(
         final(state, np.asarray(tr.x_rows, np.int32), np.asarray(tr.c_rows, np.int32), tr.line_rows)))
 
@@ -744,8 +933,8 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) 
 
     hit = first != NO_SEQ
     nan_pc = np.full(N, -1, np.int32)
-    if hit.any():
-        nan_pc[hit] = groups.op_pc[np.searchsorted(groups.op_seq, first[hit])]
+    for i in np.flatnonzero(hit):
+        nan_pc[i] = groups.pc_of(int(first[i]))
     fields: dict = dict(
         ctl=each(tr.ctl), r=each(tr.r), p=each(tr.p), ready=each(tr.ready), loops=each(tr.loops),
         line_ready=each(tr.line_ready), line_read=each(tr.line_read), dma_free=each(tr.dma_free),
@@ -791,6 +980,21 @@ def static_count(words: np.ndarray) -> int | None:
     for pc in np.flatnonzero(is_ctl[:end] & (subs[:end] == loopi)).tolist():
         mult[pc + 1:int(ctl[pc, 4])] *= int(ctl[pc, 3])
     return int(mult.sum())
+
+
+def may_roll(words: np.ndarray) -> bool:
+    """Whether some LOOPI body of the program is free of branches, register LOOPs and HALTs (so the
+    pre-pass may roll it, ``rolled.structure``): a long program without one goes to the interpreter at once."""
+    isa = make_isa(VLIWConfig())
+    ctl = np.asarray(words).reshape(len(words), len(isa.slot_units), isa.n_fields)[:, M.S_CTL]
+    cls_ctl, loopi, loop, halt, j, beqz, bnez = _ctl_ids()
+    bad = (ctl[:, 1] == cls_ctl) & np.isin(ctl[:, 2], (loop, halt, j, beqz, bnez))
+    bad_before = np.concatenate([[0], np.cumsum(bad)])
+    for pc in np.flatnonzero((ctl[:, 1] == cls_ctl) & (ctl[:, 2] == loopi)).tolist():
+        end = min(int(ctl[pc, 4]), len(words))
+        if end > pc + 1 and bad_before[end] == bad_before[pc + 1]:
+            return True
+    return False
 
 
 def dynamic_count(words: np.ndarray, stop: int) -> int:
