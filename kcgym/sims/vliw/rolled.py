@@ -30,6 +30,7 @@ oracle (``tests/sims/vliw/test_trace_rolled.py``).
 
 from __future__ import annotations
 
+import bisect
 from typing import NamedTuple
 
 import numpy as np
@@ -42,7 +43,7 @@ from kcgym.sims.vliw.isa import make_isa
 ROLL_ROWS = 32768  # rows of the row buffer the rolled iterations' values take (a segment fits in them)
 ROLL_MIN = 8  # fewer remaining iterations than this are stepped (rolling has a fixed cost)
 ROLL_TRIES = 4  # back-edges of one loop instance compared before the pre-pass gives up on it
-WALK_MAX = 1 << 16  # bundles of one iteration the symbolic walk follows (longer bodies are stepped)
+WALK_MAX = 4096  # bundles of one iteration the symbolic walk follows (longer bodies are stepped)
 EXT_CHECK_MAX = 1 << 22  # EXT elements the DMA-out disjointness check may enumerate
 N_FIELDS = 8
 F_AFF, F_LANE, F_LINE = range(3)  # a rolled field: c0 + c1*m, its value mod LANES, or the DM line's row there
@@ -85,6 +86,7 @@ class Structure(NamedTuple):
     pcs: tuple  # bundle of each step of an iteration, in order
     ready_w: tuple  # scoreboard entries the body writes
     engines: tuple  # DMA engines (0 in, 1 out) the body uses
+    rows: int  # rows one iteration's values take (the rolled region holds ``ROLL_ROWS // rows`` iterations)
 
 
 def structure(dec: list, start: int, end: int, n_dec: int) -> Structure | None:
@@ -102,6 +104,7 @@ def structure(dec: list, start: int, end: int, n_dec: int) -> Structure | None:
     x_early: set[int] = set()  # read before any write of this iteration
     c_early: set[int] = set()
     pc = start
+    rows = 0
     vec_reads_c = {_SUB["VRADD"], _SUB["VEXP2C"], _SUB["VINVC"]}
     vec_reads_cd = {_SUB["VMAC"], _SUB["VMACL"], _SUB["VMMUL"]}
     while True:
@@ -149,9 +152,12 @@ def structure(dec: list, start: int, end: int, n_dec: int) -> Structure | None:
             (bc if to_c else bx).append((f0 & 7) if to_c else min(max(f0, 0), 11))
         xw.update(bx)
         cw.update(bc)
+        rows += len(bx) + len(bc) + (st_[1] == c_st)
         nxt = pc + 1
         if ctl[1] == c_dma:
             engines.add(int(ctl[2] in (_SUB["DMAO"], _SUB["DMAOT"])))
+            if ctl[2] not in (_SUB["DMAO"], _SUB["DMAOT"]):
+                rows += -(-max(ctl[6] * ctl[7], 0) // LINE_BYTES) + 1
         elif ctl[1] == c_ctl:
             if ctl[2] != s_loopi:
                 return None  # HALT, J, BEQZ, BNEZ, LOOP
@@ -173,7 +179,7 @@ def structure(dec: list, start: int, end: int, n_dec: int) -> Structure | None:
         pc = nxt
     if x_early & xw or c_early & cw:
         return None
-    return Structure(tuple(pcs), tuple(sorted(ready_w)), tuple(sorted(engines)))
+    return Structure(tuple(pcs), tuple(sorted(ready_w)), tuple(sorted(engines)), max(rows, 1))
 
 
 class Op(NamedTuple):
@@ -533,11 +539,10 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
         a, d, n = ops[o.local_r].line_w
         lw = _lines(a, d, m)
         ok &= (lw <= ln) & (ln < lw + n)
-        for j in writers:
-            if o.local_r < j < i:
-                a, d, n = ops[j].line_w
-                lw = _lines(a, d, m)
-                ok &= ~((lw <= ln) & (ln < lw + n))
+        for j in writers[bisect.bisect_right(writers, o.local_r):bisect.bisect_left(writers, i)]:
+            a, d, n = ops[j].line_w
+            lw = _lines(a, d, m)
+            ok &= ~((lw <= ln) & (ln < lw + n))
     bad = np.flatnonzero(~ok)
     return int(bad[0]) if len(bad) else k_max
 

@@ -506,7 +506,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         if key not in structs:
             structs[key] = rolled.structure(dec, key[0], key[1], n_dec)
         st_body = structs[key]
-        if st_body is None or lp[M.L_COUNT] < rolled.ROLL_MIN or tries[d] >= rolled.ROLL_TRIES:
+        if st_body is None or min(lp[M.L_COUNT], rolled.ROLL_ROWS // st_body.rows) < rolled.ROLL_MIN or (
+                tries[d] >= rolled.ROLL_TRIES):
             continue
         snap = (t_issue, ready[:], line_ready.copy(), line_read.copy(), dma_free[:], t_end, r[:], p[:], steps,
                 execs[:], dma_busy[:], [lq[:] for lq in loops], depth)
@@ -913,8 +914,8 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) 
     the data path leaves to the oracle. Profiling counters are not kept (``prof`` as unprofiled)."""
     ext = np.asarray(ext, np.float32)
     N, H = ext.shape
-    count = static_count(words)
-    if count is not None and count > TRACE_MAX_OPS and not may_roll(words):
+    count = static_count(words, rolled.ROLL_TRIES + 2)
+    if count is not None and count > TRACE_MAX_OPS:
         return None  # too long a trace (its LOOPI counts say so): the interpreter, without a wasted pre-pass
     tr, groups, chunks = traced(words, hw_json, int(ext_limit), int(max_steps), H)
     if groups is None or (tr.mmul and np.any(ext[:, : int(ext_limit)].view(np.uint32) & 0xFFFF)):
@@ -964,9 +965,11 @@ def _ctl_ids() -> tuple[int, int, int, int, int, int, int]:
     return (_CLS["CTL"], _SUB["LOOPI"], _SUB["LOOP"], _SUB["HALT"], _SUB["J"], _SUB["BEQZ"], _SUB["BNEZ"])
 
 
-def static_count(words: np.ndarray) -> int | None:
+def static_count(words: np.ndarray, rollable: int | None = None) -> int | None:
     """The bundles a program executes, read off its LOOPI counts (nested bodies multiply) up to its first
-    HALT; None where a LOOP (register count) or a branch makes it unknown. Cost: a pass over the CTL slots."""
+    HALT; None where a LOOP (register count) or a branch makes it unknown. Cost: a pass over the CTL slots.
+    ``rollable``: count at most that many iterations of a LOOPI whose body has no other control (the
+    bundles the pre-pass steps where ``rolled`` rolls the rest; an estimate of the trace's length)."""
     isa = make_isa(VLIWConfig())
     ctl = np.asarray(words).reshape(len(words), len(isa.slot_units), isa.n_fields)[:, M.S_CTL]
     cls_ctl, loopi, loop, halt, j, beqz, bnez = _ctl_ids()
@@ -977,24 +980,13 @@ def static_count(words: np.ndarray) -> int | None:
     halts = np.flatnonzero(is_ctl & (subs == halt))
     end = int(halts[0]) + 1 if len(halts) else len(words)
     mult = np.ones(end, np.int64)
+    other = np.concatenate([[0], np.cumsum(is_ctl & (subs != loopi))])
     for pc in np.flatnonzero(is_ctl[:end] & (subs[:end] == loopi)).tolist():
-        mult[pc + 1:int(ctl[pc, 4])] *= int(ctl[pc, 3])
+        stop, n = int(ctl[pc, 4]), int(ctl[pc, 3])
+        if rollable is not None and stop > pc + 1 and other[min(stop, len(words))] == other[pc + 1]:
+            n = min(n, rollable)
+        mult[pc + 1:stop] *= n
     return int(mult.sum())
-
-
-def may_roll(words: np.ndarray) -> bool:
-    """Whether some LOOPI body of the program is free of branches, register LOOPs and HALTs (so the
-    pre-pass may roll it, ``rolled.structure``): a long program without one goes to the interpreter at once."""
-    isa = make_isa(VLIWConfig())
-    ctl = np.asarray(words).reshape(len(words), len(isa.slot_units), isa.n_fields)[:, M.S_CTL]
-    cls_ctl, loopi, loop, halt, j, beqz, bnez = _ctl_ids()
-    bad = (ctl[:, 1] == cls_ctl) & np.isin(ctl[:, 2], (loop, halt, j, beqz, bnez))
-    bad_before = np.concatenate([[0], np.cumsum(bad)])
-    for pc in np.flatnonzero((ctl[:, 1] == cls_ctl) & (ctl[:, 2] == loopi)).tolist():
-        end = min(int(ctl[pc, 4]), len(words))
-        if end > pc + 1 and bad_before[end] == bad_before[pc + 1]:
-            return True
-    return False
 
 
 def dynamic_count(words: np.ndarray, stop: int) -> int:
