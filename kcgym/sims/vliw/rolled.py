@@ -521,20 +521,22 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
         b = [(e.addr + e.delta * m_all) // bank for e in evs]
         c = sum((b[i] == b[j]).astype(np.int64) for i in range(len(b)) for j in range(i + 1, len(b)))
         ok &= c[1:] == c[0]
-    # the data: a line this iteration wrote, or one no iteration writes
-    written = np.zeros(hw.dm_lines + 1, bool)
+    # the data: a line this iteration wrote, or one no rolled iteration has written yet (its row is then
+    # the one it has at the loop's back-edge, ``Rolled.table``)
+    n_ops = len(ops)
+    first = np.full(hw.dm_lines + 1, np.iinfo(np.int64).max, np.int64)  # first (iteration, op) writing a line
     writers = [i for i, o in enumerate(ops) if o.line_w is not None]
     for i in writers:
         a, d, n = ops[i].line_w
-        ln = np.clip(_lines(a, d, m_all), 0, hw.dm_lines - 1)
+        ln = np.clip(_lines(a, d, m), 0, hw.dm_lines - 1)
         for j in range(n):
-            written[np.minimum(ln + j, hw.dm_lines)] = True
+            np.minimum.at(first, np.minimum(ln + j, hw.dm_lines), m * n_ops + i)
     for i, o in enumerate(ops):
         if o.line_r is None:
             continue
         ln = np.clip(_lines(o.line_r[0], o.line_r[1], m), 0, hw.dm_lines - 1)
         if o.local_r < 0:
-            ok &= ~written[ln]
+            ok &= first[ln] > m * n_ops + i
             continue
         a, d, n = ops[o.local_r].line_w
         lw = _lines(a, d, m)

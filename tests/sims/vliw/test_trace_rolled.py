@@ -32,9 +32,10 @@ end:
 # the load walks 64 bytes an iteration, the store 128: their banks meet at some iterations only
 BANKS = """PMOVI p0, 7168
 PMOVI p1, 0
+VBCST x1, 2.0
 LOOPI 120, end
 VLD x0, p0, 64 || VST x1, p1, 128
-VMUL x1, x0, x0
+VMUL x2, x0, x0
 end:
 """
 # the load runs off the end of DM in its last iteration
@@ -45,12 +46,13 @@ VADD x1, x0, x0
 end:
 """
 NESTED = """PMOVI p1, 16384
+PMOVI p2, 0
 MOVI r3, 0
 LOOPI 6, outer
 PMOVI p0, 0
 LOOPI 40, inner
-VLD x0, p0, 64
-VMUL x2, x0, x0
+VLD x0, p0, 64 || VLDB x3, p2, 2
+VMUL x2, x0, x3
 NOP
 VST x2, p1, 64
 inner:
@@ -65,10 +67,11 @@ PMOVI p2, 4096
 LOOPI 30, end
 DMAI p0, r1, r0, 1, 256 || ADDI r1, r1, 256
 PMOVI p1, 0
+PMOVI p3, 128
 VLD x0, p1, 64
 VLD x1, p1, 64
 VADD x2, x0, x1
-VLD x3, p1, 64 || VLD x4, p1, 64
+VLD x3, p1, 64 || VLD x4, p3, 64
 VMAX x5, x3, x4
 NOP
 VST x2, p2, 64
