@@ -45,7 +45,8 @@ VLD x0, p0, 64
 VADD x1, x0, x0
 end:
 """
-NESTED = """PMOVI p1, 16384
+NESTED = """DMAI p0, r0, r0, 1, 8192
+PMOVI p1, 16384
 PMOVI p2, 0
 MOVI r3, 0
 LOOPI 6, outer
