@@ -403,12 +403,11 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
                 first = len(ops)
                 for i_l in range(l1 - l0):
                     dep = []
-                    old: object = 0
+                    old: tuple | int = 0
                     lr_op, line_r = -1, None
                     if partial and i_l == l1 - l0 - 1:
-                        old, lr_op = line_read((l0 + i_l) * LINE_BYTES, dep)
-                        if old[0] == "T":
-                            old = ("T", (l0 + i_l) * LINE_BYTES, 0)
+                        old_row, lr_op = line_read((l0 + i_l) * LINE_BYTES, dep)
+                        old = ("T", (l0 + i_l) * LINE_BYTES, 0) if old_row[0] == "T" else old_row
                         line_r = ((l0 + i_l) * LINE_BYTES, 0)
                     emit(K_DMAI, step, [("D", 0), old, i_l * LANES, ("A", re, red), rs, width, per_strip, tot_e],
                          dep, line_w=((l0 + i_l) * LINE_BYTES, 0, 1), line_r=line_r, local_r=lr_op)
@@ -527,7 +526,7 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
     first = np.full(hw.dm_lines + 1, np.iinfo(np.int64).max, np.int64)  # first (iteration, op) writing a line
     writers = [i for i, o in enumerate(ops) if o.line_w is not None]
     for i in writers:
-        a, d, n = ops[i].line_w
+        a, d, n = ops[i].line_w or (0, 0, 0)
         ln = np.clip(_lines(a, d, m), 0, hw.dm_lines - 1)
         for j in range(n):
             np.minimum.at(first, np.minimum(ln + j, hw.dm_lines), m * n_ops + i)
@@ -538,11 +537,11 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
         if o.local_r < 0:
             ok &= first[ln] > m * n_ops + i
             continue
-        a, d, n = ops[o.local_r].line_w
+        a, d, n = ops[o.local_r].line_w or (0, 0, 0)
         lw = _lines(a, d, m)
         ok &= (lw <= ln) & (ln < lw + n)
         for j in writers[bisect.bisect_right(writers, o.local_r):bisect.bisect_left(writers, i)]:
-            a, d, n = ops[j].line_w
+            a, d, n = ops[j].line_w or (0, 0, 0)
             lw = _lines(a, d, m)
             ok &= ~((lw <= ln) & (ln < lw + n))
     bad = np.flatnonzero(~ok)
@@ -637,8 +636,8 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
     lines: dict = {}
     if ln_l:
         ln, key, row = np.concatenate(ln_l), np.concatenate(key_l), np.concatenate(row_l)
-        o = np.lexsort((key, ln))
-        ln, row = ln[o], row[o]
+        srt = np.lexsort((key, ln))
+        ln, row = ln[srt], row[srt]
         end = np.append(ln[1:] != ln[:-1], True)
         lines = dict(zip(ln[end].tolist(), row[end].tolist(), strict=True))
     tb = np.asarray([remap.get(int(x), int(x)) for x in table], np.int32)

@@ -555,12 +555,12 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 n_ops += 1
                 remap[cs[reg]], cs[reg] = dst, dst
         for ln in range(n_lines):
-            old = lines[ln]
-            if old >= lay.roll:
+            held = lines[ln]
+            if held >= lay.roll:
                 dst = new_line(ln)
-                ops.extend((K_LD, steps, cur, level((old,), (dst,)), dst, old, 0, 0, 0, 0, 0, 0))
+                ops.extend((K_LD, steps, cur, level((held,), (dst,)), dst, held, 0, 0, 0, 0, 0, 0))
                 n_ops += 1
-                remap[old] = dst
+                remap[held] = dst
         seg, x_out, c_out, l_out = rolled.build(t_ops, wk, k, lay.roll, np.asarray(lines, np.int32), prev[8] + 1,
                                                 n_steps, st_body.pcs, remap, WIDTH, chunk_size)
         rolls.append((n_ops, seg))
