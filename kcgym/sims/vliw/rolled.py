@@ -41,13 +41,16 @@ from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
 from kcgym.sims.vliw.isa import make_isa
 
 ROLL_ROWS = 32768  # rows of the row buffer the rolled iterations' values take (a segment fits in them)
+ROLL_WIDTH = 32  # iterations one rolled group runs at once, one a lane (a DMA out: trace.DMAO_WIDTH); the cost
+# of a group grows with its lanes (128 measured 2.5x slower than 32 at C3), so wider groups gain little
 ROLL_MIN = 8  # fewer remaining iterations than this are stepped (rolling has a fixed cost)
 ROLL_TRIES = 4  # back-edges of one loop instance compared before the pre-pass gives up on it
 WALK_MAX = 4096  # bundles of one iteration the symbolic walk follows (longer bodies are stepped)
 EXT_CHECK_MAX = 1 << 22  # EXT elements the DMA-out disjointness check may enumerate
 N_FIELDS = 8
 F_AFF, F_LANE, F_LINE = range(3)  # a rolled field: c0 + c1*m, its value mod LANES, or the DM line's row there
-F_LOCAL, F_ROW = -1, -2  # (template only) a row of this iteration (c0: -1 - op), a row from before the loop
+F_LOCAL, F_ROW = -1, -2  # (template only) a row of this iteration (c0: its op), a row from before the loop
+# (F_LINE occurs in fields 0 and 1 only, F_LANE in field 2: the data path decodes just those)
 
 _SUB = make_isa(VLIWConfig()).sub_ids
 _CLS = M.CLS

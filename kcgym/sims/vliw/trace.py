@@ -55,6 +55,8 @@ K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL = range(7)
 N_KINDS = 7
 DMAO_WIDTH = 8  # a DMA-out line writes 32 single elements of EXT: its groups stay narrow
 WIDTH = tuple(DMAO_WIDTH if k == K_DMAO else GROUP_WIDTH for k in range(N_KINDS))
+ROLL_WIDTHS = tuple(DMAO_WIDTH if k == K_DMAO else rolled.ROLL_WIDTH for k in range(N_KINDS))  # iterations per
+# rolled group
 NO_SEQ = groups.NO_SEQ
 
 _I32 = 1 << 32
@@ -562,7 +564,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 n_ops += 1
                 remap[held] = dst
         seg, x_out, c_out, l_out = rolled.build(t_ops, wk, k, lay.roll, np.asarray(lines, np.int32), prev[8] + 1,
-                                                n_steps, st_body.pcs, remap, WIDTH, chunk_size)
+                                                n_steps, st_body.pcs, remap, ROLL_WIDTHS, chunk_size)
         rolls.append((n_ops, seg))
         roll_mmul = roll_mmul or any(o.kind == K_MMUL for o in t_ops)
         for reg, row_ in x_out.items():
@@ -762,14 +764,14 @@ class DataPath:
 
     def b_dmao(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        n = DMAO_WIDTH
+        n, width = DMAO_WIDTH, f.shape[0]  # (a group of GROUP_WIDTH lanes, or a rolled one of ROLL_WIDTH)
         f, on = f[:n], on[:n]
         e = f[:, 1:2] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
         idx = _ext_index(f[:, 2:6], e)
         idx = jnp.where(idx < 0, idx + self.H, idx)
         live = (e < f[:, 6:7]) & on[:, None] & (idx >= 0) & (idx < self.H)
         lay = self.lay
-        w = self.none(jnp.full(GROUP_WIDTH, lay.dump, jnp.int32), jnp.zeros((GROUP_WIDTH, LANES), jnp.float32))
+        w = self.none(jnp.full(width, lay.dump, jnp.int32), jnp.zeros((width, LANES), jnp.float32))
         return w._replace(el_i=jnp.where(live, idx, self.H).reshape(-1),
                           el_v=mem[f[:, 0]].reshape(-1))
 
@@ -800,16 +802,19 @@ class DataPath:
         """The first ``n_groups`` groups of a rolled segment (``rolled.Rolled``): group ``i`` is one template
         operation for iterations ``m0[i] .. m0[i] + cnt[i] - 1``, one per lane, its fields computed here."""
         branches = [self.b_ld, self.b_vec, self.b_mov, self.b_dmai, self.b_dmao, self.b_mac, self.b_mmul]
-        lane = jnp.arange(GROUP_WIDTH, dtype=jnp.int32)
+        lane = jnp.arange(rolled.ROLL_WIDTH, dtype=jnp.int32)
 
         def body(i: jax.Array, state):
             mem, ext, nan = state
             on = lane < cnt[i]
             m = m0[i] + jnp.where(on, lane, 0)
             v = c0[i][None, :] + c1[i][None, :] * m[:, None]
-            md = mode[i][None, :]
-            f = jnp.where(md == rolled.F_LANE, v % LANES,
-                          jnp.where(md == rolled.F_LINE, table[jnp.clip(v // LINE_BYTES, 0, table.shape[0] - 1)], v))
+            md = mode[i]
+            rows = v[:, :2]  # (only fields 0 and 1 hold DM lines' rows, only field 2 a VLDB's lane)
+            rows = jnp.where(md[None, :2] == rolled.F_LINE, table[jnp.clip(rows // LINE_BYTES, 0, table.shape[0] - 1)],
+                             rows)
+            lane_f = jnp.where(md[2] == rolled.F_LANE, v[:, 2] % LANES, v[:, 2])
+            f = jnp.concatenate([rows, lane_f[:, None], v[:, 3:]], axis=1)
             seq = jnp.where(on, seq0[i] + seq_step * m, NO_SEQ)
             w = lax.switch(jnp.maximum(kinds[i], 0), branches, (mem, ext), f, seq, on)
             return (*self.apply(mem, ext, w), jnp.minimum(nan, w.nan))
