@@ -40,6 +40,11 @@ from kcgym.sims.vliw.isa import CLASSES, make_isa
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + EXT limit and bucket + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their groups
 TRACE_MAX_OPS = 4_000_000  # data operations one trace may record (~200 MB); a longer program runs on the interpreter
+# Programs of more dynamic bundles than this (``static_count``; or an unknown count) roll their steady loops
+# (``rolled``): their traces could pass TRACE_MAX_OPS (1.5-2 data operations a bundle). Shorter ones step every
+# iteration as before: rolled segments pack into more groups than one levelled trace (measured on the -O2
+# matmul C5: more groups and a slower warm simulate rolled, though a faster pre-pass).
+ROLL_ABOVE = TRACE_MAX_OPS // 2
 GROUP_WIDTH = 32  # data operations executed together in one loop step (a level's ops of one kind)
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
@@ -129,8 +134,9 @@ def _decode(machine: M.Machine, words: np.ndarray) -> list:
     return out
 
 
-def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int) -> Trace:
-    """Run the control side of ``words`` (the padded program) exactly as ``Machine.run_one`` does."""
+def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int, roll: bool = True) -> Trace:
+    """Run the control side of ``words`` (the padded program) exactly as ``Machine.run_one`` does;
+    ``roll``: roll steady loops (``rolled``) instead of stepping every iteration."""
     machine = M.Machine(hw)
     words = np.asarray(words)
     n_rows = len(words)
@@ -499,7 +505,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         if n_ops > TRACE_MAX_OPS:
             exotic = True
             break
-        if not edge:
+        if not edge or not roll:
             continue
         # ---- a loop's back-edge: roll the remaining iterations where they are steady (``rolled``) ----
         d = edge - 1
@@ -893,7 +899,8 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int):
     hit = _TRACES.get(key)
     if hit is not None:
         return hit
-    tr = prepass(words, _config(hw_json), int(limit), int(max_steps), H)
+    count = static_count(words)
+    tr = prepass(words, _config(hw_json), int(limit), int(max_steps), H, count is None or count > ROLL_ABOVE)
     pl = None if tr.exotic or tr.ops is None else plan(tr)
     tr = tr._replace(ops=None)  # scheduled: the cache keeps only what a run needs
     chunks = None

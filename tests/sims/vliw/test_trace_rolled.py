@@ -126,7 +126,9 @@ def _compare(src: str, max_steps: int = 100_000) -> trace.Trace:
 
 @pytest.fixture(autouse=True)
 def _trace_path(monkeypatch):
+    """The trace path, rolling loops of any program (by default only those of long ones roll)."""
     monkeypatch.setenv(trace.SIM_ENV, "trace")
+    monkeypatch.setattr(trace, "ROLL_ABOVE", 0)
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -161,6 +163,12 @@ def test_rolls_are_cut_at_the_region_and_the_rest_is_stepped(monkeypatch):
     monkeypatch.setattr(trace.rolled, "ROLL_ROWS", 40)
     tr = _compare(NESTED)
     assert len(tr.rolls) >= 6
+
+
+def test_short_programs_step_every_iteration(monkeypatch):
+    """Below ``trace.ROLL_ABOVE`` bundles nothing rolls (and the results are the same)."""
+    monkeypatch.setattr(trace, "ROLL_ABOVE", 10_000)
+    assert not _compare(STEADY).rolls
 
 
 def test_rolled_kernel_batch_matmul_c2(monkeypatch):
