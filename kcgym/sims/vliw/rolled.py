@@ -70,7 +70,7 @@ class Rolled(NamedTuple):
     c1: np.ndarray  # int32[G, N_FIELDS]
     mode: np.ndarray  # int32[G, N_FIELDS]
     seq0: np.ndarray  # int32[G]: the step of the operation in iteration m is seq0 + m * seq_step
-    m0: np.ndarray  # int32[G]: first iteration of the group (1-based, relative to the template)
+    m0: np.ndarray  # int32[G]: first iteration of the group (the template's is 0)
     cnt: np.ndarray  # int32[G]: iterations in the group (lanes in use)
     n: int
     table: np.ndarray  # int32[dm_lines]: DM line -> row before the loop (F_LINE fields)
@@ -470,9 +470,10 @@ def _lines(a: int, d: int, m: np.ndarray) -> np.ndarray:
 def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig, limit: int, H: int,
                   line_ready: np.ndarray, line_read: np.ndarray, t0: int) -> int:
     """How many iterations after the template (1..k_max) pass every address-dependent check: bounds,
-    alignment, EXT bounds, bank conflicts, the DM lines each one's data reads (its own writes or lines the
-    loop never writes), and that a moving access never meets a DMA's line or a pending one (``line_ready``
-    / ``line_read`` and ``t0``: the template iteration's start). -1: not even the template qualifies."""
+    alignment, EXT bounds, bank conflicts, the DM lines each one's data reads (its own writes, or lines no
+    rolled iteration -- the template included -- has written yet), and that a moving access never meets a
+    DMA's line or a pending one (``line_ready`` / ``line_read`` and ``t0``: the template iteration's start).
+    -1: not even the template qualifies."""
     if k_max <= 0:
         return 0
     m = np.arange(1, k_max + 1, dtype=np.int64)
@@ -530,9 +531,9 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
     writers = [i for i, o in enumerate(ops) if o.line_w is not None]
     for i in writers:
         a, d, n = ops[i].line_w or (0, 0, 0)
-        ln = np.clip(_lines(a, d, m), 0, hw.dm_lines - 1)
+        ln = np.clip(_lines(a, d, m_all), 0, hw.dm_lines - 1)
         for j in range(n):
-            np.minimum.at(first, np.minimum(ln + j, hw.dm_lines), m * n_ops + i)
+            np.minimum.at(first, np.minimum(ln + j, hw.dm_lines), m_all * n_ops + i)
     for i, o in enumerate(ops):
         if o.line_r is None:
             continue
@@ -585,8 +586,8 @@ def ext_disjoint(events: list[Event], k: int) -> bool:
 
 def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, seq0: int, seq_step: int,
           pcs: tuple, remap: dict, widths: tuple, chunk_size) -> tuple[Rolled, dict, dict, dict]:
-    """The segment of iterations 1..k and its live-outs: (Rolled, x register -> row, c register -> row,
-    DM line -> row) after the last iteration."""
+    """The segment of iterations 0 (the template) .. k and its live-outs: (Rolled, x register -> row,
+    c register -> row, DM line -> row) after the last iteration."""
     n_local = wk.n_local
     lvl = [0] * len(ops)
     for i, o in enumerate(ops):
@@ -598,11 +599,11 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
         c0, c1, md = list(o.c0), list(o.c1), list(o.mode)
         for f in range(N_FIELDS):
             if md[f] == F_LOCAL:
-                c0[f], c1[f], md[f] = roll_base - n_local + wk.local_of[c0[f]], n_local, F_AFF
+                c0[f], c1[f], md[f] = roll_base + wk.local_of[c0[f]], n_local, F_AFF
             elif md[f] == F_ROW:
                 c0[f], md[f] = remap.get(c0[f], c0[f]), F_AFF
         width = widths[o.kind]
-        for m0 in range(1, k + 1, width):
+        for m0 in range(0, k + 1, width):
             rows.append((o.kind, c0, c1, md, seq0 + o.step, m0, min(width, k + 1 - m0)))
     n = len(rows)
     total = max(1, -(-n // chunk_size(n))) * chunk_size(n)
@@ -621,12 +622,12 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
         s0[:n] = [r[4] for r in rows]
         mm[:n] = [r[5] for r in rows]
         cnt[:n] = [r[6] for r in rows]
-    last = roll_base + (k - 1) * n_local
+    last = roll_base + k * n_local
     xs = {reg: last + wk.local_of[i] for reg, i in wk.xl.items()}
     cs = {reg: last + wk.local_of[i] for reg, i in wk.cl.items()}
     # DM lines: the row of the last write to each (over iterations, then program order)
     ln_l, key_l, row_l = [], [], []
-    m = np.arange(1, k + 1, dtype=np.int64)
+    m = np.arange(0, k + 1, dtype=np.int64)
     for i, o in enumerate(ops):
         if o.line_w is None:
             continue
@@ -635,7 +636,7 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
         for j in range(nl):
             ln_l.append(base + j)
             key_l.append(m * len(ops) + i)
-            row_l.append(roll_base + (m - 1) * n_local + wk.local_of[i])
+            row_l.append(roll_base + m * n_local + wk.local_of[i])
     lines: dict = {}
     if ln_l:
         ln, key, row = np.concatenate(ln_l), np.concatenate(key_l), np.concatenate(row_l)
@@ -644,7 +645,7 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
         end = np.append(ln[1:] != ln[:-1], True)
         lines = dict(zip(ln[end].tolist(), row[end].tolist(), strict=True))
     tb = np.asarray([remap.get(int(x), int(x)) for x in table], np.int32)
-    seg = Rolled(kind, a0, a1, md_, s0, mm, cnt, n, tb, seq_step, seq0 + seq_step, seq0 + seq_step * (k + 1) - 1,
+    seg = Rolled(kind, a0, a1, md_, s0, mm, cnt, n, tb, seq_step, seq0, seq0 + seq_step * (k + 1) - 1,
                  np.asarray(pcs, np.int32))
     return seg, xs, cs, lines
 

@@ -108,11 +108,13 @@ class Layout(NamedTuple):
     roll: int  # first of the rolled segments' rows (``rolled.ROLL_ROWS``)
 
 
-def layout_of(hw: VLIWConfig, H: int) -> Layout:
+def layout_of(hw: VLIWConfig, H: int, roll_rows: int = 0) -> Layout:
+    """``roll_rows``: rows for rolled segments (``rolled.ROLL_ROWS`` where the trace has any; else none, so
+    a trace without them runs on the same buffer as before rolling existed)."""
     o_x = hw.dm_lines + LINE_SLOTS
     o_c = o_x + 12 + X_SLOTS
     o_roll = o_c + 8 + C_SLOTS
-    return Layout(o_x, o_c, o_roll + rolled.ROLL_ROWS, -(-H // LANES), o_roll)
+    return Layout(o_x, o_c, o_roll + roll_rows, -(-H // LANES), o_roll)
 
 
 def _decode(machine: M.Machine, words: np.ndarray) -> list:
@@ -146,7 +148,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     tail = min(n_rows, (int(differs[-1]) + 2) if len(differs) else 1)
     dec = _decode(machine, words[:tail])
     n_dec = len(dec)
-    lay = layout_of(hw, H)
+    lay = layout_of(hw, H, rolled.ROLL_ROWS if roll else 0)
     n_lines, depth_max = hw.dm_lines, hw.loop_depth
     dm_bytes, bank, penalty = hw.dm_bytes, hw.bank_bytes, hw.branch_penalty
     dma_lat, dma_bw = hw.dma_latency, hw.dma_bytes_per_cycle
@@ -518,7 +520,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 tries[d] >= rolled.ROLL_TRIES):
             continue
         snap = (t_issue, ready[:], line_ready.copy(), line_read.copy(), dma_free[:], t_end, r[:], p[:], steps,
-                execs[:], dma_busy[:], [lq[:] for lq in loops], depth)
+                execs[:], dma_busy[:], [lq[:] for lq in loops], depth, n_ops, xs[:], cs[:], lines[:], len(rolls))
         prev, snaps[d] = snaps[d], snap
         if prev is None:
             continue
@@ -544,10 +546,20 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         t_ops, events, wk = walked
         if any(wk.r[i] != (r[i], dr[i]) for i in range(16)) or any(wk.p[i] != (p[i], dp_[i]) for i in range(8)):
             continue
-        k_max = min(lp[M.L_COUNT], (max_steps - steps) // n_steps, rolled.ROLL_ROWS // max(wk.n_local, 1))
+        k_max = min(lp[M.L_COUNT], (max_steps - steps) // n_steps, rolled.ROLL_ROWS // max(wk.n_local, 1) - 1)
         k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, prev[2], prev[3], T0)
         if k < rolled.ROLL_MIN or not rolled.ext_disjoint(events, k):
             continue
+        # the template iteration joins the segment: its stepped data operations are dropped and the renaming
+        # it did is undone (the rows it took are never written, as those operations never run)
+        del ops[prev[13] * (4 + N_FIELDS):]
+        del rolls[prev[17]:]  # (an inner loop's segments inside the template: the walk covers their data)
+        n_ops = prev[13]
+        for row_ in lines:
+            line_held[row_] = False
+        xs[:], cs[:], lines[:] = prev[14], prev[15], prev[16]
+        for row_ in lines:
+            line_held[row_] = True
         # evict values still held in the rolled rows (an earlier segment's), then the segment itself
         remap: dict = {}
         for reg in range(12):
@@ -697,9 +709,9 @@ class DataPath:
     """The data side of the VLIW for one config and EXT bucket: one branch per kind, a whole group at once.
     Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row."""
 
-    def __init__(self, hw: VLIWConfig, H: int):
+    def __init__(self, hw: VLIWConfig, H: int, roll_rows: int = 0):
         self.hw, self.H = hw, H
-        self.lay = layout_of(hw, H)
+        self.lay = layout_of(hw, H, roll_rows)
         self.ce = DMAO_WIDTH * LANES
 
     def none(self, r_i, r_v, nan=None) -> Writes:
@@ -834,10 +846,11 @@ class DataPath:
 
 
 @functools.lru_cache(maxsize=16)
-def data_runner(hw_json: str, H: int):
-    """``(initial, chunk, final)``: the jitted, input-set-``vmap``-ped data path for one config and EXT bucket."""
+def data_runner(hw_json: str, H: int, roll_rows: int = 0):
+    """``(initial, chunk, final, rolled chunk)``: the jitted, input-set-``vmap``-ped data path for one config,
+    EXT bucket and rolled-rows size."""
     enable_persistent_cache()
-    dp = DataPath(_config(hw_json), H)
+    dp = DataPath(_config(hw_json), H, roll_rows)
     return (jax.jit(jax.vmap(dp.initial), donate_argnums=0),
             jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0),  # in place
             jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))),
@@ -934,7 +947,7 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) 
         return None  # (VMMUL's fused multiply-adds match the interpreter's bit for bit when its operands are
         # bf16, which they are when EXT holds bf16 values, as every task's inputs do: products are exact.
         # A DMA reads EXT below ext_limit only.)
-    initial, chunk, final, rolled_chunk = data_runner(hw_json, H)
+    initial, chunk, final, rolled_chunk = data_runner(hw_json, H, rolled.ROLL_ROWS if tr.rolls else 0)
     state = initial(ext)
     for is_rolled, part in chunks:
         state = (rolled_chunk if is_rolled else chunk)(state, *part)

@@ -60,6 +60,21 @@ inner:
 ADDI r3, r3, 1
 outer:
 """
+# both levels roll: the inner loop in the first outer iterations, then the outer loop over iterations whose
+# template holds a rolled inner loop
+NESTED_BOTH = """DMAI p0, r0, r0, 1, 8192
+PMOVI p1, 16384
+LOOPI 24, outer
+PMOVI p0, 0
+LOOPI 10, inner
+VLD x0, p0, 64
+VADD x2, x0, x0
+NOP
+VST x2, p1, 64
+inner:
+NOP
+outer:
+"""
 # a tile at a time: DMA in to one DM buffer, compute, DMA out to a moving EXT address
 DMA_LOOP = """MOVI r1, 0
 MOVI r2, 16384
@@ -102,7 +117,8 @@ end:
 """
 
 CASES = {"steady": (STEADY, True), "banks": (BANKS, True), "fault_last": (FAULT_LAST, True), "nested": (NESTED, True),
-         "dma_loop": (DMA_LOOP, True), "carried": (CARRIED, False), "nonfinite": (NONFINITE, True)}
+         "nested_both": (NESTED_BOTH, True), "dma_loop": (DMA_LOOP, True), "carried": (CARRIED, False),
+         "nonfinite": (NONFINITE, True)}
 
 
 def _ext_with_zero() -> np.ndarray:
@@ -169,6 +185,20 @@ def test_short_programs_step_every_iteration(monkeypatch):
     """Below ``trace.ROLL_ABOVE`` bundles nothing rolls (and the results are the same)."""
     monkeypatch.setattr(trace, "ROLL_ABOVE", 10_000)
     assert not _compare(STEADY).rolls
+
+
+@pytest.mark.parametrize("name", ["matmul", "conv2d", "softmax", "layernorm", "gemv", "flash_attention", "linear"])
+def test_kernels_rolled_c2(monkeypatch, name):
+    """C2 compiler kernels with every steady loop rolled (the default rolls long programs only)."""
+    task = TASKS[name]
+    cfg = task.config("VLIW", 2)
+    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
+    inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, 2)
+    trace._TRACES.clear()
+    new, old = _both(monkeypatch, program, task, cfg, inputs, MAX_STEPS)
+    assert_same_results(new, old)
+    ((_, plan, _),) = trace._TRACES.values()
+    assert plan is not None
 
 
 def test_rolled_kernel_batch_matmul_c2(monkeypatch):
