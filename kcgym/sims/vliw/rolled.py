@@ -35,7 +35,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kcgym.sims import groups
 from kcgym.sims.vliw import machine as M
 from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
 from kcgym.sims.vliw.isa import make_isa
@@ -211,8 +210,11 @@ class Event(NamedTuple):
 
 def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: list, cs: list,
          kinds: tuple) -> tuple[list[Op], list[Event], Walked] | None:
-    """The symbolic iteration: template operations (rows as ``trace.prepass`` records them, but renamed
-    into the rolled region) and memory events; None where a register does not move by its delta."""
+    """The symbolic iteration from the template's registers ``r0``/``p0`` with per-iteration deltas ``dr``/
+    ``dp``: template operations (fields as ``trace.prepass`` records them, rows as recipes: this
+    iteration's, the loop's invariant registers' ``xs``/``cs``, or DM lines via ``Rolled.table``) and memory
+    events; None where a lane register moves or a DMA's DM side or stride does. ``kinds``: trace's data-
+    operation kinds (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL)."""
     r = [(r0[i], _w(dr[i])) for i in range(16)]
     p = [(p0[i], _w(dp[i])) for i in range(8)]
     c_ld, c_st, c_vec, c_scl, c_mov, c_dma = (_CLS[c] for c in ("LD", "ST", "VEC", "SCL", "MOV", "DMA"))
@@ -649,5 +651,3 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
                  np.asarray(pcs, np.int32))
     return seg, xs, cs, lines
 
-
-NO_SEQ = groups.NO_SEQ
