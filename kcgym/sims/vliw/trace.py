@@ -582,7 +582,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 n_ops += 1
                 remap[held] = dst
         seg, x_out, c_out, l_out = rolled.build(t_ops, wk, k, lay.roll, np.asarray(lines, np.int32), prev[8] + 1,
-                                                n_steps, st_body.pcs, remap, ROLL_WIDTHS, chunk_size)
+                                                n_steps, st_body.pcs, remap, ROLL_WIDTHS, part_chunk)
         rolls.append((n_ops, seg))
         roll_mmul = roll_mmul or any(o.kind == K_MMUL for o in t_ops)
         for reg, row_ in x_out.items():
@@ -663,14 +663,20 @@ def chunk_size(n_groups: int) -> int:
     return SMALL_CHUNK if n_groups <= SMALL_CHUNK else GROUP_CHUNK
 
 
-def schedule(ops: np.ndarray) -> Groups:
+def part_chunk(n_groups: int) -> int:
+    """The chunk of one part of a trace with rolled segments: such a trace has many parts of a few hundred
+    groups, and padding each to a GROUP_CHUNK would hold several times the groups it runs."""
+    return GROUP_CHUNK if n_groups >= GROUP_CHUNK else SMALL_CHUNK
+
+
+def schedule(ops: np.ndarray, chunk=chunk_size) -> Groups:
     """Pack each level's operations of one kind, in program order, into groups of that kind's width.
     Operations of one level touch disjoint rows (the pre-pass levelled them), so a group's lanes can
     gather, compute and scatter at once; levels run in order, so every value is the oracle's."""
     n = len(ops)
     kinds, seqs, pcs = ops[:, 0], ops[:, 1], ops[:, 2]
     g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, np.arange(n), ops[:, 3], ops[:, 4:], seqs, WIDTH,
-                                                    N_KINDS, GROUP_WIDTH, chunk_size)
+                                                    N_KINDS, GROUP_WIDTH, chunk)
     return Groups(g_kind, g_fields, g_seq, np.ascontiguousarray(seqs), np.ascontiguousarray(pcs), np.int32(n_groups))
 
 
@@ -888,7 +894,7 @@ def plan(tr: Trace) -> Plan:
     at = 0
     for n_before, seg in (*tr.rolls, (len(ops), None)):
         if n_before > at or (seg is None and not parts):
-            parts.append(schedule(ops[at:n_before]))
+            parts.append(schedule(ops[at:n_before], part_chunk if tr.rolls else chunk_size))
         at = n_before
         if seg is not None:
             parts.append(seg)
@@ -920,7 +926,7 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int):
     if pl is not None:
         chunks = []
         for g in pl.parts:
-            ch = chunk_size(int(g.n))
+            ch = (part_chunk if tr.rolls else chunk_size)(int(g.n))
             for c in range(0, max(int(g.n), 1), ch):
                 part = slice(c, c + ch)
                 if isinstance(g, Groups):
