@@ -33,12 +33,18 @@ from kcgym.sims.interpreter import bf16
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.trace_cache import TraceCache
 from kcgym.sims.vliw import machine as M
+from kcgym.sims.vliw import rolled
 from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
 from kcgym.sims.vliw.isa import CLASSES, make_isa
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + EXT limit and bucket + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their groups
 TRACE_MAX_OPS = 4_000_000  # data operations one trace may record (~200 MB); a longer program runs on the interpreter
+# Programs of more dynamic bundles than this (``static_count``; or an unknown count) roll their steady loops
+# (``rolled``): their traces could pass TRACE_MAX_OPS (1.5-2 data operations a bundle). Shorter ones step every
+# iteration as before: rolled segments pack into more groups than one levelled trace (measured on the -O2
+# matmul C5: more groups and a slower warm simulate rolled, though a faster pre-pass).
+ROLL_ABOVE = TRACE_MAX_OPS // 2
 GROUP_WIDTH = 32  # data operations executed together in one loop step (a level's ops of one kind)
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
@@ -54,6 +60,8 @@ K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL = range(7)
 N_KINDS = 7
 DMAO_WIDTH = 8  # a DMA-out line writes 32 single elements of EXT: its groups stay narrow
 WIDTH = tuple(DMAO_WIDTH if k == K_DMAO else GROUP_WIDTH for k in range(N_KINDS))
+ROLL_WIDTHS = tuple(DMAO_WIDTH if k == K_DMAO else rolled.ROLL_WIDTH for k in range(N_KINDS))  # iterations per
+# rolled group
 NO_SEQ = groups.NO_SEQ
 
 _I32 = 1 << 32
@@ -86,22 +94,27 @@ class Trace(NamedTuple):
     line_rows: np.ndarray  # row of each DM line's final content
     exotic: bool  # an address wrapped around int32, or the trace is too long: leave it to the oracle
     mmul: bool  # the program ran a VMMUL (see ``run``: exact for bf16 vector registers only)
+    rolls: tuple = ()  # (data operations before it, rolled.Rolled) of each rolled loop segment, in order
 
 
 class Layout(NamedTuple):
-    """Row offsets of the data path's row buffer: line slots | x slots | c slots | dump row (EXT is a
-    separate flat buffer: a DMA addresses it by element)."""
+    """Row offsets of the data path's row buffer: line slots | x slots | c slots | rolled loops' rows | dump
+    row (EXT is a separate flat buffer: a DMA addresses it by element)."""
 
     x: int
     c: int
     dump: int
     ext_rows: int  # EXT rows of LANES elements (the pre-pass's unit of EXT dependencies)
+    roll: int  # first of the rolled segments' rows (``rolled.ROLL_ROWS``)
 
 
-def layout_of(hw: VLIWConfig, H: int) -> Layout:
+def layout_of(hw: VLIWConfig, H: int, roll_rows: int = 0) -> Layout:
+    """``roll_rows``: rows for rolled segments (``rolled.ROLL_ROWS`` where the trace has any; else none, so
+    a trace without them runs on the same buffer as before rolling existed)."""
     o_x = hw.dm_lines + LINE_SLOTS
     o_c = o_x + 12 + X_SLOTS
-    return Layout(o_x, o_c, o_c + 8 + C_SLOTS, -(-H // LANES))
+    o_roll = o_c + 8 + C_SLOTS
+    return Layout(o_x, o_c, o_roll + roll_rows, -(-H // LANES), o_roll)
 
 
 def _decode(machine: M.Machine, words: np.ndarray) -> list:
@@ -123,8 +136,9 @@ def _decode(machine: M.Machine, words: np.ndarray) -> list:
     return out
 
 
-def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int) -> Trace:
-    """Run the control side of ``words`` (the padded program) exactly as ``Machine.run_one`` does."""
+def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int, roll: bool = True) -> Trace:
+    """Run the control side of ``words`` (the padded program) exactly as ``Machine.run_one`` does;
+    ``roll``: roll steady loops (``rolled``) instead of stepping every iteration."""
     machine = M.Machine(hw)
     words = np.asarray(words)
     n_rows = len(words)
@@ -134,7 +148,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     tail = min(n_rows, (int(differs[-1]) + 2) if len(differs) else 1)
     dec = _decode(machine, words[:tail])
     n_dec = len(dec)
-    lay = layout_of(hw, H)
+    lay = layout_of(hw, H, rolled.ROLL_ROWS if roll else 0)
     n_lines, depth_max = hw.dm_lines, hw.loop_depth
     dm_bytes, bank, penalty = hw.dm_bytes, hw.bank_bytes, hw.branch_penalty
     dma_lat, dma_bw = hw.dma_latency, hw.dma_bytes_per_cycle
@@ -150,6 +164,13 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     execs = [0] * n_dec
     pc = steps = halted = fault = fault_pc = fault_detail = fault_slot = t_issue = t_end = depth = 0
     exotic = False
+    # ---- rolled loops (``rolled``): per loop depth, the state at its last back-edge and the tries left
+    structs: dict = {}
+    snaps: list = [None] * depth_max
+    tries = [0] * depth_max
+    rolls: list = []
+    roll_mmul = False
+    kinds = (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL)
     # ---- renaming and levels -------------------------------------------------------------------
     n_res = lay.dump
     lw = [0] * n_res  # level of the last write of each row (line, x and c slots)
@@ -159,7 +180,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     xs = [lay.x + i for i in range(12)]  # register -> row of its value (initial zeros)
     cs = [lay.c + i for i in range(8)]
     lines = list(range(n_lines))  # DM line -> row of its content (initial zeros)
-    line_held = [False] * (n_lines + LINE_SLOTS)
+    line_held = [False] * n_res
     for i in range(n_lines):
         line_held[i] = True
     nxt = [0, 0, 0]  # ring positions of x, c and line slots
@@ -400,8 +421,10 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         target = c0 if csub == S_J else c1
         if push:
             loops[depth] = [pc + 1, c1, count]
+            snaps[depth], tries[depth] = None, 0
             depth += 1
         next_pc = pc + 1
+        edge = 0
         if taken:
             next_pc = target
         elif depth > 0:
@@ -410,6 +433,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 if top[M.L_COUNT] > 1:
                     top[M.L_COUNT] -= 1
                     next_pc = top[M.L_START]
+                    edge = depth
                 else:
                     depth -= 1
         if is_ctl and csub == S_HALT:
@@ -483,6 +507,127 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         if n_ops > TRACE_MAX_OPS:
             exotic = True
             break
+        if not edge or not roll:
+            continue
+        # ---- a loop's back-edge: roll the remaining iterations where they are steady (``rolled``) ----
+        d = edge - 1
+        lp = loops[d]
+        key = (lp[M.L_START], lp[M.L_END])
+        if key not in structs:
+            structs[key] = rolled.structure(dec, key[0], key[1], n_dec)
+        st_body = structs[key]
+        if st_body is None or min(lp[M.L_COUNT], rolled.ROLL_ROWS // st_body.rows) < rolled.ROLL_MIN or (
+                tries[d] >= rolled.ROLL_TRIES):
+            continue
+        snap = (t_issue, ready[:], line_ready.copy(), line_read.copy(), dma_free[:], t_end, r[:], p[:], steps,
+                execs[:], dma_busy[:], [lq[:] for lq in loops], depth, n_ops, xs[:], cs[:], lines[:], len(rolls))
+        prev, snaps[d] = snaps[d], snap
+        if prev is None:
+            continue
+        tries[d] += 1
+        T0, T1 = prev[0], t_issue
+        period, n_steps = T1 - T0, steps - prev[8]
+        if n_steps != len(st_body.pcs) or period <= 0 or prev[12] != depth:
+            continue
+        if any(max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[1], ready, strict=True)) or any(
+                max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[4], dma_free, strict=True)) or (
+                max(prev[5] - T0, 0) != max(t_end - T1, 0)):
+            continue
+        if not (np.array_equal(np.maximum(prev[2] - T0, 0), np.maximum(line_ready - T1, 0))
+                and np.array_equal(np.maximum(prev[3] - T0, 0), np.maximum(line_read - T1, 0))):
+            continue
+        if any(prev[11][i] != loops[i] for i in range(depth_max) if i != d) or prev[11][d][:2] != lp[:2]:
+            continue
+        dr = [_w(b - a) for a, b in zip(prev[6], r, strict=True)]
+        dp_ = [_w(b - a) for a, b in zip(prev[7], p, strict=True)]
+        walked = rolled.walk(dec, st_body, prev[6], prev[7], dr, dp_, xs, cs, kinds)
+        if walked is None:
+            continue
+        t_ops, events, wk = walked
+        if any(wk.r[i] != (r[i], dr[i]) for i in range(16)) or any(wk.p[i] != (p[i], dp_[i]) for i in range(8)):
+            continue
+        k_max = min(lp[M.L_COUNT], (max_steps - steps) // n_steps, rolled.ROLL_ROWS // max(wk.n_local, 1) - 1)
+        k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, prev[2], prev[3], T0)
+        if k < rolled.ROLL_MIN or not rolled.ext_disjoint(events, k):
+            continue
+        # the template iteration joins the segment: its stepped data operations are dropped and the renaming
+        # it did is undone (the rows it took are never written, as those operations never run)
+        del ops[prev[13] * (4 + N_FIELDS):]
+        del rolls[prev[17]:]  # (an inner loop's segments inside the template: the walk covers their data)
+        n_ops = prev[13]
+        for row_ in lines:
+            line_held[row_] = False
+        xs[:], cs[:], lines[:] = prev[14], prev[15], prev[16]
+        for row_ in lines:
+            line_held[row_] = True
+        # evict values still held in the rolled rows (an earlier segment's), then the segment itself
+        remap: dict = {}
+        for reg in range(12):
+            if xs[reg] >= lay.roll:
+                dst = new_x()
+                ops.extend((K_LD, steps, cur, level((xs[reg],), (dst,)), dst, xs[reg], 0, 0, 0, 0, 0, 0))
+                n_ops += 1
+                remap[xs[reg]], xs[reg] = dst, dst
+        for reg in range(8):
+            if cs[reg] >= lay.roll:
+                dst = new_c()
+                ops.extend((K_LD, steps, cur, level((cs[reg],), (dst,)), dst, cs[reg], 0, 0, 0, 0, 0, 0))
+                n_ops += 1
+                remap[cs[reg]], cs[reg] = dst, dst
+        for ln in range(n_lines):
+            held = lines[ln]
+            if held >= lay.roll:
+                dst = new_line(ln)
+                ops.extend((K_LD, steps, cur, level((held,), (dst,)), dst, held, 0, 0, 0, 0, 0, 0))
+                n_ops += 1
+                remap[held] = dst
+        seg, x_out, c_out, l_out = rolled.build(t_ops, wk, k, lay.roll, np.asarray(lines, np.int32), prev[8] + 1,
+                                                n_steps, st_body.pcs, remap, ROLL_WIDTHS, part_chunk)
+        rolls.append((n_ops, seg))
+        roll_mmul = roll_mmul or any(o.kind == K_MMUL for o in t_ops)
+        for reg, row_ in x_out.items():
+            xs[reg] = row_
+        for reg, row_ in c_out.items():
+            cs[reg] = row_
+        for ln, row_ in l_out.items():
+            line_held[lines[ln]] = False
+            line_held[row_] = True
+            lines[ln] = row_
+        # the control side after k more iterations: each one is the template shifted by ``period`` cycles
+        shift = k * period
+        t_issue += shift
+        t_end += shift
+        for i in st_body.ready_w:
+            ready[i] += shift
+        ready[0] = 0
+        for e_ in st_body.engines:
+            dma_free[e_] += shift
+        moved_in = np.zeros(n_lines, bool)
+        moved_out = np.zeros(n_lines, bool)
+        for ev in events:
+            if ev.kind == "dma":
+                n_r_, rb_ = ev.extra[5], ev.extra[6]
+                sl = slice(ev.addr // LINE_BYTES, (ev.addr + n_r_ * rb_ + LINE_BYTES - 1) // LINE_BYTES)
+                (moved_out if ev.extra[0] else moved_in)[sl] = True
+        line_ready[moved_in] += shift
+        line_read[moved_out] += shift
+        for i in range(16):
+            r[i] = _w(r[i] + k * dr[i])
+        for i in range(8):
+            p[i] = _w(p[i] + k * dp_[i])
+        r[0] = 0
+        for q in set(st_body.pcs):
+            execs[q] += k * (execs[q] - prev[9][q])
+        for e_ in range(2):
+            dma_busy[e_] += k * (dma_busy[e_] - prev[10][e_])
+        steps += k * n_steps
+        snaps[d] = None
+        if k == lp[M.L_COUNT]:
+            lp[M.L_COUNT] = 1
+            depth -= 1
+            pc = lp[M.L_END]
+        else:
+            lp[M.L_COUNT] -= k
     # ---- final state ------------------------------------------------------------------------------------
     ex = np.asarray(execs, np.int64)
     rows3 = np.array([d[0] for d in dec], np.int64)  # [n_dec, S, F]
@@ -501,7 +646,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     return Trace(ctl.astype(i32), np.array(r, i32), np.array(p, i32), np.array(ready, i32),
                  np.array(loops, i32), line_ready.astype(i32), line_read.astype(i32), np.array(dma_free, i32),
                  busy.astype(i32), counts.astype(i32), op_arr, tuple(xs), tuple(cs), np.array(lines, i32), exotic,
-                 bool(op_arr is not None and np.any(op_arr[:, 0] == K_MMUL)))
+                 bool(op_arr is not None and (roll_mmul or np.any(op_arr[:, 0] == K_MMUL))), tuple(rolls))
 
 
 # ---- scheduling: fixed-width groups of one level and kind ---------------------------------------------
@@ -518,14 +663,20 @@ def chunk_size(n_groups: int) -> int:
     return SMALL_CHUNK if n_groups <= SMALL_CHUNK else GROUP_CHUNK
 
 
-def schedule(ops: np.ndarray) -> Groups:
+def part_chunk(n_groups: int) -> int:
+    """The chunk of one part of a trace with rolled segments: such a trace has many parts of a few hundred
+    groups, and padding each to a GROUP_CHUNK would hold several times the groups it runs."""
+    return GROUP_CHUNK if n_groups >= GROUP_CHUNK else SMALL_CHUNK
+
+
+def schedule(ops: np.ndarray, chunk=chunk_size) -> Groups:
     """Pack each level's operations of one kind, in program order, into groups of that kind's width.
     Operations of one level touch disjoint rows (the pre-pass levelled them), so a group's lanes can
     gather, compute and scatter at once; levels run in order, so every value is the oracle's."""
     n = len(ops)
     kinds, seqs, pcs = ops[:, 0], ops[:, 1], ops[:, 2]
     g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, np.arange(n), ops[:, 3], ops[:, 4:], seqs, WIDTH,
-                                                    N_KINDS, GROUP_WIDTH, chunk_size)
+                                                    N_KINDS, GROUP_WIDTH, chunk)
     return Groups(g_kind, g_fields, g_seq, np.ascontiguousarray(seqs), np.ascontiguousarray(pcs), np.int32(n_groups))
 
 
@@ -564,9 +715,9 @@ class DataPath:
     """The data side of the VLIW for one config and EXT bucket: one branch per kind, a whole group at once.
     Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row."""
 
-    def __init__(self, hw: VLIWConfig, H: int):
+    def __init__(self, hw: VLIWConfig, H: int, roll_rows: int = 0):
         self.hw, self.H = hw, H
-        self.lay = layout_of(hw, H)
+        self.lay = layout_of(hw, H, roll_rows)
         self.ce = DMAO_WIDTH * LANES
 
     def none(self, r_i, r_v, nan=None) -> Writes:
@@ -637,14 +788,14 @@ class DataPath:
 
     def b_dmao(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        n = DMAO_WIDTH
+        n, width = DMAO_WIDTH, f.shape[0]  # (a group of GROUP_WIDTH lanes, or a rolled one of ROLL_WIDTH)
         f, on = f[:n], on[:n]
         e = f[:, 1:2] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
         idx = _ext_index(f[:, 2:6], e)
         idx = jnp.where(idx < 0, idx + self.H, idx)
         live = (e < f[:, 6:7]) & on[:, None] & (idx >= 0) & (idx < self.H)
         lay = self.lay
-        w = self.none(jnp.full(GROUP_WIDTH, lay.dump, jnp.int32), jnp.zeros((GROUP_WIDTH, LANES), jnp.float32))
+        w = self.none(jnp.full(width, lay.dump, jnp.int32), jnp.zeros((width, LANES), jnp.float32))
         return w._replace(el_i=jnp.where(live, idx, self.H).reshape(-1),
                           el_v=mem[f[:, 0]].reshape(-1))
 
@@ -670,6 +821,30 @@ class DataPath:
         return lax.fori_loop(0, n_groups, body, state)  # a while loop: padding groups cost nothing
 
 
+    def run_rolled(self, state, kinds: jax.Array, c0: jax.Array, c1: jax.Array, mode: jax.Array, seq0: jax.Array,
+                   m0: jax.Array, cnt: jax.Array, n_groups: jax.Array, seq_step: jax.Array, table: jax.Array):
+        """The first ``n_groups`` groups of a rolled segment (``rolled.Rolled``): group ``i`` is one template
+        operation for iterations ``m0[i] .. m0[i] + cnt[i] - 1``, one per lane, its fields computed here."""
+        branches = [self.b_ld, self.b_vec, self.b_mov, self.b_dmai, self.b_dmao, self.b_mac, self.b_mmul]
+        lane = jnp.arange(rolled.ROLL_WIDTH, dtype=jnp.int32)
+
+        def body(i: jax.Array, state):
+            mem, ext, nan = state
+            on = lane < cnt[i]
+            m = m0[i] + jnp.where(on, lane, 0)
+            v = c0[i][None, :] + c1[i][None, :] * m[:, None]
+            md = mode[i]
+            rows = v[:, :2]  # (only fields 0 and 1 hold DM lines' rows, only field 2 a VLDB's lane)
+            rows = jnp.where(md[None, :2] == rolled.F_LINE, table[jnp.clip(rows // LINE_BYTES, 0, table.shape[0] - 1)],
+                             rows)
+            lane_f = jnp.where(md[2] == rolled.F_LANE, v[:, 2] % LANES, v[:, 2])
+            f = jnp.concatenate([rows, lane_f[:, None], v[:, 3:]], axis=1)
+            seq = jnp.where(on, seq0[i] + seq_step * m, NO_SEQ)
+            w = lax.switch(jnp.maximum(kinds[i], 0), branches, (mem, ext), f, seq, on)
+            return (*self.apply(mem, ext, w), jnp.minimum(nan, w.nan))
+
+        return lax.fori_loop(0, n_groups, body, state)
+
     def final(self, state, x_rows: jax.Array, c_rows: jax.Array, line_rows: jax.Array):
         """What the State needs of one input set: the registers', DM's and EXT's rows (not the whole buffer)."""
         mem, ext, nan = state
@@ -677,13 +852,15 @@ class DataPath:
 
 
 @functools.lru_cache(maxsize=16)
-def data_runner(hw_json: str, H: int):
-    """``(initial, chunk, final)``: the jitted, input-set-``vmap``-ped data path for one config and EXT bucket."""
+def data_runner(hw_json: str, H: int, roll_rows: int = 0):
+    """``(initial, chunk, final, rolled chunk)``: the jitted, input-set-``vmap``-ped data path for one config,
+    EXT bucket and rolled-rows size."""
     enable_persistent_cache()
-    dp = DataPath(_config(hw_json), H)
+    dp = DataPath(_config(hw_json), H, roll_rows)
     return (jax.jit(jax.vmap(dp.initial), donate_argnums=0),
             jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0),  # in place
-            jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))))
+            jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))),
+            jax.jit(jax.vmap(dp.run_rolled, in_axes=(0, *[None] * 10)), donate_argnums=0))
 
 
 @functools.lru_cache(maxsize=16)
@@ -691,8 +868,43 @@ def _config(hw_json: str) -> VLIWConfig:
     return VLIWConfig.model_validate_json(hw_json)
 
 
+class Plan(NamedTuple):
+    """The data path of one trace: its parts in order -- levelled groups (``Groups``) between the rolled
+    segments (``rolled.Rolled``) -- and where each step's operations came from (the first non-finite line)."""
+
+    parts: tuple  # Groups or Rolled, in program order
+    n: int  # groups in all
+    op_seq: np.ndarray  # the levelled operations' steps, ascending, and their bundles
+    op_pc: np.ndarray
+    nbytes: int
+
+    def pc_of(self, seq: int) -> int:
+        for part in self.parts:
+            if isinstance(part, rolled.Rolled) and part.seq_lo <= seq <= part.seq_hi:
+                return part.pc_of(seq)
+        return int(self.op_pc[np.searchsorted(self.op_seq, seq)])
+
+
+def plan(tr: Trace) -> Plan:
+    """Schedule the levelled operations between rolled segments, part by part (each part runs after the
+    one before it, so its levels need not know the others'). Without segments: one part, as before."""
+    ops = tr.ops
+    assert ops is not None
+    parts: list = []
+    at = 0
+    for n_before, seg in (*tr.rolls, (len(ops), None)):
+        if n_before > at or (seg is None and not parts):
+            parts.append(schedule(ops[at:n_before], part_chunk if tr.rolls else chunk_size))
+        at = n_before
+        if seg is not None:
+            parts.append(seg)
+    n = sum(int(g.n) for g in parts)
+    nbytes = sum(a.nbytes for g in parts for a in (g[:5] if isinstance(g, Groups) else g[:7]))
+    return Plan(tuple(parts), n, np.ascontiguousarray(ops[:, 1]), np.ascontiguousarray(ops[:, 2]), nbytes)
+
+
 def _entry_bytes(entry) -> int:
-    return 0 if entry[1] is None else sum(a.nbytes for a in entry[1][:5])  # the arrays of Groups
+    return 0 if entry[1] is None else entry[1].nbytes
 
 
 _TRACES = TraceCache(TRACE_CACHE_SIZE, TRACE_CACHE_BYTES, _entry_bytes)
@@ -706,17 +918,26 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int):
     hit = _TRACES.get(key)
     if hit is not None:
         return hit
-    tr = prepass(words, _config(hw_json), int(limit), int(max_steps), H)
-    groups = None if tr.exotic or tr.ops is None else schedule(tr.ops)
+    count = static_count(words)
+    tr = prepass(words, _config(hw_json), int(limit), int(max_steps), H, count is None or count > ROLL_ABOVE)
+    pl = None if tr.exotic or tr.ops is None else plan(tr)
     tr = tr._replace(ops=None)  # scheduled: the cache keeps only what a run needs
     chunks = None
-    if groups is not None:
-        ch = chunk_size(int(groups.n))
-        chunks = [tuple(jax.device_put(a) for a in (groups.kind[c:c + ch], groups.fields[c:c + ch],
-                                                    groups.seq[c:c + ch], np.int32(min(ch, groups.n - c))))
-                  for c in range(0, max(int(groups.n), 1), ch)]
-    _TRACES.put(key, (tr, groups, chunks))
-    return tr, groups, chunks
+    if pl is not None:
+        chunks = []
+        for g in pl.parts:
+            ch = (part_chunk if tr.rolls else chunk_size)(int(g.n))
+            for c in range(0, max(int(g.n), 1), ch):
+                part = slice(c, c + ch)
+                if isinstance(g, Groups):
+                    chunks.append((False, tuple(jax.device_put(a) for a in (
+                        g.kind[part], g.fields[part], g.seq[part], np.int32(min(ch, g.n - c))))))
+                else:
+                    chunks.append((True, tuple(jax.device_put(a) for a in (
+                        g.kind[part], g.c0[part], g.c1[part], g.mode[part], g.seq0[part], g.m0[part], g.cnt[part],
+                        np.int32(min(ch, g.n - c)), np.int32(g.seq_step), g.table))))
+    _TRACES.put(key, (tr, pl, chunks))
+    return tr, pl, chunks
 
 
 def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) -> M.State | None:
@@ -724,7 +945,7 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) 
     the data path leaves to the oracle. Profiling counters are not kept (``prof`` as unprofiled)."""
     ext = np.asarray(ext, np.float32)
     N, H = ext.shape
-    count = static_count(words)
+    count = static_count(words, rolled.ROLL_TRIES + 2)
     if count is not None and count > TRACE_MAX_OPS:
         return None  # too long a trace (its LOOPI counts say so): the interpreter, without a wasted pre-pass
     tr, groups, chunks = traced(words, hw_json, int(ext_limit), int(max_steps), H)
@@ -732,10 +953,10 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) 
         return None  # (VMMUL's fused multiply-adds match the interpreter's bit for bit when its operands are
         # bf16, which they are when EXT holds bf16 values, as every task's inputs do: products are exact.
         # A DMA reads EXT below ext_limit only.)
-    initial, chunk, final = data_runner(hw_json, H)
+    initial, chunk, final, rolled_chunk = data_runner(hw_json, H, rolled.ROLL_ROWS if tr.rolls else 0)
     state = initial(ext)
-    for part in chunks:
-        state = chunk(state, *part)
+    for is_rolled, part in chunks:
+        state = (rolled_chunk if is_rolled else chunk)(state, *part)
     x, c, dm, ext_out, first = (np.asarray(a) for a in jax.device_get(
         final(state, np.asarray(tr.x_rows, np.int32), np.asarray(tr.c_rows, np.int32), tr.line_rows)))
 
@@ -744,8 +965,8 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps) 
 
     hit = first != NO_SEQ
     nan_pc = np.full(N, -1, np.int32)
-    if hit.any():
-        nan_pc[hit] = groups.op_pc[np.searchsorted(groups.op_seq, first[hit])]
+    for i in np.flatnonzero(hit):
+        nan_pc[i] = groups.pc_of(int(first[i]))
     fields: dict = dict(
         ctl=each(tr.ctl), r=each(tr.r), p=each(tr.p), ready=each(tr.ready), loops=each(tr.loops),
         line_ready=each(tr.line_ready), line_read=each(tr.line_read), dma_free=each(tr.dma_free),
@@ -775,9 +996,11 @@ def _ctl_ids() -> tuple[int, int, int, int, int, int, int]:
     return (_CLS["CTL"], _SUB["LOOPI"], _SUB["LOOP"], _SUB["HALT"], _SUB["J"], _SUB["BEQZ"], _SUB["BNEZ"])
 
 
-def static_count(words: np.ndarray) -> int | None:
+def static_count(words: np.ndarray, rollable: int | None = None) -> int | None:
     """The bundles a program executes, read off its LOOPI counts (nested bodies multiply) up to its first
-    HALT; None where a LOOP (register count) or a branch makes it unknown. Cost: a pass over the CTL slots."""
+    HALT; None where a LOOP (register count) or a branch makes it unknown. Cost: a pass over the CTL slots.
+    ``rollable``: count at most that many iterations of a LOOPI whose body has no other control (the
+    bundles the pre-pass steps where ``rolled`` rolls the rest; an estimate of the trace's length)."""
     isa = make_isa(VLIWConfig())
     ctl = np.asarray(words).reshape(len(words), len(isa.slot_units), isa.n_fields)[:, M.S_CTL]
     cls_ctl, loopi, loop, halt, j, beqz, bnez = _ctl_ids()
@@ -788,8 +1011,12 @@ def static_count(words: np.ndarray) -> int | None:
     halts = np.flatnonzero(is_ctl & (subs == halt))
     end = int(halts[0]) + 1 if len(halts) else len(words)
     mult = np.ones(end, np.int64)
+    other = np.concatenate([[0], np.cumsum(is_ctl & (subs != loopi))])
     for pc in np.flatnonzero(is_ctl[:end] & (subs[:end] == loopi)).tolist():
-        mult[pc + 1:int(ctl[pc, 4])] *= int(ctl[pc, 3])
+        stop, n = int(ctl[pc, 4]), int(ctl[pc, 3])
+        if rollable is not None and stop > pc + 1 and other[min(stop, len(words))] == other[pc + 1]:
+            n = min(n, rollable)
+        mult[pc + 1:stop] *= n
     return int(mult.sum())
 
 

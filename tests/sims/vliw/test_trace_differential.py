@@ -4,7 +4,9 @@ Same outputs bit for bit, same cycles, bundle counts, category counts, slot busy
 (code, pc, slot, line, message) and first non-finite line: on every compiler and expert kernel (C1 and
 the cheap C2 ones here, the other C2 ones and C3..C5 in the slow tier), on the reward-hack battery, and
 on generated programs that fault, spin, overflow, branch and alias. For raw programs the whole final
-machine state is compared (DM, EXT, registers, loop stack, scoreboard and DMA times).
+machine state is compared (DM, EXT, registers, loop stack, scoreboard and DMA times). Rolled loops
+(``kcgym/sims/vliw/rolled.py``) have their own cases in ``test_trace_rolled.py``; the kernels here roll
+wherever their loops are steady (batch_matmul's strip loops, for one).
 """
 
 from __future__ import annotations
@@ -72,8 +74,8 @@ def _check_kernel(monkeypatch, name: str, kind: str, index: int) -> None:
     new, old = _both(monkeypatch, program, task, cfg, inputs)
     assert old[0].fault is None
     assert_same_results(new, old)
-    count = trace.static_count(program.padded(HW.imem_bundles + 1, M.Machine(HW).halt_row))
-    if count is None or count <= trace.TRACE_MAX_OPS:  # (longer ones, e.g. batch_matmul C4/C5: the oracle's)
+    count = trace.static_count(program.padded(HW.imem_bundles + 1, M.Machine(HW).halt_row), trace.rolled.ROLL_TRIES + 2)
+    if count is None or count <= trace.TRACE_MAX_OPS:  # (counting the iterations a rolled loop steps; longer: oracle)
         assert ran and all(st is not None for st in ran)  # the trace path ran, not its fallback to the oracle
 
 

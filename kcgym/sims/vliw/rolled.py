@@ -1,0 +1,653 @@
+"""Rolled hardware loops for the VLIW trace path: a steady loop is pre-passed once, not once per iteration.
+
+At a loop's back-edge the pre-pass (``trace.prepass``) compares the control and timing state with the one
+at the previous back-edge. Where the loop is *steady* the remaining iterations are not stepped in Python:
+
+- **control**: the body has no branch, no register-count LOOP and no HALT (inner LOOPIs are fine), so every
+  iteration runs the same bundles; a symbolic walk of one iteration with every scalar and pointer register
+  as ``value + coefficient * m`` (int32 ring arithmetic, exact for add, sub, shift left and multiplication
+  by a constant; anything else only on registers that do not change) proves each register changes by the
+  same delta every iteration (:func:`walk`);
+- **timing**: the scoreboard, DMA engines, end time and every DM line's DMA times, relative to the
+  iteration's start cycle (values already in the past count as zero), are the same at both back-edges;
+  a DMA's DM side does not move; DM lines a moving load or store stream touches are neither written by
+  the body's DMAs nor pending; bank conflicts are checked per iteration. Then iteration ``m`` is
+  iteration 0 shifted by ``m`` periods, and cycles, counts and the final state follow exactly;
+- **faults and the step budget**: every address-dependent check is evaluated for each remaining iteration
+  (:func:`first_bad`); the roll stops before the first iteration that would fault, leave the budget or
+  need a check this module does not prove, and the pre-pass steps the rest as before (same bundle, same
+  fault);
+- **data**: an iteration may read values written earlier in the same iteration or before the loop, never
+  a value of an earlier iteration (checked per iteration for DM lines), and DMA outs write EXT elements no
+  other rolled DMA touches. The rolled iterations are then independent: one iteration's data operations
+  become a *template* with rows and addresses affine in the iteration number (``Rolled``), and the data
+  path runs each template operation for 32 iterations at once (``trace.DataPath.run_rolled``), so neither
+  the pre-pass nor the stored trace grows with the trip count.
+
+Where any of this cannot be shown the loop is simply stepped (never guessed); the interpreter stays the
+oracle (``tests/sims/vliw/test_trace_rolled.py``).
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import NamedTuple
+
+import numpy as np
+
+from kcgym.sims.vliw import machine as M
+from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
+from kcgym.sims.vliw.isa import make_isa
+
+ROLL_ROWS = 32768  # rows of the row buffer the rolled iterations' values take (a segment fits in them)
+ROLL_WIDTH = 32  # iterations one rolled group runs at once, one a lane (a DMA out: trace.DMAO_WIDTH); the cost
+# of a group grows with its lanes (128 measured 2.5x slower than 32 at C3), so wider groups gain little
+ROLL_MIN = 8  # fewer remaining iterations than this are stepped (rolling has a fixed cost)
+ROLL_TRIES = 4  # back-edges of one loop instance compared before the pre-pass gives up on it
+WALK_MAX = 4096  # bundles of one iteration the symbolic walk follows (longer bodies are stepped)
+EXT_CHECK_MAX = 1 << 22  # EXT elements the DMA-out disjointness check may enumerate
+N_FIELDS = 8
+F_AFF, F_LANE, F_LINE = range(3)  # a rolled field: c0 + c1*m, its value mod LANES, or the DM line's row there
+F_LOCAL, F_ROW = -1, -2  # (template only) a row of this iteration (c0: its op), a row from before the loop
+# (F_LINE occurs in fields 0 and 1 only, F_LANE in field 2: the data path decodes just those)
+
+_SUB = make_isa(VLIWConfig()).sub_ids
+_CLS = M.CLS
+_I32 = 1 << 32
+
+
+def _w(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - _I32 if x & 0x80000000 else x
+
+
+class Rolled(NamedTuple):
+    """One rolled segment: each group is one template operation over up to its kind's width of iterations."""
+
+    kind: np.ndarray  # int32[G]
+    c0: np.ndarray  # int32[G, N_FIELDS]
+    c1: np.ndarray  # int32[G, N_FIELDS]
+    mode: np.ndarray  # int32[G, N_FIELDS]
+    seq0: np.ndarray  # int32[G]: the step of the operation in iteration m is seq0 + m * seq_step
+    m0: np.ndarray  # int32[G]: first iteration of the group (the template's is 0)
+    cnt: np.ndarray  # int32[G]: iterations in the group (lanes in use)
+    n: int
+    table: np.ndarray  # int32[dm_lines]: DM line -> row before the loop (F_LINE fields)
+    seq_step: int  # steps per iteration
+    seq_lo: int  # first and last step of the rolled iterations
+    seq_hi: int
+    pcs: np.ndarray  # int32[seq_step]: bundle of each step of an iteration
+
+    def pc_of(self, seq: int) -> int:
+        return int(self.pcs[(seq - self.seq_lo) % self.seq_step])
+
+
+class Structure(NamedTuple):
+    """A loop body as one iteration runs it (``None`` where it is not a candidate)."""
+
+    pcs: tuple  # bundle of each step of an iteration, in order
+    ready_w: tuple  # scoreboard entries the body writes
+    engines: tuple  # DMA engines (0 in, 1 out) the body uses
+    rows: int  # rows one iteration's values take (the rolled region holds ``ROLL_ROWS // rows`` iterations)
+
+
+def structure(dec: list, start: int, end: int, n_dec: int) -> Structure | None:
+    """Follow one iteration's control: fixed when no branch, register LOOP or HALT is in the body and every
+    inner loop is a LOOPI nested inside it. Also rejects bodies that read a vector or accumulator register
+    before writing it and write it later (a value carried from iteration to iteration)."""
+    c_ctl, c_dma, c_ld, c_st, c_vec, c_mov = (_CLS[c] for c in ("CTL", "DMA", "LD", "ST", "VEC", "MOV"))
+    s_loopi = _SUB["LOOPI"]
+    pcs: list[int] = []
+    stack: list[list[int]] = []
+    ready_w: set[int] = set()
+    engines: set[int] = set()
+    xw: set[int] = set()
+    cw: set[int] = set()
+    x_early: set[int] = set()  # read before any write of this iteration
+    c_early: set[int] = set()
+    pc = start
+    rows = 0
+    vec_reads_c = {_SUB["VRADD"], _SUB["VEXP2C"], _SUB["VINVC"]}
+    vec_reads_cd = {_SUB["VMAC"], _SUB["VMACL"], _SUB["VMMUL"]}
+    while True:
+        if not start <= pc < end or pc >= n_dec or len(pcs) >= WALK_MAX:
+            return None
+        row, _, writes, _ = dec[pc]
+        ld0, ld1, st_, vec, scl, mov, ctl = row
+        pcs.append(pc)
+        ready_w.update(i for i, _ in writes)
+        bx: list[int] = []
+        bc: list[int] = []
+
+        def rx(reg: int) -> None:
+            if reg not in xw:
+                x_early.add(reg)
+
+        def rc(reg: int) -> None:
+            if reg not in cw:
+                c_early.add(reg)
+
+        for ins in (ld0, ld1):
+            if ins[1] == c_ld:
+                bx.append(min(max(ins[3], 0), 11))
+        if st_[1] == c_st:
+            rx(min(max(st_[3], 0), 11))
+        if vec[1] == c_vec:
+            sub, f0, f1, f2 = vec[2], vec[3], vec[4], vec[5]
+            if sub in vec_reads_c:
+                rc(f1 & 7)
+            else:
+                rx(min(max(f1, 0), 11))
+                rx(min(max(f2, 0), 11))
+                if sub in vec_reads_cd:
+                    rc(f0 & 7)
+            (bc if sub >= _SUB["VMPY"] else bx).append((f0 & 7) if sub >= _SUB["VMPY"] else min(max(f0, 0), 11))
+        if mov[1] == c_mov:
+            sub, f0, f1 = mov[2], mov[3], mov[4]
+            if sub == _SUB["VCONV"]:
+                rc(f1 & 7)
+            elif sub not in (_SUB["CZERO"], _SUB["VBCST"]):
+                rx(min(max(f1, 0), 11))
+            if sub == _SUB["VINS"]:
+                rx(min(max(f0, 0), 11))
+            to_c = sub in (_SUB["VUPS"], _SUB["CZERO"])
+            (bc if to_c else bx).append((f0 & 7) if to_c else min(max(f0, 0), 11))
+        xw.update(bx)
+        cw.update(bc)
+        rows += len(bx) + len(bc) + (st_[1] == c_st)
+        nxt = pc + 1
+        if ctl[1] == c_dma:
+            engines.add(int(ctl[2] in (_SUB["DMAO"], _SUB["DMAOT"])))
+            if ctl[2] not in (_SUB["DMAO"], _SUB["DMAOT"]):
+                rows += -(-max(ctl[6] * ctl[7], 0) // LINE_BYTES) + 1
+        elif ctl[1] == c_ctl:
+            if ctl[2] != s_loopi:
+                return None  # HALT, J, BEQZ, BNEZ, LOOP
+            if ctl[3] <= 0:
+                return None  # a skipped LOOPI is a taken branch: keep it simple
+            if not pc + 1 < ctl[4] <= end or (stack and ctl[4] > stack[-1][1]):
+                return None
+            stack.append([pc + 1, ctl[4], ctl[3]])
+        if stack and nxt == stack[-1][1]:  # one loop level per bundle, as Machine.step
+            if stack[-1][2] > 1:
+                stack[-1][2] -= 1
+                nxt = stack[-1][0]
+            else:
+                stack.pop()
+                if nxt == end:
+                    return None  # an inner loop ending at this loop's end: the back-edge is not taken
+        elif not stack and nxt == end:
+            break
+        pc = nxt
+    if x_early & xw or c_early & cw:
+        return None
+    return Structure(tuple(pcs), tuple(sorted(ready_w)), tuple(sorted(engines)), max(rows, 1))
+
+
+class Op(NamedTuple):
+    """One template data operation (iteration 0 of the segment) with its per-iteration recipe."""
+
+    kind: int
+    step: int  # index of its bundle within the iteration
+    c0: list
+    c1: list
+    mode: list
+    deps: list  # template operation indices it must follow (values of this iteration)
+    line_w: tuple | None  # (address, delta, n_lines) of the DM lines it writes
+    line_r: tuple | None  # (address, delta) of the DM line it reads, or None
+    local_r: int  # the template operation whose line it reads (-1: the line as before the loop)
+
+
+class Event(NamedTuple):
+    """A memory access of one iteration, for the per-iteration checks."""
+
+    step: int
+    kind: str  # "ld", "ldb", "st", "dma"
+    addr: int
+    delta: int
+    extra: tuple  # dma: (is_out, tiled, re, re_delta, rs, n_r, rowbytes, tbytes)
+
+
+def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: list, cs: list,
+         kinds: tuple) -> tuple[list[Op], list[Event], Walked] | None:
+    """The symbolic iteration from the template's registers ``r0``/``p0`` with per-iteration deltas ``dr``/
+    ``dp``: template operations (fields as ``trace.prepass`` records them, rows as recipes: this
+    iteration's, the loop's invariant registers' ``xs``/``cs``, or DM lines via ``Rolled.table``) and memory
+    events; None where a lane register moves or a DMA's DM side or stride does. ``kinds``: trace's data-
+    operation kinds (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL)."""
+    r = [(r0[i], _w(dr[i])) for i in range(16)]
+    p = [(p0[i], _w(dp[i])) for i in range(8)]
+    c_ld, c_st, c_vec, c_scl, c_mov, c_dma = (_CLS[c] for c in ("LD", "ST", "VEC", "SCL", "MOV", "DMA"))
+    S_VLDB, S_VMPYL, S_VMACL, S_VMMUL = _SUB["VLDB"], _SUB["VMPYL"], _SUB["VMACL"], _SUB["VMMUL"]
+    S_VMPY, S_VMAC = _SUB["VMPY"], _SUB["VMAC"]
+    S_PMOVI, S_PADDI = _SUB["PMOVI"], _SUB["PADDI"]
+    S_VCONV, S_VUPS, S_VBCST, S_VBCSTL, S_VINS, S_CZERO = (_SUB[m] for m in ("VCONV", "VUPS", "VBCST", "VBCSTL",
+                                                                              "VINS", "CZERO"))
+    S_DMAO, S_DMAIT, S_DMAOT = _SUB["DMAO"], _SUB["DMAIT"], _SUB["DMAOT"]
+    vec_reads_c = {_SUB["VRADD"], _SUB["VEXP2C"], _SUB["VINVC"]}
+    vec_reads_cd = {_SUB["VMAC"], _SUB["VMACL"], S_VMMUL}
+    K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL = kinds
+
+    ops: list[Op] = []
+    events: list[Event] = []
+    xl: dict[int, int] = {}  # register -> template op that wrote it this iteration
+    cl: dict[int, int] = {}
+    lw: list[tuple[int, int, int, int]] = []  # (op, address, delta, n_lines) of every line write so far
+    n_local = [0]
+    local_of: dict[int, int] = {}  # op -> local row index
+
+    def local(op_i: int) -> int:
+        local_of[op_i] = n_local[0]
+        n_local[0] += 1
+        return local_of[op_i]
+
+    def xrow(reg: int, dep: list):
+        if reg in xl:
+            dep.append(xl[reg])
+            return ("L", xl[reg])
+        return ("R", xs[reg])
+
+    def crow(reg: int, dep: list):
+        if reg in cl:
+            dep.append(cl[reg])
+            return ("L", cl[reg])
+        return ("R", cs[reg])
+
+    def line_read(addr: int, dep: list):
+        """The row of the line at ``addr`` (iteration 0): the latest write of this iteration to it, else
+        the line's row before the loop (checked per iteration by ``check_lines``)."""
+        ln = addr // LINE_BYTES
+        for op_i, a, _d, n in reversed(lw):
+            if a // LINE_BYTES <= ln < a // LINE_BYTES + n:
+                dep.append(op_i)
+                return ("L", op_i), op_i
+        return ("T", addr), -1
+
+    def emit(kind: int, step: int, fields: list, deps: list, line_w=None, line_r=None, local_r=-1,
+             writes: bool = True) -> int:
+        i = len(ops)
+        c0 = [0] * N_FIELDS
+        c1 = [0] * N_FIELDS
+        md = [F_AFF] * N_FIELDS
+        for k, f in enumerate(fields):
+            if isinstance(f, tuple):
+                tag, v = f[0], f[1]
+                if tag == "R":  # a row as before the loop
+                    c0[k], md[k] = v, F_ROW
+                elif tag == "A":  # affine value (value, delta)
+                    c0[k], c1[k] = v, f[2]
+                elif tag == "N":  # lane of a bf16 address
+                    c0[k], c1[k], md[k] = v, f[2], F_LANE
+                elif tag == "T":  # the DM line's row as before the loop
+                    c0[k], c1[k], md[k] = v, f[2], F_LINE
+                elif tag == "L":  # a row of this iteration: the template op that wrote it
+                    c0[k], md[k] = v, F_LOCAL
+                elif tag == "D":  # this op's own destination
+                    c0[k], md[k] = i, F_LOCAL
+            else:
+                c0[k] = int(f)
+        ops.append(Op(kind, step, c0, c1, md, deps, line_w, line_r, local_r))
+        if writes:
+            local(i)
+        return i
+
+    for step, pc in enumerate(s.pcs):
+        row = dec[pc][0]
+        ld0, ld1, st_, vec, scl, mov, ctl = row
+        if ctl[1] == c_dma:  # a DMA reads the registers as they are before this bundle's writes
+            dma_regs = (p[ctl[3] & 7], r[ctl[4] & 15], r[ctl[5] & 15])
+        xw: list = []
+        cw: list = []
+        lds = []
+        for ins in (ld0, ld1):
+            if ins[1] == c_ld:
+                a, ad = p[ins[4] & 7]
+                lds.append((ins, a, ad))
+        sa = sd = 0
+        if st_[1] == c_st:
+            sa, sd = p[st_[4] & 7]
+        # the data operations, in trace.prepass's order
+        for ins, a, ad in lds:
+            b = ins[2] == S_VLDB
+            events.append(Event(step, "ldb" if b else "ld", a, ad, ()))
+            dep: list = []
+            row_in, lr_op = line_read(a, dep)
+            if row_in[0] == "T":
+                row_in = ("T", a, ad)
+            lane = ("N", a // 2, ad // 2) if b else 0
+            i = emit(K_LD, step, [("D", 0), row_in, lane, int(b)], dep, line_r=(a, ad), local_r=lr_op)
+            xw.append((min(max(ins[3], 0), 11), i))
+        if st_[1] == c_st:
+            events.append(Event(step, "st", sa, sd, ()))
+            dep = []
+            src = xrow(min(max(st_[3], 0), 11), dep)
+            i = emit(K_LD, step, [("D", 0), src, 0, 0], dep, line_w=(sa, sd, 1))
+            lw.append((i, sa, sd, 1))
+        if vec[1] == c_vec:
+            vsub, f0, f1, f2, f3 = vec[2], vec[3], vec[4], vec[5], vec[6]
+            dep = []
+            if vsub in vec_reads_c:
+                fa, fb, fca, fcd = 0, 0, crow(f1 & 7, dep), 0
+            else:
+                fa, fb = xrow(min(max(f1, 0), 11), dep), xrow(min(max(f2, 0), 11), dep)
+                fca = 0
+                fcd = crow(f0 & 7, dep) if vsub in vec_reads_cd else 0
+            lane = 0
+            if vsub in (S_VMPYL, S_VMACL):
+                lv, ld_ = r[f3 & 15]
+                if ld_:
+                    return None
+                lane = min(max(lv, 0), LANES - 1)
+            to_c = vsub >= S_VMPY
+            kind = K_MMUL if vsub == S_VMMUL else K_MAC if vsub in (S_VMAC, S_VMACL) else K_VEC
+            i = emit(kind, step, [("D", 0), fa, fb, fca, fcd, lane, f3 & 1, vsub], dep)
+            (cw if to_c else xw).append(((f0 & 7) if to_c else min(max(f0, 0), 11), i))
+        if mov[1] == c_mov:
+            msub, f0, f1, f2 = mov[2], mov[3], mov[4], mov[5]
+            dep = []
+            to_c = msub in (S_VUPS, S_CZERO)
+            if msub == S_VCONV:
+                fa = crow(f1 & 7, dep)
+            elif msub in (S_CZERO, S_VBCST):
+                fa = 0
+            else:
+                fa = xrow(min(max(f1, 0), 11), dep)
+            ft = xrow(min(max(f0, 0), 11), dep) if msub == S_VINS else 0
+            lane = 0
+            if msub in (S_VBCSTL, S_VINS):
+                lv, ld_ = r[f2 & 15]
+                if ld_:
+                    return None
+                lane = lv
+            i = emit(K_MOV, step, [("D", 0), fa, ft, lane, f1, msub], dep)
+            (cw if to_c else xw).append(((f0 & 7) if to_c else min(max(f0, 0), 11), i))
+        for reg, i in xw:
+            xl[reg] = i
+        for reg, i in cw:
+            cl[reg] = i
+        # registers, symbolically (all slots read the pre-bundle state; the scalar slot's write wins)
+        if scl[1] == c_scl:
+            ssub, f0, f1, f2 = scl[2], scl[3], scl[4], scl[5]
+            ssub = min(max(ssub, 0), 12)
+            val = _scalar(ssub, f1, f2, r[f1 & 15], r[f2 & 15], p[f1 & 7])
+            if val is None:
+                return None
+        for ins, a, ad in lds:
+            p[ins[4] & 7] = (_w(a + ins[5]), ad)
+        if st_[1] == c_st:
+            p[st_[4] & 7] = (_w(sa + st_[5]), sd)
+        if scl[1] == c_scl:
+            if S_PMOVI <= ssub <= S_PADDI:
+                p[f0 & 7] = val
+            else:
+                r[f0 & 15] = val
+        r[0] = (0, 0)
+        if ctl[1] == c_dma:
+            (pm, pmd), (re, red), (rs, rsd) = dma_regs
+            if pmd or rsd:
+                return None  # a DMA whose DM side or stride moves: stepped
+            is_out = ctl[2] in (S_DMAO, S_DMAOT)
+            tiled = ctl[2] in (S_DMAIT, S_DMAOT)
+            n_r, rowbytes = ctl[6], ctl[7]
+            total = _w(n_r * rowbytes)
+            events.append(Event(step, "dma", pm, 0, (is_out, tiled, re, red, rs, n_r, rowbytes, ctl[8])))
+            width = max((ctl[8] if tiled else rowbytes) // 2, 1)
+            per_strip = max(n_r * width, 1)
+            tot_e = total // 2
+            l0, l1 = pm // LINE_BYTES, (pm + total + LINE_BYTES - 1) // LINE_BYTES
+            if is_out:
+                for i_l in range(l1 - l0):
+                    dep = []
+                    src, lr_op = line_read((l0 + i_l) * LINE_BYTES, dep)
+                    if src[0] == "T":
+                        src = ("T", (l0 + i_l) * LINE_BYTES, 0)
+                    emit(K_DMAO, step, [src, i_l * LANES, ("A", re, red), rs, width, per_strip, tot_e, 0], dep,
+                         line_r=((l0 + i_l) * LINE_BYTES, 0), local_r=lr_op, writes=False)
+            else:
+                partial = tot_e % LANES != 0
+                first = len(ops)
+                for i_l in range(l1 - l0):
+                    dep = []
+                    old: tuple | int = 0
+                    lr_op, line_r = -1, None
+                    if partial and i_l == l1 - l0 - 1:
+                        old_row, lr_op = line_read((l0 + i_l) * LINE_BYTES, dep)
+                        old = ("T", (l0 + i_l) * LINE_BYTES, 0) if old_row[0] == "T" else old_row
+                        line_r = ((l0 + i_l) * LINE_BYTES, 0)
+                    emit(K_DMAI, step, [("D", 0), old, i_l * LANES, ("A", re, red), rs, width, per_strip, tot_e],
+                         dep, line_w=((l0 + i_l) * LINE_BYTES, 0, 1), line_r=line_r, local_r=lr_op)
+                for i_l in range(l1 - l0):
+                    lw.append((first + i_l, (l0 + i_l) * LINE_BYTES, 0, 1))
+    return ops, events, Walked(r, p, local_of, n_local[0], xl, cl)
+
+
+class Walked(NamedTuple):
+    r: list  # (value, coefficient) of each register after the iteration
+    p: list
+    local_of: dict  # template op -> its local row index
+    n_local: int
+    xl: dict  # vector register -> template op of its last write
+    cl: dict
+
+
+def _scalar(ssub: int, f1: int, f2: int, ra, rb, pa):
+    """The scalar slot's result as (value, coefficient); None where it is not affine in the iteration."""
+    def add(x, y):
+        return (_w(x[0] + y[0]), _w(x[1] + y[1]))
+
+    if ssub in (0, 8):
+        return (_w(f1), 0)
+    if ssub == 1:
+        return add(ra, rb)
+    if ssub == 2:
+        return (_w(ra[0] + f2), ra[1])
+    if ssub == 3:
+        return (_w(ra[0] - rb[0]), _w(ra[1] - rb[1]))
+    if ssub == 4:
+        if ra[1] == 0:
+            return (_w(ra[0] * rb[0]), _w(ra[0] * rb[1]))
+        if rb[1] == 0:
+            return (_w(ra[0] * rb[0]), _w(ra[1] * rb[0]))
+        return None
+    if ssub == 5:
+        s = f2 & 31
+        return (_w(ra[0] << s), _w(ra[1] << s))
+    if ssub in (6, 7):
+        if ra[1]:
+            return None
+        return (_w(ra[0] >> (f2 & 31)) if ssub == 6 else _w(ra[0] & f2), 0)
+    if ssub == 9:
+        return ra
+    if ssub == 10:
+        return add(pa, rb)
+    if ssub == 11:
+        return (_w(pa[0] + f2), pa[1])
+    return pa
+
+
+def _lines(a: int, d: int, m: np.ndarray) -> np.ndarray:
+    return (a + d * m) // LINE_BYTES
+
+
+def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig, limit: int, H: int,
+                  line_ready: np.ndarray, line_read: np.ndarray, t0: int) -> int:
+    """How many iterations after the template (1..k_max) pass every address-dependent check: bounds,
+    alignment, EXT bounds, bank conflicts, the DM lines each one's data reads (its own writes, or lines no
+    rolled iteration -- the template included -- has written yet), and that a moving access never meets a
+    DMA's line or a pending one (``line_ready`` / ``line_read`` and ``t0``: the template iteration's start).
+    -1: not even the template qualifies."""
+    if k_max <= 0:
+        return 0
+    m = np.arange(1, k_max + 1, dtype=np.int64)
+    m_all = np.arange(0, k_max + 1, dtype=np.int64)
+    ok = np.ones(k_max, bool)
+    dm, bank = hw.dm_bytes, hw.bank_bytes
+    lo32, hi32 = -(1 << 31), (1 << 31) - 1
+    dma_lines = np.zeros(hw.dm_lines, bool)
+    for e in events:
+        if e.kind == "dma":
+            is_out, tiled, re, red, rs, n_r, rowbytes, tb = e.extra
+            total = n_r * rowbytes
+            dma_lines[e.addr // LINE_BYTES:(e.addr + total + LINE_BYTES - 1) // LINE_BYTES] = True
+    by_step: dict[int, list] = {}
+    for e in events:
+        if e.kind == "dma":
+            is_out, tiled, re, red, rs, n_r, rowbytes, tb = e.extra
+            rem = re + red * m
+            last = rem + (n_r - 1) * rs
+            lo, hi = np.minimum(rem, last), np.maximum(rem, last) + rowbytes
+            ok &= (rem % 2 == 0) & (lo >= 0) & (hi <= 2 * limit) & (rem >= lo32) & (rem <= hi32) & (last >= lo32) & (
+                last <= hi32) & (hi <= hi32)
+            if is_out:
+                width = max((tb if tiled else rowbytes) // 2, 1)
+                per_strip = max(n_r * width, 1)
+                idx = _ext_elements(re, rs, width, per_strip, total // 2)
+                if len(idx):
+                    shift = (red // 2) * m
+                    ok &= (idx.min() + shift >= 0) & (idx.max() + shift < H)
+            continue
+        size = 2 if e.kind == "ldb" else VECTOR_BYTES
+        addr = e.addr + e.delta * m
+        ok &= (addr >= 0) & (addr + size <= dm) & (addr % size == 0)
+        by_step.setdefault(e.step, []).append(e)
+        if e.delta:
+            ln = _lines(e.addr, e.delta, m_all)
+            inside = (ln >= 0) & (ln < hw.dm_lines)
+            lc = np.clip(ln, 0, hw.dm_lines - 1)
+            idle = inside & ~dma_lines[lc] & (line_ready[lc] <= t0)
+            if e.kind == "st":
+                idle &= line_read[lc] <= t0
+            if not idle[0]:
+                return -1
+            ok &= idle[1:]
+    for evs in by_step.values():
+        if len(evs) < 2:
+            continue
+        b = [(e.addr + e.delta * m_all) // bank for e in evs]
+        c = sum((b[i] == b[j]).astype(np.int64) for i in range(len(b)) for j in range(i + 1, len(b)))
+        ok &= c[1:] == c[0]
+    # the data: a line this iteration wrote, or one no rolled iteration has written yet (its row is then
+    # the one it has at the loop's back-edge, ``Rolled.table``)
+    n_ops = len(ops)
+    first = np.full(hw.dm_lines + 1, np.iinfo(np.int64).max, np.int64)  # first (iteration, op) writing a line
+    writers = [i for i, o in enumerate(ops) if o.line_w is not None]
+    for i in writers:
+        a, d, n = ops[i].line_w or (0, 0, 0)
+        ln = np.clip(_lines(a, d, m_all), 0, hw.dm_lines - 1)
+        for j in range(n):
+            np.minimum.at(first, np.minimum(ln + j, hw.dm_lines), m_all * n_ops + i)
+    for i, o in enumerate(ops):
+        if o.line_r is None:
+            continue
+        ln = np.clip(_lines(o.line_r[0], o.line_r[1], m), 0, hw.dm_lines - 1)
+        if o.local_r < 0:
+            ok &= first[ln] > m * n_ops + i
+            continue
+        a, d, n = ops[o.local_r].line_w or (0, 0, 0)
+        lw = _lines(a, d, m)
+        ok &= (lw <= ln) & (ln < lw + n)
+        for j in writers[bisect.bisect_right(writers, o.local_r):bisect.bisect_left(writers, i)]:
+            a, d, n = ops[j].line_w or (0, 0, 0)
+            lw = _lines(a, d, m)
+            ok &= ~((lw <= ln) & (ln < lw + n))
+    bad = np.flatnonzero(~ok)
+    return int(bad[0]) if len(bad) else k_max
+
+
+def _ext_elements(re: int, rs: int, width: int, per_strip: int, tot_e: int) -> np.ndarray:
+    """EXT elements of a DMA (``Machine._dma``'s formula, int64)."""
+    e = np.arange(tot_e, dtype=np.int64)
+    within = e % per_strip
+    return re // 2 + (within // width) * (rs // 2) + (e // per_strip) * width + within % width
+
+
+def ext_disjoint(events: list[Event], k: int) -> bool:
+    """DMA outs of the rolled iterations write EXT elements no other rolled DMA (in or out) touches."""
+    outs = [e for e in events if e.kind == "dma" and e.extra[0]]
+    if not outs:
+        return True
+    sets = []
+    n = 0
+    for e in events:
+        if e.kind != "dma":
+            continue
+        is_out, tiled, re, red, rs, n_r, rowbytes, tb = e.extra
+        width = max((tb if tiled else rowbytes) // 2, 1)
+        idx = _ext_elements(re, rs, width, max(n_r * width, 1), n_r * rowbytes // 2)
+        n += len(idx) * k
+        if n > EXT_CHECK_MAX:
+            return False
+        all_m = (idx[None, :] + (red // 2) * np.arange(1, k + 1, dtype=np.int64)[:, None]).reshape(-1)
+        sets.append((is_out, all_m))
+    w = np.concatenate([s for o, s in sets if o])
+    if len(np.unique(w)) != len(w):
+        return False
+    r = [s for o, s in sets if not o]
+    return not r or not np.isin(np.concatenate(r), w).any()
+
+
+def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, seq0: int, seq_step: int,
+          pcs: tuple, remap: dict, widths: tuple, chunk_size) -> tuple[Rolled, dict, dict, dict]:
+    """The segment of iterations 0 (the template) .. k and its live-outs: (Rolled, x register -> row,
+    c register -> row, DM line -> row) after the last iteration."""
+    n_local = wk.n_local
+    lvl = [0] * len(ops)
+    for i, o in enumerate(ops):
+        lvl[i] = 1 + max((lvl[d] for d in o.deps), default=0)
+    order = sorted(range(len(ops)), key=lambda i: (lvl[i], ops[i].kind, i))
+    rows: list = []
+    for i in order:
+        o = ops[i]
+        c0, c1, md = list(o.c0), list(o.c1), list(o.mode)
+        for f in range(N_FIELDS):
+            if md[f] == F_LOCAL:
+                c0[f], c1[f], md[f] = roll_base + wk.local_of[c0[f]], n_local, F_AFF
+            elif md[f] == F_ROW:
+                c0[f], md[f] = remap.get(c0[f], c0[f]), F_AFF
+        width = widths[o.kind]
+        for m0 in range(0, k + 1, width):
+            rows.append((o.kind, c0, c1, md, seq0 + o.step, m0, min(width, k + 1 - m0)))
+    n = len(rows)
+    total = max(1, -(-n // chunk_size(n))) * chunk_size(n)
+    kind = np.full(total, -1, np.int32)
+    a0 = np.zeros((total, N_FIELDS), np.int32)
+    a1 = np.zeros((total, N_FIELDS), np.int32)
+    md_ = np.zeros((total, N_FIELDS), np.int32)
+    s0 = np.zeros(total, np.int32)
+    mm = np.ones(total, np.int32)
+    cnt = np.zeros(total, np.int32)
+    if n:
+        kind[:n] = [r[0] for r in rows]
+        a0[:n] = [r[1] for r in rows]
+        a1[:n] = [r[2] for r in rows]
+        md_[:n] = [r[3] for r in rows]
+        s0[:n] = [r[4] for r in rows]
+        mm[:n] = [r[5] for r in rows]
+        cnt[:n] = [r[6] for r in rows]
+    last = roll_base + k * n_local
+    xs = {reg: last + wk.local_of[i] for reg, i in wk.xl.items()}
+    cs = {reg: last + wk.local_of[i] for reg, i in wk.cl.items()}
+    # DM lines: the row of the last write to each (over iterations, then program order)
+    ln_l, key_l, row_l = [], [], []
+    m = np.arange(0, k + 1, dtype=np.int64)
+    for i, o in enumerate(ops):
+        if o.line_w is None:
+            continue
+        a, d, nl = o.line_w
+        base = _lines(a, d, m)
+        for j in range(nl):
+            ln_l.append(base + j)
+            key_l.append(m * len(ops) + i)
+            row_l.append(roll_base + m * n_local + wk.local_of[i])
+    lines: dict = {}
+    if ln_l:
+        ln, key, row = np.concatenate(ln_l), np.concatenate(key_l), np.concatenate(row_l)
+        srt = np.lexsort((key, ln))
+        ln, row = ln[srt], row[srt]
+        end = np.append(ln[1:] != ln[:-1], True)
+        lines = dict(zip(ln[end].tolist(), row[end].tolist(), strict=True))
+    tb = np.asarray([remap.get(int(x), int(x)) for x in table], np.int32)
+    seg = Rolled(kind, a0, a1, md_, s0, mm, cnt, n, tb, seq_step, seq0, seq0 + seq_step * (k + 1) - 1,
+                 np.asarray(pcs, np.int32))
+    return seg, xs, cs, lines
+

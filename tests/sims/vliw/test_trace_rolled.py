@@ -1,0 +1,230 @@
+"""Rolled hardware loops on the VLIW trace path (``kcgym/sims/vliw/rolled.py``) against the interpreter.
+
+Each program is made to hit one case of the rolling rules -- a steady loop, banks whose conflicts change
+from iteration to iteration, a fault in the last iteration, a step budget that ends inside a loop, nested
+loops, DMAs inside loops, a value carried from iteration to iteration, a non-finite value inside a rolled
+loop -- and the whole final machine state (DM, EXT, registers, loop stack, scoreboard, DMA times, cycles,
+faults) must be the interpreter's bit for bit. Where a case should roll, the test also checks it did.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kcgym.evaluation import Evaluator
+from kcgym.sims.vliw import machine as M
+from kcgym.sims.vliw import rolled, trace
+from kcgym.sims.vliw.accelerator import ACCELERATOR
+from kcgym.tasks import TASKS
+from tests.sims.trace_contract import assert_same_results
+from tests.sims.vliw.test_trace_differential import HW, MAX_STEPS, _both, _ext, _run_state, assert_same_state
+
+STEADY = """DMAI p0, r0, r0, 1, 4096
+PMOVI p1, 8192
+LOOPI 100, end
+VLD x0, p0, 64 || ADDI r2, r2, 1
+VADD x1, x0, x0
+NOP
+VST x1, p1, 64
+end:
+"""
+# the load walks 64 bytes an iteration, the store 128: their banks meet at some iterations only
+BANKS = """PMOVI p0, 7168
+PMOVI p1, 0
+VBCST x1, 2.0
+LOOPI 120, end
+VLD x0, p0, 64 || VST x1, p1, 128
+VMUL x2, x0, x0
+end:
+"""
+# the load runs off the end of DM in its last iteration
+FAULT_LAST = f"""PMOVI p0, {HW.dm_bytes - 64 * 49}
+LOOPI 50, end
+VLD x0, p0, 64
+VADD x1, x0, x0
+end:
+"""
+NESTED = """DMAI p0, r0, r0, 1, 8192
+PMOVI p1, 16384
+PMOVI p2, 0
+MOVI r3, 0
+LOOPI 6, outer
+PMOVI p0, 0
+LOOPI 40, inner
+VLD x0, p0, 64 || VLDB x3, p2, 2
+VMUL x2, x0, x3
+NOP
+VST x2, p1, 64
+inner:
+ADDI r3, r3, 1
+outer:
+"""
+# both levels roll: the inner loop in the first outer iterations, then the outer loop over iterations whose
+# template holds a rolled inner loop
+NESTED_BOTH = """DMAI p0, r0, r0, 1, 8192
+PMOVI p1, 16384
+LOOPI 24, outer
+PMOVI p0, 0
+LOOPI 10, inner
+VLD x0, p0, 64
+VADD x2, x0, x0
+NOP
+VST x2, p1, 64
+inner:
+NOP
+outer:
+"""
+# a tile at a time: DMA in to one DM buffer, compute, DMA out to a moving EXT address
+DMA_LOOP = """MOVI r1, 0
+MOVI r2, 16384
+PMOVI p0, 0
+PMOVI p2, 4096
+LOOPI 30, end
+DMAI p0, r1, r0, 1, 256 || ADDI r1, r1, 256
+PMOVI p1, 0
+PMOVI p3, 128
+VLD x0, p1, 64
+VLD x1, p1, 64
+VADD x2, x0, x1
+VLD x3, p1, 64 || VLD x4, p3, 64
+VMAX x5, x3, x4
+NOP
+VST x2, p2, 64
+VST x5, p2, -64
+DMAO p2, r2, r0, 1, 128 || ADDI r2, r2, 128
+end:
+"""
+# an accumulator chain from iteration to iteration: not independent, so stepped
+CARRIED = """DMAI p0, r0, r0, 1, 2048
+CZERO c1
+LOOPI 60, end
+VLD x0, p0, 0
+VMAC c1, x0, x0
+end:
+VCONV x3, c1
+VST x3, p0, 0
+"""
+# iteration 37 divides by zero (a lane of the loaded line is 0): the first non-finite line is inside the loop
+NONFINITE = """DMAI p0, r0, r0, 1, 4096
+MOVI r1, 0
+PMOVI p1, 8192
+LOOPI 60, end
+VLD x0, p0, 64
+VINV x1, x0
+VST x1, p1, 64
+end:
+"""
+
+CASES = {"steady": (STEADY, True), "banks": (BANKS, True), "fault_last": (FAULT_LAST, True), "nested": (NESTED, True),
+         "nested_both": (NESTED_BOTH, True), "dma_loop": (DMA_LOOP, True), "carried": (CARRIED, False),
+         "nonfinite": (NONFINITE, True)}
+
+
+def _ext_with_zero() -> np.ndarray:
+    e = _ext(5)
+    e[:, 7] = 1.0  # (not -0.0: the first line would already give -inf)
+    e[:, 37 * 32 + 3] = 0.0  # a zero where the NONFINITE loop's 37th line reads
+    return e
+
+
+def _compare(src: str, max_steps: int = 100_000) -> trace.Trace:
+    program = ACCELERATOR.assemble(src, HW)
+    hw_json = HW.model_dump_json()
+    ext = _ext_with_zero()
+    trace._TRACES.clear()
+    new = _run_state(trace.batched_runner(hw_json)[1], program, ext, max_steps)
+    assert_same_state(new, _run_state(M.batched_runner(hw_json)[1], program, ext, max_steps))
+    ((tr, plan, _),) = trace._TRACES.values()
+    assert plan is not None and not tr.exotic
+    return tr
+
+
+@pytest.fixture(autouse=True)
+def _trace_path(monkeypatch):
+    """The trace path, rolling loops of any program (by default only those of long ones roll)."""
+    monkeypatch.setenv(trace.SIM_ENV, "trace")
+    monkeypatch.setattr(trace, "ROLL_ABOVE", 0)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_rolled_loops_whole_state(case):
+    src, rolls = CASES[case]
+    tr = _compare(src)
+    assert bool(tr.rolls) == rolls
+    if case == "nonfinite":
+        assert int(tr.ctl[M.STEPS]) > 0
+    if case == "fault_last":
+        assert int(tr.ctl[M.FAULT]) == M.F_OOB_DM
+    if case == "banks":  # the conflicts change: the loop is rolled in pieces, stepped in between
+        assert len(tr.rolls) >= 2
+
+
+@pytest.mark.parametrize("case", ["steady", "nested", "dma_loop"])
+@pytest.mark.parametrize("cut", [1, 2, 3, 5, 7])
+def test_step_budget_inside_a_rolled_loop(case, cut):
+    """A budget that ends mid-loop (in the rolled iterations, at several bundles of one iteration):
+    the run stops at the interpreter's bundle, with its state."""
+    src, _ = CASES[case]
+    budget = {"steady": 250, "nested": 600, "dma_loop": 200}[case] + cut
+    tr = _compare(src, max_steps=budget)
+    assert int(tr.ctl[M.STEPS]) == budget
+    assert tr.rolls
+
+
+def test_rolls_are_cut_at_the_region_and_the_rest_is_stepped(monkeypatch):
+    """Fewer rows for rolled values than the loop needs: the loop rolls in several segments, each reusing
+    the rows (values still held in them are moved out first)."""
+    monkeypatch.setattr(rolled, "ROLL_ROWS", 40)
+    monkeypatch.setattr(trace.rolled, "ROLL_ROWS", 40)
+    tr = _compare(NESTED)
+    assert len(tr.rolls) >= 6
+
+
+def test_short_programs_step_every_iteration(monkeypatch):
+    """Below ``trace.ROLL_ABOVE`` bundles nothing rolls (and the results are the same)."""
+    monkeypatch.setattr(trace, "ROLL_ABOVE", 10_000)
+    assert not _compare(STEADY).rolls
+
+
+@pytest.mark.parametrize("name", ["matmul", "conv2d", "softmax", "layernorm", "gemv", "flash_attention", "linear"])
+def test_kernels_rolled_c2(monkeypatch, name):
+    """C2 compiler kernels with every steady loop rolled (the default rolls long programs only)."""
+    task = TASKS[name]
+    cfg = task.config("VLIW", 2)
+    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
+    inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, 2)
+    trace._TRACES.clear()
+    new, old = _both(monkeypatch, program, task, cfg, inputs, MAX_STEPS)
+    assert_same_results(new, old)
+    ((_, plan, _),) = trace._TRACES.values()
+    assert plan is not None
+
+
+def test_rolled_kernel_batch_matmul_c2(monkeypatch):
+    """The -O2 compiler's batch_matmul (the kernel rolling is for): its strip loops roll."""
+    task = TASKS["batch_matmul"]
+    cfg = task.config("VLIW", 2)
+    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
+    inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, 2)
+    trace._TRACES.clear()
+    new, old = _both(monkeypatch, program, task, cfg, inputs, MAX_STEPS)
+    assert_same_results(new, old)
+    ((tr, plan, _),) = trace._TRACES.values()
+    assert tr.rolls and plan is not None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", [3, 4])
+def test_rolled_kernel_batch_matmul_large(monkeypatch, index):
+    """batch_matmul at C3 and C4 against the interpreter (C5: 9M bundles, minutes on the interpreter; the
+    benchmark compares it, ``benchmarks/bench_speed.py``)."""
+    task = TASKS["batch_matmul"]
+    cfg = task.config("VLIW", index)
+    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
+    inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, 1)
+    trace._TRACES.clear()
+    new, old = _both(monkeypatch, program, task, cfg, inputs, MAX_STEPS)
+    assert_same_results(new, old)
+    ((tr, plan, _),) = trace._TRACES.values()
+    assert tr.rolls and plan is not None
