@@ -194,17 +194,22 @@ def measure(machine: str, name: str, index: int, repeats: int) -> dict:
     return row
 
 
-_COLD_CODE = f"""
-import json, sys, time
-from kcgym.evaluation import Evaluator
-from kcgym.registry import ACCELERATORS, task_for
-machine, name, index = sys.argv[1], sys.argv[2], int(sys.argv[3])
+# a fresh process's set-up: the compiler kernel of (machine, name, index) assembled, and one input set
+_KERNEL_SETUP = """
 acc = ACCELERATORS[machine]
 hw = acc.make_hw()
 task = task_for(machine, name)
 cfg = task.config(machine, index)
 program = acc.assemble(acc.compile(task, cfg, hw), hw)
 inputs = Evaluator(acc, task, cfg, hw).input_sets(0, 1)
+"""
+
+_COLD_CODE = f"""
+import json, sys, time
+from kcgym.evaluation import Evaluator
+from kcgym.registry import ACCELERATORS, task_for
+machine, name, index = sys.argv[1], sys.argv[2], int(sys.argv[3])
+{_KERNEL_SETUP}
 t0, c0 = time.perf_counter(), time.process_time()
 acc.run(program, task, cfg, hw, inputs, {MAX_STEPS})
 print(json.dumps([time.perf_counter() - t0, time.process_time() - c0]))
@@ -218,12 +223,7 @@ from kcgym.registry import ACCELERATORS, task_for
 machine, name, index, calls, sim = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 if sim:
     os.environ["KCGYM_SIM"] = sim
-acc = ACCELERATORS[machine]
-hw = acc.make_hw()
-task = task_for(machine, name)
-cfg = task.config(machine, index)
-program = acc.assemble(acc.compile(task, cfg, hw), hw)
-inputs = Evaluator(acc, task, cfg, hw).input_sets(0, 1)
+{_KERNEL_SETUP}
 for _ in range(5):
     acc.run(program, task, cfg, hw, inputs, {MAX_STEPS})
 times = []
