@@ -28,8 +28,9 @@ class CompilerAgent(Agent):
 
     def play(self, session: Session) -> None:
         session.start()
-        env = session.unwrapped
-        submit_kernel(session, env.accelerator.compile(env.task, env.cfg, env.hw))
+        # the evaluator's cached baseline is this very kernel (compiled once per process and config), so the
+        # agent does not pay a second compile (the VLIW -O2 back end takes seconds on the decoder blocks)
+        submit_kernel(session, session.unwrapped.evaluator.baseline().source)
 
 
 class ExpertAgent(Agent):

@@ -18,6 +18,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from kcgym.isa.spec import InstrSpec, Reg
+from kcgym.limits import MAX_CACHED_OPERATIONS
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.sims.vliw.isa import SLOTS, make_isa
 
@@ -74,11 +75,35 @@ class Op:
     mem: tuple[Access, ...] = ()
 
 
-def operands(text: str, hw: VLIWConfig) -> tuple[InstrSpec, list[str]]:
+# hw config (by identity; the entry holds it, so its id is not reused while cached) -> {line text: value}
+_PER_CONFIG: dict[int, tuple[VLIWConfig, dict]] = {}
+
+
+def per_config_memo(hw: VLIWConfig) -> dict:
+    """A memo of facts about operation texts on ``hw``: the -O2 optimiser's liveness and scheduling passes ask
+    about the same few thousand lines millions of times, and hashing the config (or its JSON, which
+    ``make_isa`` keys on) per question cost most of a C1 decoder compile. Bounded by MAX_CACHED_OPERATIONS."""
+    entry = _PER_CONFIG.get(id(hw))
+    if entry is None or entry[0] is not hw:
+        if len(_PER_CONFIG) >= 8:
+            _PER_CONFIG.clear()
+        entry = _PER_CONFIG[id(hw)] = (hw, {})
+    memo = entry[1]
+    if len(memo) > MAX_CACHED_OPERATIONS:
+        memo.clear()
+    return memo
+
+
+def operands(text: str, hw: VLIWConfig) -> tuple[InstrSpec, tuple[str, ...]]:
     """The instruction's spec and its operand texts."""
-    mnemonic, _, rest = text.strip().partition(" ")
-    spec = make_isa(hw).by_mnemonic[mnemonic.upper()]
-    return spec, [a.strip() for a in rest.split(",")] if rest.strip() else []
+    memo = per_config_memo(hw)
+    key = ("operands", text)
+    got = memo.get(key)
+    if got is None:
+        mnemonic, _, rest = text.strip().partition(" ")
+        spec = make_isa(hw).by_mnemonic[mnemonic.upper()]
+        got = memo[key] = (spec, tuple(a.strip() for a in rest.split(",")) if rest.strip() else ())
+    return got
 
 
 def parse(text: str, hw: VLIWConfig, mem: tuple[Access, ...] = ()) -> Op:

@@ -125,3 +125,41 @@ def test_same_output_bits_as_the_template_in_fewer_cycles(name):
     for k, v in old.outputs.items():
         assert np.array_equal(new.outputs[k], v, equal_nan=True), k
     assert new.cycles < old.cycles
+
+
+def _live_reference(nodes, after: set[str], hw) -> set[str]:
+    """Liveness without the memo: the plain recursion ``live_before`` replaced (exponential in loop depth)."""
+    from kcgym.sims.vliw.compiler.optimize import _uses
+
+    live = set(after)
+    for n in reversed(nodes):
+        if isinstance(n, Line):
+            read, killed = _uses(n.text, hw)
+            live = (live - killed) | read
+        elif isinstance(n, Loop):
+            top: set[str] = set()
+            while True:
+                again = _live_reference(n.body, live | top, hw)
+                if again == top:
+                    break
+                top = again
+            inner = _live_reference(n.body, live | top, hw)
+            live = inner | live | {n.count} if isinstance(n.count, str) else inner if n.count > 0 else live
+    return live
+
+
+@pytest.mark.parametrize("name", ["decoder_t5", "mha"])
+def test_memoised_liveness_matches_the_plain_recursion_for_every_live_out(name):
+    """The per-loop memo is keyed by what is live after the loop: asking again with other registers live (or
+    on another machine config) must not return an earlier answer."""
+    task = TASKS[name]
+    cfg = task.config("VLIW", 1)
+    _, tree = parse_program(template_kernel(task, cfg, HW, ACCELERATOR.kernel_layout(task, cfg, HW)))
+    loops = [n for n in tree if isinstance(n, Loop)]
+    assert loops
+    other = VLIWConfig(dm_bytes=2 * HW.dm_bytes)
+    for after in (set(), {"r1"}, {"r1", "p3", "x5"}, {"c0", "r15"}, set()):
+        for hw in (HW, other):
+            assert live_before(tree, after, hw) == _live_reference(tree, after, hw)
+            for loop in loops[:4]:
+                assert live_before([loop], after, hw) == _live_reference([loop], after, hw)

@@ -27,13 +27,13 @@ the cycle the stall costs anyway.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from kcgym.isa.spec import Reg
 from kcgym.sims.vliw.config import VECTOR_BYTES, VLIWConfig
 from kcgym.sims.vliw.isa import C, P, R, X
-from kcgym.sims.vliw.schedule import Access, Op, operands, parse, schedule_ops
+from kcgym.sims.vliw.schedule import Access, Op, operands, parse, per_config_memo, schedule_ops
 
 MAX_UNROLL = 8  # copies of an innermost loop body, at most
 FULL_UNROLL_OPS = 48  # an innermost loop of at most this many operations in all (count x body) is unrolled completely
@@ -68,6 +68,9 @@ class Loop:
     count: int | str  # LOOPI's immediate, or LOOP's count register
     comment: str
     body: list[Line | Note | Loop] = field(default_factory=list)
+    # liveness answers, by (hw, question, registers live after): without them nested loops cost exponentially
+    # many passes (each loop's fixed point re-walks every inner loop); a body is not changed once built
+    live: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 Node = Line | Note | Loop
@@ -110,18 +113,29 @@ def parse_program(source: str) -> tuple[list[str], list[Node]]:
 
 
 # ---- registers --------------------------------------------------------------------------
-def _registers(text: str, hw: VLIWConfig) -> list[tuple[int, str, bool, bool]]:
+def _registers(text: str, hw: VLIWConfig) -> tuple[tuple[int, str, bool, bool], ...]:
     """(operand index, register, read, written) of each register operand of one operation."""
-    spec, args = operands(text, hw)
-    return [(i, arg, not od.name.endswith("d"), od.kind.write)
-            for i, (od, arg) in enumerate(zip(spec.operands, args, strict=True)) if isinstance(od.kind, Reg)]
+    memo = per_config_memo(hw)
+    key = ("registers", text)
+    got = memo.get(key)
+    if got is None:
+        spec, args = operands(text, hw)
+        got = memo[key] = tuple((i, arg, not od.name.endswith("d"), od.kind.write)
+                                for i, (od, arg) in enumerate(zip(spec.operands, args, strict=True))
+                                if isinstance(od.kind, Reg))
+    return got
 
 
-def _uses(text: str, hw: VLIWConfig) -> tuple[set[str], set[str]]:
+def _uses(text: str, hw: VLIWConfig) -> tuple[frozenset[str], frozenset[str]]:
     """(registers read, registers purely written) of one operation."""
-    regs = _registers(text, hw)
-    read = {r for _, r, rd, _ in regs if rd}
-    return read, {r for _, r, rd, wr in regs if wr and r not in read}
+    memo = per_config_memo(hw)
+    key = ("uses", text)
+    got = memo.get(key)
+    if got is None:
+        regs = _registers(text, hw)
+        read = frozenset(r for _, r, rd, _ in regs if rd)
+        got = memo[key] = (read, frozenset(r for _, r, rd, wr in regs if wr and r not in read))
+    return got
 
 
 def live_before(nodes: list[Node], after: set[str], hw: VLIWConfig) -> set[str]:
@@ -138,19 +152,30 @@ def live_before(nodes: list[Node], after: set[str], hw: VLIWConfig) -> set[str]:
 
 def live_at_body_end(loop: Loop, after: set[str], hw: VLIWConfig) -> set[str]:
     """Registers live after the last bundle of the body: for the next iteration or after the loop."""
-    top: set[str] = set()
-    while True:
-        again = live_before(loop.body, after | top, hw)
-        if again == top:
-            return after | top
-        top = again
+    key = (id(hw), "end", frozenset(after))
+    got = loop.live.get(key)
+    if got is None:
+        top: set[str] = set()
+        while True:
+            again = live_before(loop.body, after | top, hw)
+            if again == top:
+                break
+            top = again
+        got = loop.live[key] = frozenset(after | top)
+    return set(got)
 
 
 def live_before_loop(loop: Loop, after: set[str], hw: VLIWConfig) -> set[str]:
-    top = live_before(loop.body, live_at_body_end(loop, after, hw), hw)
-    if isinstance(loop.count, str):  # the count register is read, and the body may run zero times
-        return top | after | {loop.count}
-    return top if loop.count > 0 else after
+    key = (id(hw), "before", frozenset(after))
+    got = loop.live.get(key)
+    if got is None:
+        top = live_before(loop.body, live_at_body_end(loop, after, hw), hw)
+        if isinstance(loop.count, str):  # the count register is read, and the body may run zero times
+            top = top | after | {loop.count}
+        elif loop.count <= 0:
+            top = set(after)
+        got = loop.live[key] = frozenset(top)
+    return set(got)
 
 
 # ---- unrolling --------------------------------------------------------------------------
@@ -277,7 +302,7 @@ def _monotone(v: Value, f: Callable[[int], int]) -> Value:
     return _range(f(b[0]), f(b[1])) if b is not None and b[0] >= 0 else _unknown()
 
 
-def _values(mn: str, args: list[str], text: str, env: dict[str, Value], hw: VLIWConfig) -> None:
+def _values(mn: str, args: Sequence[str], text: str, env: dict[str, Value], hw: VLIWConfig) -> None:
     """Update the scalar and pointer values (``env``) past one operation: exact where the operation is affine,
     as a range where its inputs' ranges say enough, unknown otherwise."""
     imm = _int(args[-1]) if args else None
