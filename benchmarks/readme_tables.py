@@ -76,6 +76,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("vliw-experts", "bench_vliw", ("vliw.jsonl",), lambda m, p: m.readme_speedups(m.load(str(p[0])))),
     Block("vliw-compiler", "bench_vliw", ("vliw.jsonl",), lambda m, p: m.readme_compiler(m.load(str(p[0])))),
     Block("vliw-baseline", "bench_vliw_baseline", ("vliw_baseline.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
+    Block("compile", "bench_compile", ("compile.jsonl",), lambda m, p: m.render(_jsonl(p[0]))),
     Block("rvv-compiler", "bench_rvv", ("rvv.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
     Block("rvv-experts", "bench_rvv", ("rvv_experts.jsonl",), lambda m, p: m.render_experts(m.load(p[0]))),
     Block("rvv-baseline", "bench_rvv_baseline", ("rvv_baseline.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
