@@ -527,7 +527,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         tries[d] += 1
         T0, T1 = prev[0], t_issue
         period, n_steps = T1 - T0, steps - prev[8]
-        if n_steps != len(st_body.pcs) or period <= 0 or prev[12] != depth:
+        if (st_body is not rolled.DYNAMIC and n_steps != len(st_body.pcs)) or period <= 0 or prev[12] != depth:
             continue
         if any(max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[1], ready, strict=True)) or any(
                 max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[4], dma_free, strict=True)) or (
@@ -540,10 +540,22 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             continue
         dr = [_w(b - a) for a, b in zip(prev[6], r, strict=True)]
         dp_ = [_w(b - a) for a, b in zip(prev[7], p, strict=True)]
+        branches: list = []
+        if st_body is rolled.DYNAMIC:  # branches or register LOOPs: the path the template took
+            path = rolled.follow(dec, key[0], key[1], n_dec, prev[6], prev[7], dr, dp_)
+            if path is None or isinstance(path, rolled.Structure) or len(path[0]) != n_steps:
+                continue
+            pkey = (key, tuple(path[0]))
+            if pkey not in structs:
+                structs[pkey] = rolled.facts(dec, path[0])
+            st_body, branches = structs[pkey], path[1]
+            if st_body is None:
+                continue
         walked = rolled.walk(dec, st_body, prev[6], prev[7], dr, dp_, xs, cs, kinds)
         if walked is None:
             continue
         t_ops, events, wk = walked
+        events += branches
         if any(wk.r[i] != (r[i], dr[i]) for i in range(16)) or any(wk.p[i] != (p[i], dp_[i]) for i in range(8)):
             continue
         k_max = min(lp[M.L_COUNT], (max_steps - steps) // n_steps, rolled.ROLL_ROWS // max(wk.n_local, 1) - 1)
