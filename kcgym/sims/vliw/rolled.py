@@ -48,6 +48,10 @@ ROLL_WIDTH = 32  # iterations one rolled group runs at once, one a lane (a DMA o
 # of a group grows with its lanes (128 measured 2.5x slower than 32 at C3), so wider groups gain little
 ROLL_MIN = 8  # fewer remaining iterations than this are stepped (rolling has a fixed cost)
 ROLL_TRIES = 4  # back-edges of one loop instance compared before the pre-pass gives up on it
+DYNAMIC_TRIES = 2 * ROLL_TRIES  # back-edges a loop whose path depends on registers (``follow``) is tried at
+# without rolling before the pre-pass stops trying it (two instances): following a long body costs about
+# what stepping it does, and a loop that did not roll in two instances (batch_matmul's expert: a double-
+# buffer swap) rarely does in the next (speed only: a loop not tried is stepped)
 WALK_MAX = 4096  # bundles of one iteration the symbolic walk follows (longer bodies are stepped)
 EXT_CHECK_MAX = 1 << 22  # EXT elements the DMA-out disjointness check may enumerate
 N_FIELDS = 8

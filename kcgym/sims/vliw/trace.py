@@ -168,6 +168,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     structs: dict = {}
     snaps: list = [None] * depth_max
     tries = [0] * depth_max
+    dyn_tries: dict = {}  # loop -> tries at its path-dependent body since it last rolled
     rolls: list = []
     roll_mmul = False
     kinds = (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL)
@@ -517,7 +518,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             structs[key] = rolled.structure(dec, key[0], key[1], n_dec)
         st_body = structs[key]
         if st_body is None or min(lp[M.L_COUNT], rolled.ROLL_ROWS // st_body.rows) < rolled.ROLL_MIN or (
-                tries[d] >= rolled.ROLL_TRIES):
+                tries[d] >= rolled.ROLL_TRIES) or dyn_tries.get(key, 0) >= rolled.DYNAMIC_TRIES:
             continue
         snap = (t_issue, ready[:], line_ready.copy(), line_read.copy(), dma_free[:], t_end, r[:], p[:], steps,
                 execs[:], dma_busy[:], [lq[:] for lq in loops], depth, n_ops, xs[:], cs[:], lines[:], len(rolls))
@@ -542,6 +543,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         dp_ = [_w(b - a) for a, b in zip(prev[7], p, strict=True)]
         branches: list = []
         if st_body is rolled.DYNAMIC:  # branches or register LOOPs: the path the template took
+            dyn_tries[key] = dyn_tries.get(key, 0) + 1
             path = rolled.follow(dec, key[0], key[1], n_dec, prev[6], prev[7], dr, dp_)
             if path is None or isinstance(path, rolled.Structure) or len(path[0]) != n_steps:
                 continue
@@ -634,6 +636,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             dma_busy[e_] += k * (dma_busy[e_] - prev[10][e_])
         steps += k * n_steps
         snaps[d] = None
+        dyn_tries[key] = 0
         if k == lp[M.L_COUNT]:
             lp[M.L_COUNT] = 1
             depth -= 1
