@@ -39,12 +39,16 @@ from kcgym.sims.vliw.isa import CLASSES, make_isa
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + EXT limit and bucket + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their groups
-TRACE_MAX_OPS = 4_000_000  # data operations one trace may record (~200 MB); a longer program runs on the interpreter
+# Data operations one trace may record; a longer program runs on the interpreter. batch_matmul's C4 and C5
+# experts (double-buffered loops that do not roll, 2.2M and 4.7M bundles) fit: on the trace path their warm
+# simulates took 2.5 s and 5.6 s and their first 30 s and 56 s (2.0 GB peak RSS at C5), against 23 s and
+# 59 s warm on the interpreter (/tmp probe at load 4, session 5; benchmarks/results/speed_sweep.jsonl rows).
+TRACE_MAX_OPS = 12_000_000
 # Programs of more dynamic bundles than this (``static_count``; or an unknown count) roll their steady loops
-# (``rolled``): their traces could pass TRACE_MAX_OPS (1.5-2 data operations a bundle). Shorter ones step every
-# iteration as before: rolled segments pack into more groups than one levelled trace (measured on the -O2
-# matmul C5: more groups and a slower warm simulate rolled, though a faster pre-pass).
-ROLL_ABOVE = TRACE_MAX_OPS // 2
+# (``rolled``). Shorter ones step every iteration as before: rolled segments pack into more groups than one
+# levelled trace (measured on the -O2 matmul C5: more groups and a slower warm simulate rolled, though a
+# faster pre-pass).
+ROLL_ABOVE = 2_000_000
 GROUP_WIDTH = 32  # data operations executed together in one loop step (a level's ops of one kind)
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
