@@ -18,7 +18,17 @@ from kcgym.sims.vliw import rolled, trace
 from kcgym.sims.vliw.accelerator import ACCELERATOR
 from kcgym.tasks import TASKS
 from tests.sims.trace_contract import assert_same_results
-from tests.sims.vliw.test_trace_differential import HW, MAX_STEPS, _both, _ext, _run_state, assert_same_state
+from tests.sims.vliw.test_trace_differential import (
+    EXT_ELEMENTS,
+    HW,
+    MAX_STEPS,
+    _both,
+    _dm_addr,
+    _ext,
+    _op,
+    _run_state,
+    assert_same_state,
+)
 
 STEADY = """DMAI p0, r0, r0, 1, 4096
 PMOVI p1, 8192
@@ -208,6 +218,36 @@ CASES = {"steady": (STEADY, True), "banks": (BANKS, True), "fault_last": (FAULT_
          "outer": (OUTER, True), "outer_moving": (OUTER_MOVING, True), "fault_after_flip": (FAULT_AFTER_FLIP, True)}
 
 
+def generated_loop(seed: int) -> str:
+    """A random loop of 20-60 iterations for rolling: its body first sets every vector and accumulator
+    register (so no value is carried and it may roll), then runs random bundles (``_op``: every instruction,
+    DMAs, moving pointers, some faulting operands), an inner LOOPI or register LOOP, and branches on counters
+    that flip at a random iteration (or never) and on a constant."""
+    rng = np.random.default_rng(500 + seed)
+    bad = 0.03 if seed % 3 == 2 else 0.0
+
+    def op() -> str:  # (DMAs on every fourth seed only: a DMA an iteration is rarely steady)
+        slots = [s for s in _op(rng, bad).split(" || ") if seed % 4 == 3 or not s.startswith("DMA")]
+        return " || ".join(slots) or "NOP"
+
+    lines = [f"PMOVI p{i}, {_dm_addr(rng, 0.0)}" for i in range(6)]
+    lines += ["MOVI r1, 3", "MOVI r2, 7", "MOVI r3, 30", "MOVI r5, 3", "MOVI r6, -5",
+              f"MOVI r7, {int(rng.integers(5, 70))}", f"MOVI r8, {int(rng.integers(0, 64)) * 2}",
+              f"MOVI r9, {int(rng.integers(0, 512)) * 64}", f"MOVI r10, {int(rng.choice([0, 64, 256]))}",
+              "MOVI r11, 256", f"MOVI r13, {int(rng.integers(1, 4))}", f"MOVI r14, {int(rng.integers(0, 64)) * 2}",
+              f"MOVI r15, {int(rng.integers(2, 70))}", f"LOOPI {int(rng.integers(20, 61))}, outer"]
+    lines += [f"VBCST x{i}, {0.25 * (i + 1)!r}" for i in range(12)] + [f"CZERO c{i}" for i in range(8)]
+    body = [op() for _ in range(int(rng.integers(4, 12)))]
+    inner = [op() for _ in range(int(rng.integers(1, 4)))]
+    at = int(rng.integers(0, len(body) + 1))
+    body[at:at] = ["LOOP r13, inner" if rng.random() < 0.5 else "LOOPI 2, inner", *inner, "inner:"]
+    at = int(rng.integers(0, len(body) + 1))
+    body[at:at] = ["ADDI r15, r15, -1", "BEQZ r15, flip", op(), "J join", "flip:", op(), "join:"]
+    at = int(rng.integers(0, len(body) + 1))
+    body[at:at] = ["BNEZ r7, go", op(), "go:", "BEQZ r0, on", "NOP", "on:"]
+    return "\n".join([*lines, *body, "NOP", "outer:"]) + "\n"
+
+
 def _ext_with_zero() -> np.ndarray:
     e = _ext(5)
     e[:, 7] = 1.0  # (not -0.0: the first line would already give -inf)
@@ -249,6 +289,28 @@ def test_rolled_loops_whole_state(case):
         assert any(len(seg.pcs) > len(set(seg.pcs.tolist())) for _, seg in tr.rolls)
     if case == "outer_moving":  # only the inner loop rolls: every segment is one inner iteration
         assert all(len(seg.pcs) == 3 for _, seg in tr.rolls)
+
+
+GENERATED = 16  # seeds of generated loops
+
+
+@pytest.mark.parametrize("seed", range(GENERATED))
+def test_generated_loops_whole_state(seed):
+    """Random loops with branches and inner loops (``generated_loop``), trace path against the interpreter;
+    every fourth with a step budget that may stop it inside the loop."""
+    _compare(generated_loop(seed), max_steps=700 if seed % 4 == 0 else 100_000)
+
+
+def test_generated_loops_roll():
+    """Some generated loops roll (the test above then compares rolled branches, not only stepped ones; most
+    fault early or carry a value through DM from iteration to iteration, and are stepped)."""
+    rolls = 0
+    for seed in range(GENERATED):
+        program = ACCELERATOR.assemble(generated_loop(seed), HW)
+        words = program.padded(HW.imem_bundles + 1, M.Machine(HW).halt_row)
+        tr = trace.prepass(words, HW, EXT_ELEMENTS, 100_000, _ext(0).shape[1])
+        rolls += bool(tr.rolls)
+    assert rolls >= 3
 
 
 @pytest.mark.parametrize("flip", [40, 100, 1000])
