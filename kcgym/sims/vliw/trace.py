@@ -45,10 +45,12 @@ TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their groups
 # 59 s warm on the interpreter (/tmp probe at load 4, session 5; benchmarks/results/speed_sweep.jsonl rows).
 TRACE_MAX_OPS = 12_000_000
 # Programs of more dynamic bundles than this (``static_count``; or an unknown count) roll their steady loops
-# (``rolled``). Shorter ones step every iteration as before: rolled segments pack into more groups than one
-# levelled trace (measured on the -O2 matmul C5: more groups and a slower warm simulate rolled, though a
-# faster pre-pass).
-ROLL_ABOVE = 2_000_000
+# (``rolled``); shorter ones step every iteration. Rolling trades a shorter pre-pass (the first simulate, the
+# one an eval episode feels) for more groups (rolled segments pack into more groups than one levelled trace:
+# a slower warm simulate). Measured in session 5 on compiler kernels of 0.9M-1.2M bundles, rolled against
+# stepped (speed_sweep.jsonl / speed.jsonl rows of batch_matmul C3): batch_matmul C3 and decoder_llama C4
+# gained more first-simulate CPU than they lost warm; matmul C5 (0.9M) came out even. So: from 1M bundles.
+ROLL_ABOVE = 1_000_000
 GROUP_WIDTH = 32  # data operations executed together in one loop step (a level's ops of one kind)
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
