@@ -354,12 +354,13 @@ def test_short_programs_step_every_iteration(monkeypatch):
     assert not _compare(STEADY).rolls
 
 
-def _compare_kernel(monkeypatch, name: str, index: int, n_inputs: int = 2):
-    """The compiler's kernel for ``name`` at config ``index``, trace path against the interpreter on
-    ``n_inputs`` input sets; returns the trace and its plan."""
+def _compare_kernel(monkeypatch, name: str, index: int, n_inputs: int = 2, kind: str = "compiler"):
+    """The ``kind`` kernel (compiler or expert) for ``name`` at config ``index``, trace path against the
+    interpreter on ``n_inputs`` input sets; returns the trace and its plan."""
     task = TASKS[name]
     cfg = task.config("VLIW", index)
-    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
+    source = ACCELERATOR.compile(task, cfg, HW) if kind == "compiler" else ACCELERATOR.expert(task, cfg, HW)
+    program = ACCELERATOR.assemble(source, HW)
     inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, n_inputs)
     trace._TRACES.clear()
     new, old = _both(monkeypatch, program, task, cfg, inputs, MAX_STEPS)
@@ -388,3 +389,10 @@ def test_rolled_kernel_batch_matmul_large(monkeypatch, index):
     benchmark compares it, ``benchmarks/bench_speed.py``)."""
     tr, _ = _compare_kernel(monkeypatch, "batch_matmul", index, 1)
     assert tr.rolls
+
+
+@pytest.mark.slow
+def test_batch_matmul_c4_expert_on_the_trace_path(monkeypatch):
+    """batch_matmul's C4 expert (2.2M bundles; its loops do not roll: the buffers swap every block and slab)
+    fits under ``trace.TRACE_MAX_OPS``: the trace path against the interpreter."""
+    _compare_kernel(monkeypatch, "batch_matmul", 4, 1, kind="expert")
