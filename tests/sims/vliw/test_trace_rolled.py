@@ -333,7 +333,7 @@ def test_step_budget_inside_a_rolled_loop(case, cut):
     ``outer`` inside an outer iteration, in its inner loops): the run stops at the interpreter's bundle,
     with its state."""
     src, _ = CASES[case]
-    budget = {"steady": 250, "nested": 600, "dma_loop": 200, "branch_mid": 150, "outer": 300}[case] + cut
+    budget = {"steady": 250, "nested": 600, "dma_loop": 200, "branch_mid": 150, "outer": 150}[case] + cut
     tr = _compare(src, max_steps=budget)
     assert int(tr.ctl[M.STEPS]) == budget
     assert tr.rolls
