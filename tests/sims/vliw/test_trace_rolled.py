@@ -396,3 +396,37 @@ def test_batch_matmul_c4_expert_on_the_trace_path(monkeypatch):
     """batch_matmul's C4 expert (2.2M bundles; its loops do not roll: the buffers swap every block and slab)
     fits under ``trace.TRACE_MAX_OPS``: the trace path against the interpreter."""
     _compare_kernel(monkeypatch, "batch_matmul", 4, 1, kind="expert")
+
+
+def test_a_path_dependent_loop_that_never_rolls_is_given_up(monkeypatch):
+    """A branchy inner loop that cannot roll (its branch tests a bit of a counter) is followed at no more
+    than ``rolled.DYNAMIC_TRIES`` back-edges over all its instances, not at every instance's."""
+    src = """DMAI p0, r0, r0, 1, 4096
+PMOVI p1, 8192
+LOOPI 12, outer
+LOOPI 30, inner
+VLD x0, p0, 0 || ADDI r2, r2, 1
+ANDI r3, r2, 1
+BNEZ r3, odd
+VADD x1, x0, x0
+J join
+odd:
+VMUL x1, x0, x0
+join:
+VST x1, p1, 0
+inner:
+NOP
+outer:
+"""
+    calls: dict = {}
+    follow = rolled.follow
+
+    def counted(dec, start, end, *rest):
+        if len(rest) > 1:  # (with the template's registers)
+            calls[start, end] = calls.get((start, end), 0) + 1
+        return follow(dec, start, end, *rest)
+
+    monkeypatch.setattr(rolled, "follow", counted)
+    assert not _compare(src).rolls
+    assert calls and all(0 < n <= rolled.DYNAMIC_TRIES for n in calls.values())  # (12 instances x ROLL_TRIES
+    # back-edges each without the limit, for the inner loop)
