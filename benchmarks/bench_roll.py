@@ -8,6 +8,7 @@ read off measurements. Rows go to ``benchmarks/results/speed_roll.jsonl``.
 
     PYTHONPATH=. python benchmarks/bench_roll.py --quick   # two kernels (minutes)
     PYTHONPATH=. python benchmarks/bench_roll.py           # the compiler kernels of 0.5M-1.5M bundles
+    PYTHONPATH=. python benchmarks/bench_roll.py --tasks matmul,linear   # some of them
 """
 
 from __future__ import annotations
@@ -47,12 +48,16 @@ def measure(task: str, index: int, kind: str, mode: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help=f"only {len(QUICK)} kernels")
+    ap.add_argument("--tasks", default=None, help="comma-separated: only these tasks' kernels")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "command": "python benchmarks/bench_roll.py " + " ".join(sys.argv[1:]), "commit": _git_commit()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    tasks = args.tasks.split(",") if args.tasks else None
     for task, index, kind in QUICK if args.quick else FULL:
+        if tasks and task not in tasks:
+            continue
         for mode in MODES:
             row = {**measure(task, index, kind, mode), **meta}
             with args.out.open("a") as f:
