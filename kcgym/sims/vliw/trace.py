@@ -48,8 +48,9 @@ TRACE_MAX_OPS = 12_000_000
 # (``rolled``); shorter ones step every iteration. Rolling trades a shorter pre-pass (the first simulate, the
 # one an eval episode feels) for more groups (rolled segments pack into more groups than one levelled trace:
 # a slower warm simulate). ``python benchmarks/bench_roll.py`` times both (benchmarks/results/speed_roll.jsonl):
-# on batch_matmul C3 and decoder_llama C4 (1.1M-1.2M bundles) rolling saved several times more first-simulate
-# CPU than it added warm; on matmul C5 (0.9M) the two came out about even. So: from 1M bundles.
+# on batch_matmul C3, decoder_llama C4 and decoder_t5 C4 (1.1M-1.4M bundles) rolling saved several times more
+# first-simulate CPU than it added warm; below 1M it was mixed (matmul C5, 0.9M: a gain; linear C5, 0.83M: a
+# slower first simulate too). So: from 1M bundles.
 ROLL_ABOVE = 1_000_000
 GROUP_WIDTH = 32  # data operations executed together in one loop step (a level's ops of one kind)
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
