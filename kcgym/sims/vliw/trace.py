@@ -42,7 +42,7 @@ TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their groups
 # Data operations one trace may record (about 50 bytes each while pre-passing); a longer program runs on the
 # interpreter. batch_matmul's C4 and C5 experts (double-buffered loops that do not roll) fit, and their warm
 # and first simulates on the trace path beat the interpreter's warm ones several times over (their rows in
-# benchmarks/results/speed_sweep.jsonl; the C5 one peaked at 2 GB RSS).
+# benchmarks/results/speed_sweep.jsonl). Memory grows with the limit: a trace this long takes GBs to pre-pass.
 TRACE_MAX_OPS = 12_000_000
 # Programs of more dynamic bundles than this (``static_count``; or an unknown count) roll their steady loops
 # (``rolled``); shorter ones step every iteration. Rolling trades a shorter pre-pass (the first simulate, the
