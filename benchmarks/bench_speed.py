@@ -470,9 +470,9 @@ def sweep_kernel(machine: str, name: str, index: int, kind: str) -> dict | None:
     inputs = Evaluator(acc, task, cfg, hw).input_sets(0, 1)
     probe = _PathProbe(machine)
     with probe:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         (res,) = acc.run(program, task, cfg, hw, inputs, MAX_STEPS)
-        first = time.perf_counter() - t0
+        first, first_cpu = time.perf_counter() - t0, time.process_time() - c0
     walls, cpus = [], []
     for _ in range(SWEEP_WARM_REPEATS if first < SWEEP_REPEAT_BELOW_S else 1):
         with probe:
@@ -482,7 +482,7 @@ def sweep_kernel(machine: str, name: str, index: int, kind: str) -> dict | None:
             cpus.append(time.process_time() - c0)
     return {"kind": "sweep", "machine": machine, "task": name, "config": index, "kernel": kind, "status": "ok",
             "instructions": res.instructions, "cycles": res.cycles, "fault": res.fault.name if res.fault else None,
-            "path": probe.path, "first_s": first, "warm_s": statistics.median(walls),
+            "path": probe.path, "first_s": first, "first_cpu_s": first_cpu, "warm_s": statistics.median(walls),
             "warm_cpu_s": statistics.median(cpus), "load1": round(os.getloadavg()[0], 2)}
 
 

@@ -3,11 +3,15 @@
 At a loop's back-edge the pre-pass (``trace.prepass``) compares the control and timing state with the one
 at the previous back-edge. Where the loop is *steady* the remaining iterations are not stepped in Python:
 
-- **control**: the body has no branch, no register-count LOOP and no HALT (inner LOOPIs are fine), so every
-  iteration runs the same bundles; a symbolic walk of one iteration with every scalar and pointer register
-  as ``value + coefficient * m`` (int32 ring arithmetic, exact for add, sub, shift left and multiplication
-  by a constant; anything else only on registers that do not change) proves each register changes by the
-  same delta every iteration (:func:`walk`);
+- **control**: every rolled iteration runs the template's bundles. A body without branches or register-count
+  LOOPs (inner LOOPIs are fine) runs the same bundles in every iteration; otherwise :func:`follow` walks the
+  path the template took -- inner LOOPIs, LOOPs whose count register does not move, branches -- and each
+  conditional branch on a moving register becomes a predicate checked per iteration (the roll stops before
+  the first iteration that would go the other way; a taken branch's penalty is part of the period). A
+  symbolic walk of one iteration with every scalar and pointer register as ``value + coefficient * m``
+  (int32 ring arithmetic, exact for add, sub, shift left and multiplication by a constant; anything else
+  only on registers that do not change) proves each register changes by the same delta every iteration
+  (:func:`walk`), and gives the branches' operands;
 - **timing**: the scoreboard, DMA engines, end time and every DM line's DMA times, relative to the
   iteration's start cycle (values already in the past count as zero), are the same at both back-edges;
   a DMA's DM side does not move; DM lines a moving load or store stream touches are neither written by
@@ -44,6 +48,10 @@ ROLL_WIDTH = 32  # iterations one rolled group runs at once, one a lane (a DMA o
 # of a group grows with its lanes (128 measured 2.5x slower than 32 at C3), so wider groups gain little
 ROLL_MIN = 8  # fewer remaining iterations than this are stepped (rolling has a fixed cost)
 ROLL_TRIES = 4  # back-edges of one loop instance compared before the pre-pass gives up on it
+DYNAMIC_TRIES = 2 * ROLL_TRIES  # back-edges a loop whose path depends on registers (``follow``) is tried at
+# without rolling before the pre-pass stops trying it (two instances): following a long body costs about
+# what stepping it does, and a loop that did not roll in two instances (batch_matmul's expert: a double-
+# buffer swap) rarely does in the next (speed only: a loop not tried is stepped)
 WALK_MAX = 4096  # bundles of one iteration the symbolic walk follows (longer bodies are stepped)
 EXT_CHECK_MAX = 1 << 22  # EXT elements the DMA-out disjointness check may enumerate
 N_FIELDS = 8
@@ -91,30 +99,115 @@ class Structure(NamedTuple):
     rows: int  # rows one iteration's values take (the rolled region holds ``ROLL_ROWS // rows`` iterations)
 
 
-def structure(dec: list, start: int, end: int, n_dec: int) -> Structure | None:
-    """Follow one iteration's control: fixed when no branch, register LOOP or HALT is in the body and every
-    inner loop is a LOOPI nested inside it. Also rejects bodies that read a vector or accumulator register
-    before writing it and write it later (a value carried from iteration to iteration)."""
-    c_ctl, c_dma, c_ld, c_st, c_vec, c_mov = (_CLS[c] for c in ("CTL", "DMA", "LD", "ST", "VEC", "MOV"))
-    s_loopi = _SUB["LOOPI"]
+DYNAMIC = Structure((), (), (), 1)  # (``structure``) a body whose path depends on its registers: ``follow`` it
+
+
+def follow(dec: list, start: int, end: int, n_dec: int, r0: list | None = None, p0: list | None = None,
+           dr: list | None = None, dp: list | None = None) -> tuple[list[int], list[Event]] | Structure | None:
+    """One iteration's control: the bundles it runs, in order, and a ``"br"`` event per conditional branch
+    whose register moves (``Event.addr`` + ``delta`` * m: its value; ``extra``: (zero at the template,)).
+    Inner LOOPIs (and LOOPs whose count register does not move) must nest inside the body, and a taken
+    branch must land inside the innermost open loop's body. With no registers (``r0`` None) only a body
+    without branches or register LOOPs is followed (:data:`DYNAMIC` otherwise); with the template's
+    registers and their deltas (as ``walk``), the path is the template's, and each later iteration takes
+    it while every ``"br"`` predicate holds (``iterations_ok``). None: not a candidate."""
+    static = r0 is None
+    c_ctl = _CLS["CTL"]
+    s_loop, s_loopi, s_j, s_beqz, s_bnez, s_halt = (_SUB[m] for m in ("LOOP", "LOOPI", "J", "BEQZ", "BNEZ", "HALT"))
+    r = p = []
+    if not static:
+        r = [(r0[i], _w(dr[i])) for i in range(16)]  # type: ignore[index]
+        p = [(p0[i], _w(dp[i])) for i in range(8)]  # type: ignore[index]
     pcs: list[int] = []
+    branches: list[Event] = []
     stack: list[list[int]] = []
+    pc = start
+    while True:
+        if not start <= pc < end or pc >= n_dec or len(pcs) >= WALK_MAX:
+            return None
+        row = dec[pc][0]
+        ctl = row[6]
+        pcs.append(pc)
+        nxt = pc + 1
+        taken = False
+        if ctl[1] == c_ctl:
+            sub = ctl[2]
+            if sub == s_halt:
+                return None
+            if static and sub != s_loopi:
+                return DYNAMIC  # J, BEQZ, BNEZ, LOOP
+            target = ctl[4]
+            if sub in (s_beqz, s_bnez):
+                v, c = r[ctl[3] & 15]
+                zero = v == 0
+                if c:
+                    branches.append(Event(len(pcs) - 1, "br", v, c, (zero,)))
+                taken = zero if sub == s_beqz else not zero
+            elif sub == s_j:
+                taken, target = True, ctl[3]
+            else:
+                count = ctl[3]
+                if sub == s_loop:
+                    count, moves = r[ctl[3] & 15]
+                    if moves:
+                        return None  # a trip count that changes from iteration to iteration
+                if count <= 0:
+                    if static:
+                        return None  # a skipped LOOPI is a taken branch: keep the static case simple
+                    taken = True
+                elif not pc + 1 < ctl[4] <= end or (stack and ctl[4] > stack[-1][1]):
+                    return None
+                else:
+                    stack.append([pc + 1, ctl[4], count])
+            if taken:
+                lo, hi = (stack[-1][0], stack[-1][1]) if stack else (start, end)
+                if not lo <= target < hi:
+                    return None
+                nxt = target
+        if not static and not _advance(row, r, p):
+            return None
+        if taken:
+            pass
+        elif stack and nxt == stack[-1][1]:  # one loop level per bundle, as Machine.step
+            if stack[-1][2] > 1:
+                stack[-1][2] -= 1
+                nxt = stack[-1][0]
+            else:
+                stack.pop()
+                if nxt == end:
+                    return None  # an inner loop ending at this loop's end: the back-edge is not taken
+        elif not stack and nxt == end:
+            break
+        pc = nxt
+    return pcs, branches
+
+
+def structure(dec: list, start: int, end: int, n_dec: int) -> Structure | None:
+    """The body's structure where its control is fixed (no branch, register LOOP or HALT; inner LOOPIs
+    nested inside it), :data:`DYNAMIC` where it depends on registers, None where it is no candidate."""
+    got = follow(dec, start, end, n_dec)
+    if got is None or isinstance(got, Structure):
+        return got
+    return facts(dec, got[0])
+
+
+def facts(dec: list, pcs: list) -> Structure | None:
+    """The structure of an iteration that runs the bundles ``pcs``. None where it reads a vector or
+    accumulator register before writing it and writes it later (a value carried from iteration to
+    iteration)."""
+    c_dma, c_ld, c_st, c_vec, c_mov = (_CLS[c] for c in ("DMA", "LD", "ST", "VEC", "MOV"))
     ready_w: set[int] = set()
     engines: set[int] = set()
     xw: set[int] = set()
     cw: set[int] = set()
     x_early: set[int] = set()  # read before any write of this iteration
     c_early: set[int] = set()
-    pc = start
     rows = 0
     vec_reads_c = {_SUB["VRADD"], _SUB["VEXP2C"], _SUB["VINVC"]}
     vec_reads_cd = {_SUB["VMAC"], _SUB["VMACL"], _SUB["VMMUL"]}
-    while True:
-        if not start <= pc < end or pc >= n_dec or len(pcs) >= WALK_MAX:
-            return None
+    for pc in pcs:
         row, _, writes, _ = dec[pc]
         ld0, ld1, st_, vec, scl, mov, ctl = row
-        pcs.append(pc)
         ready_w.update(i for i, _ in writes)
         bx: list[int] = []
         bc: list[int] = []
@@ -155,33 +248,40 @@ def structure(dec: list, start: int, end: int, n_dec: int) -> Structure | None:
         xw.update(bx)
         cw.update(bc)
         rows += len(bx) + len(bc) + (st_[1] == c_st)
-        nxt = pc + 1
         if ctl[1] == c_dma:
             engines.add(int(ctl[2] in (_SUB["DMAO"], _SUB["DMAOT"])))
             if ctl[2] not in (_SUB["DMAO"], _SUB["DMAOT"]):
                 rows += -(-max(ctl[6] * ctl[7], 0) // LINE_BYTES) + 1
-        elif ctl[1] == c_ctl:
-            if ctl[2] != s_loopi:
-                return None  # HALT, J, BEQZ, BNEZ, LOOP
-            if ctl[3] <= 0:
-                return None  # a skipped LOOPI is a taken branch: keep it simple
-            if not pc + 1 < ctl[4] <= end or (stack and ctl[4] > stack[-1][1]):
-                return None
-            stack.append([pc + 1, ctl[4], ctl[3]])
-        if stack and nxt == stack[-1][1]:  # one loop level per bundle, as Machine.step
-            if stack[-1][2] > 1:
-                stack[-1][2] -= 1
-                nxt = stack[-1][0]
-            else:
-                stack.pop()
-                if nxt == end:
-                    return None  # an inner loop ending at this loop's end: the back-edge is not taken
-        elif not stack and nxt == end:
-            break
-        pc = nxt
     if x_early & xw or c_early & cw:
         return None
     return Structure(tuple(pcs), tuple(sorted(ready_w)), tuple(sorted(engines)), max(rows, 1))
+
+
+def _advance(row: tuple, r: list, p: list) -> bool:
+    """The registers after one bundle, symbolically (``(value, coefficient)``; all slots read the
+    pre-bundle state, the scalar slot's write wins). False where the scalar result is not affine."""
+    ld0, ld1, st_, _, scl, _, _ = row
+    c_ld, c_st, c_scl = _CLS["LD"], _CLS["ST"], _CLS["SCL"]
+    val = None
+    if scl[1] == c_scl:
+        ssub, f0, f1, f2 = scl[2], scl[3], scl[4], scl[5]
+        ssub = min(max(ssub, 0), 12)
+        val = _scalar(ssub, f1, f2, r[f1 & 15], r[f2 & 15], p[f1 & 7])
+        if val is None:
+            return False
+    post = [(ins[4] & 7, ins[5]) for ins in (ld0, ld1) if ins[1] == c_ld]
+    if st_[1] == c_st:
+        post.append((st_[4] & 7, st_[5]))
+    pre = [p[i] for i, _ in post]
+    for (i, inc), (a, ad) in zip(post, pre, strict=True):
+        p[i] = (_w(a + inc), ad)
+    if val is not None:
+        if _SUB["PMOVI"] <= ssub <= _SUB["PADDI"]:
+            p[f0 & 7] = val
+        else:
+            r[f0 & 15] = val
+    r[0] = (0, 0)
+    return True
 
 
 class Op(NamedTuple):
@@ -202,7 +302,7 @@ class Event(NamedTuple):
     """A memory access of one iteration, for the per-iteration checks."""
 
     step: int
-    kind: str  # "ld", "ldb", "st", "dma"
+    kind: str  # "ld", "ldb", "st", "dma", "br" (a branch: its register's value, ``follow``)
     addr: int
     delta: int
     extra: tuple  # dma: (is_out, tiled, re, re_delta, rs, n_r, rowbytes, tbytes)
@@ -217,10 +317,9 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
     operation kinds (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL)."""
     r = [(r0[i], _w(dr[i])) for i in range(16)]
     p = [(p0[i], _w(dp[i])) for i in range(8)]
-    c_ld, c_st, c_vec, c_scl, c_mov, c_dma = (_CLS[c] for c in ("LD", "ST", "VEC", "SCL", "MOV", "DMA"))
+    c_ld, c_st, c_vec, c_mov, c_dma = (_CLS[c] for c in ("LD", "ST", "VEC", "MOV", "DMA"))
     S_VLDB, S_VMPYL, S_VMACL, S_VMMUL = _SUB["VLDB"], _SUB["VMPYL"], _SUB["VMACL"], _SUB["VMMUL"]
     S_VMPY, S_VMAC = _SUB["VMPY"], _SUB["VMAC"]
-    S_PMOVI, S_PADDI = _SUB["PMOVI"], _SUB["PADDI"]
     S_VCONV, S_VUPS, S_VBCST, S_VBCSTL, S_VINS, S_CZERO = (_SUB[m] for m in ("VCONV", "VUPS", "VBCST", "VBCSTL",
                                                                               "VINS", "CZERO"))
     S_DMAO, S_DMAIT, S_DMAOT = _SUB["DMAO"], _SUB["DMAIT"], _SUB["DMAOT"]
@@ -365,23 +464,8 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
             xl[reg] = i
         for reg, i in cw:
             cl[reg] = i
-        # registers, symbolically (all slots read the pre-bundle state; the scalar slot's write wins)
-        if scl[1] == c_scl:
-            ssub, f0, f1, f2 = scl[2], scl[3], scl[4], scl[5]
-            ssub = min(max(ssub, 0), 12)
-            val = _scalar(ssub, f1, f2, r[f1 & 15], r[f2 & 15], p[f1 & 7])
-            if val is None:
-                return None
-        for ins, a, ad in lds:
-            p[ins[4] & 7] = (_w(a + ins[5]), ad)
-        if st_[1] == c_st:
-            p[st_[4] & 7] = (_w(sa + st_[5]), sd)
-        if scl[1] == c_scl:
-            if S_PMOVI <= ssub <= S_PADDI:
-                p[f0 & 7] = val
-            else:
-                r[f0 & 15] = val
-        r[0] = (0, 0)
+        if not _advance(row, r, p):  # registers, symbolically
+            return None
         if ctl[1] == c_dma:
             (pm, pmd), (re, red), (rs, rsd) = dma_regs
             if pmd or rsd:
@@ -471,11 +555,12 @@ def _lines(a: int, d: int, m: np.ndarray) -> np.ndarray:
 
 def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig, limit: int, H: int,
                   line_ready: np.ndarray, line_read: np.ndarray, t0: int) -> int:
-    """How many iterations after the template (1..k_max) pass every address-dependent check: bounds,
-    alignment, EXT bounds, bank conflicts, the DM lines each one's data reads (its own writes, or lines no
-    rolled iteration -- the template included -- has written yet), and that a moving access never meets a
-    DMA's line or a pending one (``line_ready`` / ``line_read`` and ``t0``: the template iteration's start).
-    -1: not even the template qualifies."""
+    """How many iterations after the template (1..k_max) pass every check that depends on the iteration:
+    branches that go the template's way (``"br"`` events), bounds, alignment, EXT bounds, bank conflicts,
+    the DM lines each one's data reads (its own writes, or lines no rolled iteration -- the template
+    included -- has written yet), and that a moving access never meets a DMA's line or a pending one
+    (``line_ready`` / ``line_read`` and ``t0``: the template iteration's start). -1: not even the template
+    qualifies."""
     if k_max <= 0:
         return 0
     m = np.arange(1, k_max + 1, dtype=np.int64)
@@ -491,6 +576,9 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
             dma_lines[e.addr // LINE_BYTES:(e.addr + total + LINE_BYTES - 1) // LINE_BYTES] = True
     by_step: dict[int, list] = {}
     for e in events:
+        if e.kind == "br":  # the branch goes the template's way (``follow``)
+            ok &= (((e.addr + e.delta * m) & 0xFFFFFFFF) == 0) == e.extra[0]
+            continue
         if e.kind == "dma":
             is_out, tiled, re, red, rs, n_r, rowbytes, tb = e.extra
             rem = re + red * m

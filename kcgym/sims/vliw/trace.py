@@ -39,12 +39,19 @@ from kcgym.sims.vliw.isa import CLASSES, make_isa
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + EXT limit and bucket + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their groups
-TRACE_MAX_OPS = 4_000_000  # data operations one trace may record (~200 MB); a longer program runs on the interpreter
+# Data operations one trace may record (about 50 bytes each while pre-passing); a longer program runs on the
+# interpreter. batch_matmul's C4 and C5 experts (double-buffered loops that do not roll) fit, and their warm
+# and first simulates on the trace path beat the interpreter's warm ones several times over (their rows in
+# benchmarks/results/speed_sweep.jsonl). Memory grows with the limit: a trace this long takes GBs to pre-pass.
+TRACE_MAX_OPS = 12_000_000
 # Programs of more dynamic bundles than this (``static_count``; or an unknown count) roll their steady loops
-# (``rolled``): their traces could pass TRACE_MAX_OPS (1.5-2 data operations a bundle). Shorter ones step every
-# iteration as before: rolled segments pack into more groups than one levelled trace (measured on the -O2
-# matmul C5: more groups and a slower warm simulate rolled, though a faster pre-pass).
-ROLL_ABOVE = TRACE_MAX_OPS // 2
+# (``rolled``); shorter ones step every iteration. Rolling trades a shorter pre-pass (the first simulate, the
+# one an eval episode feels) for more groups (rolled segments pack into more groups than one levelled trace:
+# a slower warm simulate). ``python benchmarks/bench_roll.py`` times both (benchmarks/results/speed_roll.jsonl):
+# on batch_matmul C3, decoder_llama C4 and decoder_t5 C4 (1.1M-1.4M bundles) rolling saved several times more
+# first-simulate CPU than it added warm; below 1M it was mixed (matmul C5, 0.9M: a gain; linear C5, 0.83M: a
+# slower first simulate too). So: from 1M bundles.
+ROLL_ABOVE = 1_000_000
 GROUP_WIDTH = 32  # data operations executed together in one loop step (a level's ops of one kind)
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
@@ -168,6 +175,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     structs: dict = {}
     snaps: list = [None] * depth_max
     tries = [0] * depth_max
+    dyn_tries: dict = {}  # loop -> tries at its path-dependent body since it last rolled
     rolls: list = []
     roll_mmul = False
     kinds = (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL)
@@ -517,7 +525,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             structs[key] = rolled.structure(dec, key[0], key[1], n_dec)
         st_body = structs[key]
         if st_body is None or min(lp[M.L_COUNT], rolled.ROLL_ROWS // st_body.rows) < rolled.ROLL_MIN or (
-                tries[d] >= rolled.ROLL_TRIES):
+                tries[d] >= rolled.ROLL_TRIES) or dyn_tries.get(key, 0) >= rolled.DYNAMIC_TRIES:
             continue
         snap = (t_issue, ready[:], line_ready.copy(), line_read.copy(), dma_free[:], t_end, r[:], p[:], steps,
                 execs[:], dma_busy[:], [lq[:] for lq in loops], depth, n_ops, xs[:], cs[:], lines[:], len(rolls))
@@ -527,7 +535,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         tries[d] += 1
         T0, T1 = prev[0], t_issue
         period, n_steps = T1 - T0, steps - prev[8]
-        if n_steps != len(st_body.pcs) or period <= 0 or prev[12] != depth:
+        if (st_body is not rolled.DYNAMIC and n_steps != len(st_body.pcs)) or period <= 0 or prev[12] != depth:
             continue
         if any(max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[1], ready, strict=True)) or any(
                 max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[4], dma_free, strict=True)) or (
@@ -540,10 +548,23 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             continue
         dr = [_w(b - a) for a, b in zip(prev[6], r, strict=True)]
         dp_ = [_w(b - a) for a, b in zip(prev[7], p, strict=True)]
+        branches: list = []
+        if st_body is rolled.DYNAMIC:  # branches or register LOOPs: the path the template took
+            dyn_tries[key] = dyn_tries.get(key, 0) + 1
+            path = rolled.follow(dec, key[0], key[1], n_dec, prev[6], prev[7], dr, dp_)
+            if path is None or isinstance(path, rolled.Structure) or len(path[0]) != n_steps:
+                continue
+            pkey = (key, tuple(path[0]))
+            if pkey not in structs:
+                structs[pkey] = rolled.facts(dec, path[0])
+            st_body, branches = structs[pkey], path[1]
+            if st_body is None:
+                continue
         walked = rolled.walk(dec, st_body, prev[6], prev[7], dr, dp_, xs, cs, kinds)
         if walked is None:
             continue
         t_ops, events, wk = walked
+        events += branches
         if any(wk.r[i] != (r[i], dr[i]) for i in range(16)) or any(wk.p[i] != (p[i], dp_[i]) for i in range(8)):
             continue
         k_max = min(lp[M.L_COUNT], (max_steps - steps) // n_steps, rolled.ROLL_ROWS // max(wk.n_local, 1) - 1)
@@ -622,6 +643,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             dma_busy[e_] += k * (dma_busy[e_] - prev[10][e_])
         steps += k * n_steps
         snaps[d] = None
+        dyn_tries[key] = 0
         if k == lp[M.L_COUNT]:
             lp[M.L_COUNT] = 1
             depth -= 1

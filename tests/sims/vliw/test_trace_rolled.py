@@ -18,7 +18,17 @@ from kcgym.sims.vliw import rolled, trace
 from kcgym.sims.vliw.accelerator import ACCELERATOR
 from kcgym.tasks import TASKS
 from tests.sims.trace_contract import assert_same_results
-from tests.sims.vliw.test_trace_differential import HW, MAX_STEPS, _both, _ext, _run_state, assert_same_state
+from tests.sims.vliw.test_trace_differential import (
+    EXT_ELEMENTS,
+    HW,
+    MAX_STEPS,
+    _both,
+    _dm_addr,
+    _ext,
+    _op,
+    _run_state,
+    assert_same_state,
+)
 
 STEADY = """DMAI p0, r0, r0, 1, 4096
 PMOVI p1, 8192
@@ -116,9 +126,126 @@ VST x1, p1, 64
 end:
 """
 
+
+def _branchy(flip: int, n: int = 100) -> str:
+    """A loop whose branch on a counter (affine in the iteration) is taken at iteration ``flip - 1`` only:
+    the two paths compute different values, and the taken one pays the branch penalty."""
+    return f"""DMAI p0, r0, r0, 1, 4096
+PMOVI p1, 8192
+MOVI r2, {flip}
+LOOPI {n}, end
+VLD x0, p0, 64 || ADDI r2, r2, -1
+BEQZ r2, skip
+VADD x1, x0, x0
+J join
+skip:
+VMUL x1, x0, x0
+join:
+VST x1, p1, 64
+end:
+"""
+
+
+BRANCH_MID, BRANCH_LAST, BRANCH_NEVER = _branchy(40), _branchy(100), _branchy(1000)
+# the branch tests the low bit of the counter (not affine in the iteration): the path alternates, never rolled
+BRANCH_NOT_AFFINE = """DMAI p0, r0, r0, 1, 4096
+PMOVI p1, 8192
+LOOPI 60, end
+VLD x0, p0, 64 || ADDI r2, r2, 1
+ANDI r3, r2, 1
+BNEZ r3, odd
+VADD x1, x0, x0
+J join
+odd:
+VMUL x1, x0, x0
+join:
+VST x1, p1, 64
+end:
+"""
+# an outer loop whose body holds a register-count LOOP (its count constant), a LOOPI and a branch that
+# flips at outer iteration 20: the outer loop rolls around the flip, inner loops and all
+OUTER = """DMAI p0, r0, r0, 1, 8192
+PMOVI p1, 16384
+MOVI r5, 3
+MOVI r2, 21
+LOOPI 40, outer
+ADDI r2, r2, -1
+PMOVI p0, 0
+LOOP r5, inner
+VLD x0, p0, 64
+VADD x2, x0, x0
+inner:
+BNEZ r2, common
+VMUL x2, x2, x2
+common:
+LOOPI 2, inner2
+VST x2, p1, 64
+inner2:
+NOP
+outer:
+"""
+# an inner LOOP whose count register grows by one each outer iteration: the outer path changes, so the
+# outer loop is stepped (the inner loop, long enough later on, rolls by itself)
+OUTER_MOVING = """DMAI p0, r0, r0, 1, 8192
+PMOVI p1, 16384
+MOVI r5, 1
+LOOPI 30, outer
+PMOVI p0, 0
+LOOP r5, inner
+VLD x0, p0, 64
+VADD x2, x0, x0
+VST x2, p1, 64
+inner:
+ADDI r5, r5, 1
+outer:
+"""
+# the branch flips at iteration 29, then the load runs off the end of DM at iteration 49
+FAULT_AFTER_FLIP = f"""PMOVI p0, {HW.dm_bytes - 64 * 49}
+MOVI r2, 30
+LOOPI 80, end
+VLD x0, p0, 64 || ADDI r2, r2, -1
+BEQZ r2, skip
+VADD x1, x0, x0
+skip:
+NOP
+end:
+"""
+
 CASES = {"steady": (STEADY, True), "banks": (BANKS, True), "fault_last": (FAULT_LAST, True), "nested": (NESTED, True),
          "nested_both": (NESTED_BOTH, True), "dma_loop": (DMA_LOOP, True), "carried": (CARRIED, False),
-         "nonfinite": (NONFINITE, True)}
+         "nonfinite": (NONFINITE, True), "branch_mid": (BRANCH_MID, True), "branch_last": (BRANCH_LAST, True),
+         "branch_never": (BRANCH_NEVER, True), "branch_not_affine": (BRANCH_NOT_AFFINE, False),
+         "outer": (OUTER, True), "outer_moving": (OUTER_MOVING, True), "fault_after_flip": (FAULT_AFTER_FLIP, True)}
+
+
+def generated_loop(seed: int) -> str:
+    """A random loop of 20-60 iterations for rolling: its body first sets every vector and accumulator
+    register (so no value is carried and it may roll), then runs random bundles (``_op``: every instruction,
+    DMAs, moving pointers, some faulting operands), an inner LOOPI or register LOOP, and branches on counters
+    that flip at a random iteration (or never) and on a constant."""
+    rng = np.random.default_rng(500 + seed)
+    bad = 0.03 if seed % 3 == 2 else 0.0
+
+    def op() -> str:  # (DMAs on every fourth seed only: a DMA an iteration is rarely steady)
+        slots = [s for s in _op(rng, bad).split(" || ") if seed % 4 == 3 or not s.startswith("DMA")]
+        return " || ".join(slots) or "NOP"
+
+    lines = [f"PMOVI p{i}, {_dm_addr(rng, 0.0)}" for i in range(6)]
+    lines += ["MOVI r1, 3", "MOVI r2, 7", "MOVI r3, 30", "MOVI r5, 3", "MOVI r6, -5",
+              f"MOVI r7, {int(rng.integers(5, 70))}", f"MOVI r8, {int(rng.integers(0, 64)) * 2}",
+              f"MOVI r9, {int(rng.integers(0, 512)) * 64}", f"MOVI r10, {int(rng.choice([0, 64, 256]))}",
+              "MOVI r11, 256", f"MOVI r13, {int(rng.integers(1, 4))}", f"MOVI r14, {int(rng.integers(0, 64)) * 2}",
+              f"MOVI r15, {int(rng.integers(2, 70))}", f"LOOPI {int(rng.integers(20, 61))}, outer"]
+    lines += [f"VBCST x{i}, {0.25 * (i + 1)!r}" for i in range(12)] + [f"CZERO c{i}" for i in range(8)]
+    body = [op() for _ in range(int(rng.integers(4, 12)))]
+    inner = [op() for _ in range(int(rng.integers(1, 4)))]
+    at = int(rng.integers(0, len(body) + 1))
+    body[at:at] = ["LOOP r13, inner" if rng.random() < 0.5 else "LOOPI 2, inner", *inner, "inner:"]
+    at = int(rng.integers(0, len(body) + 1))
+    body[at:at] = ["ADDI r15, r15, -1", "BEQZ r15, flip", op(), "J join", "flip:", op(), "join:"]
+    at = int(rng.integers(0, len(body) + 1))
+    body[at:at] = ["BNEZ r7, go", op(), "go:", "BEQZ r0, on", "NOP", "on:"]
+    return "\n".join([*lines, *body, "NOP", "outer:"]) + "\n"
 
 
 def _ext_with_zero() -> np.ndarray:
@@ -154,19 +281,59 @@ def test_rolled_loops_whole_state(case):
     assert bool(tr.rolls) == rolls
     if case == "nonfinite":
         assert int(tr.ctl[M.STEPS]) > 0
-    if case == "fault_last":
+    if case in ("fault_last", "fault_after_flip"):
         assert int(tr.ctl[M.FAULT]) == M.F_OOB_DM
-    if case == "banks":  # the conflicts change: the loop is rolled in pieces, stepped in between
-        assert len(tr.rolls) >= 2
+    if case in ("banks", "branch_mid", "fault_after_flip"):  # rolled in pieces, stepped in between (the
+        assert len(tr.rolls) >= 2  # conflicts change; the branch flips)
+    if case == "outer":  # the outer loop rolls (a segment's iteration runs more than one bundle per pc)
+        assert any(len(seg.pcs) > len(set(seg.pcs.tolist())) for _, seg in tr.rolls)
+    if case == "outer_moving":  # only the inner loop rolls: every segment is one inner iteration
+        assert all(len(seg.pcs) == 3 for _, seg in tr.rolls)
 
 
-@pytest.mark.parametrize("case", ["steady", "nested", "dma_loop"])
+GENERATED = 16  # seeds of generated loops
+
+
+@pytest.mark.parametrize("seed", range(GENERATED))
+def test_generated_loops_whole_state(seed):
+    """Random loops with branches and inner loops (``generated_loop``), trace path against the interpreter;
+    every fourth with a step budget that may stop it inside the loop."""
+    _compare(generated_loop(seed), max_steps=700 if seed % 4 == 0 else 100_000)
+
+
+def test_generated_loops_roll():
+    """Some generated loops roll (the test above then compares rolled branches, not only stepped ones; most
+    fault early or carry a value through DM from iteration to iteration, and are stepped)."""
+    rolls = 0
+    for seed in range(GENERATED):
+        program = ACCELERATOR.assemble(generated_loop(seed), HW)
+        words = program.padded(HW.imem_bundles + 1, M.Machine(HW).halt_row)
+        tr = trace.prepass(words, HW, EXT_ELEMENTS, 100_000, _ext(0).shape[1])
+        rolls += bool(tr.rolls)
+    assert rolls >= 3
+
+
+@pytest.mark.parametrize("flip", [40, 100, 1000])
+def test_branch_rolls_up_to_its_flip(flip):
+    """The roll stops right before the iteration whose branch flips (in the middle, at the last iteration,
+    never), that iteration is stepped, and the loop rolls again after it where enough iterations are left."""
+    tr = _compare(_branchy(flip))
+    flip_seq = 5 + (flip - 1) * 5  # its first bundle: 4 before the loop, 5 a not-taken iteration
+    spans = [(int(seg.seq_lo), int(seg.seq_hi)) for _, seg in tr.rolls]
+    assert spans[0][1] == (flip_seq - 1 if flip <= 100 else 4 + 100 * 5)
+    assert len(spans) == (2 if flip == 40 else 1)
+    # ... the last one to the loop's end (the taken iteration is a bundle shorter)
+    assert spans[-1][1] == (flip_seq - 1 if flip == 100 else 4 + 100 * 5 - (flip < 100))
+
+
+@pytest.mark.parametrize("case", ["steady", "nested", "dma_loop", "branch_mid", "outer"])
 @pytest.mark.parametrize("cut", [1, 2, 3, 5, 7])
 def test_step_budget_inside_a_rolled_loop(case, cut):
-    """A budget that ends mid-loop (in the rolled iterations, at several bundles of one iteration):
-    the run stops at the interpreter's bundle, with its state."""
+    """A budget that ends mid-loop (in the rolled iterations, at several bundles of one iteration; for
+    ``outer`` inside an outer iteration, in its inner loops): the run stops at the interpreter's bundle,
+    with its state."""
     src, _ = CASES[case]
-    budget = {"steady": 250, "nested": 600, "dma_loop": 200}[case] + cut
+    budget = {"steady": 250, "nested": 600, "dma_loop": 200, "branch_mid": 150, "outer": 150}[case] + cut
     tr = _compare(src, max_steps=budget)
     assert int(tr.ctl[M.STEPS]) == budget
     assert tr.rolls
@@ -187,31 +354,32 @@ def test_short_programs_step_every_iteration(monkeypatch):
     assert not _compare(STEADY).rolls
 
 
-@pytest.mark.parametrize("name", ["matmul", "conv2d", "softmax", "layernorm", "gemv", "flash_attention", "linear"])
-def test_kernels_rolled_c2(monkeypatch, name):
-    """C2 compiler kernels with every steady loop rolled (the default rolls long programs only)."""
+def _compare_kernel(monkeypatch, name: str, index: int, n_inputs: int = 2, kind: str = "compiler"):
+    """The ``kind`` kernel (compiler or expert) for ``name`` at config ``index``, trace path against the
+    interpreter on ``n_inputs`` input sets; returns the trace and its plan."""
     task = TASKS[name]
-    cfg = task.config("VLIW", 2)
-    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
-    inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, 2)
-    trace._TRACES.clear()
-    new, old = _both(monkeypatch, program, task, cfg, inputs, MAX_STEPS)
-    assert_same_results(new, old)
-    ((_, plan, _),) = trace._TRACES.values()
-    assert plan is not None
-
-
-def test_rolled_kernel_batch_matmul_c2(monkeypatch):
-    """The -O2 compiler's batch_matmul (the kernel rolling is for): its strip loops roll."""
-    task = TASKS["batch_matmul"]
-    cfg = task.config("VLIW", 2)
-    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
-    inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, 2)
+    cfg = task.config("VLIW", index)
+    source = ACCELERATOR.compile(task, cfg, HW) if kind == "compiler" else ACCELERATOR.expert(task, cfg, HW)
+    program = ACCELERATOR.assemble(source, HW)
+    inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, n_inputs)
     trace._TRACES.clear()
     new, old = _both(monkeypatch, program, task, cfg, inputs, MAX_STEPS)
     assert_same_results(new, old)
     ((tr, plan, _),) = trace._TRACES.values()
-    assert tr.rolls and plan is not None
+    assert plan is not None
+    return tr, plan
+
+
+@pytest.mark.parametrize("name", ["matmul", "conv2d", "softmax", "layernorm", "gemv", "flash_attention", "linear"])
+def test_kernels_rolled_c2(monkeypatch, name):
+    """C2 compiler kernels with every steady loop rolled (the default rolls long programs only)."""
+    _compare_kernel(monkeypatch, name, 2)
+
+
+def test_rolled_kernel_batch_matmul_c2(monkeypatch):
+    """The -O2 compiler's batch_matmul (the kernel rolling is for): its strip loops roll."""
+    tr, _ = _compare_kernel(monkeypatch, "batch_matmul", 2)
+    assert tr.rolls
 
 
 @pytest.mark.slow
@@ -219,12 +387,46 @@ def test_rolled_kernel_batch_matmul_c2(monkeypatch):
 def test_rolled_kernel_batch_matmul_large(monkeypatch, index):
     """batch_matmul at C3 and C4 against the interpreter (C5: 9M bundles, minutes on the interpreter; the
     benchmark compares it, ``benchmarks/bench_speed.py``)."""
-    task = TASKS["batch_matmul"]
-    cfg = task.config("VLIW", index)
-    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
-    inputs = Evaluator(ACCELERATOR, task, cfg, HW).input_sets(0, 1)
-    trace._TRACES.clear()
-    new, old = _both(monkeypatch, program, task, cfg, inputs, MAX_STEPS)
-    assert_same_results(new, old)
-    ((tr, plan, _),) = trace._TRACES.values()
-    assert tr.rolls and plan is not None
+    tr, _ = _compare_kernel(monkeypatch, "batch_matmul", index, 1)
+    assert tr.rolls
+
+
+@pytest.mark.slow
+def test_batch_matmul_c4_expert_on_the_trace_path(monkeypatch):
+    """batch_matmul's C4 expert (2.2M bundles; its loops do not roll: the buffers swap every block and slab)
+    fits under ``trace.TRACE_MAX_OPS``: the trace path against the interpreter."""
+    _compare_kernel(monkeypatch, "batch_matmul", 4, 1, kind="expert")
+
+
+def test_a_path_dependent_loop_that_never_rolls_is_given_up(monkeypatch):
+    """A branchy inner loop that cannot roll (its branch tests a bit of a counter) is followed at no more
+    than ``rolled.DYNAMIC_TRIES`` back-edges over all its instances, not at every instance's."""
+    src = """DMAI p0, r0, r0, 1, 4096
+PMOVI p1, 8192
+LOOPI 12, outer
+LOOPI 30, inner
+VLD x0, p0, 0 || ADDI r2, r2, 1
+ANDI r3, r2, 1
+BNEZ r3, odd
+VADD x1, x0, x0
+J join
+odd:
+VMUL x1, x0, x0
+join:
+VST x1, p1, 0
+inner:
+NOP
+outer:
+"""
+    calls: dict = {}
+    follow = rolled.follow
+
+    def counted(dec, start, end, *rest):
+        if len(rest) > 1:  # (with the template's registers)
+            calls[start, end] = calls.get((start, end), 0) + 1
+        return follow(dec, start, end, *rest)
+
+    monkeypatch.setattr(rolled, "follow", counted)
+    assert not _compare(src).rolls
+    assert calls and all(0 < n <= rolled.DYNAMIC_TRIES for n in calls.values())  # (12 instances x ROLL_TRIES
+    # back-edges each without the limit, for the inner loop)
