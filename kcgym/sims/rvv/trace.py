@@ -1042,6 +1042,39 @@ class DataPath:
         a_s, _ = M.lanes_from_bytes(vo.g_vs2, vs.wa)
         return self.none()._replace(x_at=ins.rd, x_val=a_s[0])
 
+    def _voperands(self, d: Data, f: jax.Array, cls: int) -> tuple[M.Ins, M.Is, M.VType, M.VShape, M.VOperands]:
+        ins, is_, vt, st = self._ins(d, f, cls)
+        return ins, is_, vt, self.machine.vshape(ins, is_, vt), self.machine.voperands(st, ins, is_, vt)
+
+    def b_varith(self, d: Data, f: jax.Array) -> Writes:
+        """VARITH, as ``Machine.vector`` computes it for that class: its elementwise handler, then the mask
+        handler only for a compare (``lax.cond``: the other classes' datapaths and the mask logic are not
+        paid for on every arithmetic operation)."""
+        ins, is_, vt, vs, vo = self._voperands(d, f, C_VARITH)
+        a_s, a_u = M.lanes_from_bytes(vo.g_vs2, vs.wa)
+        bv_s, bv_u = M.lanes_from_bytes(vo.g_vs1, vt.sew)
+        r, active = M._varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, vt.sew, is_.VARITH)
+
+        def compare() -> tuple[jax.Array, jax.Array]:  # a compare writes mask bits (Machine.vector's mask_write)
+            mask = M._vmask(ins, vo._replace(is_cmp=jnp.bool_(True)), r)[0]
+            return jnp.pad(mask, (0, M.LANES - VLENB)), self.lane < VLENB
+
+        def lanes() -> tuple[jax.Array, jax.Array]:
+            return M.bytes_from_lanes(r, vs.wd), M.byte_active(active, vs.wd)
+
+        v_bytes, v_on = lax.cond(vo.is_cmp, compare, lanes)
+        return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(v_on, v_bytes, vo.g_vd))
+
+    def b_vred(self, d: Data, f: jax.Array) -> Writes:
+        """VRED, as ``Machine.vector`` computes it for that class: the reduction handler, written to element 0."""
+        ins, is_, vt, vs, vo = self._voperands(d, f, C_VRED)
+        a_s, a_u = M.lanes_from_bytes(vo.g_vs2, vs.wa)
+        bv_s, bv_u = M.lanes_from_bytes(vo.g_vs1, vs.wd)
+        red = M._vred(ins, vo, a_s, a_u, bv_s, bv_u)
+        v_on = M.byte_active((self.lane == 0) & (vt.vl > 0), vs.wd)
+        return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(
+            v_on, M.bytes_from_lanes(jnp.full(M.LANES, red), vs.wd), vo.g_vd))
+
     def _vector(self, c: int | None):
         """A vector instruction's branch: of class ``c`` (constant), or of any (None: the class is read from
         the operation; the rarer classes share one branch, which keeps the compile short)."""
@@ -1078,13 +1111,14 @@ class DataPath:
             return self.none()
 
         branches = [self.b_alu, self.b_ld, self.b_st, self.b_vlu, self.b_vsu,
-                    (lambda d, f: self.b_vmem(d, f, ext_size)) if vmem else nothing, self._vector(C_VARITH),
-                    self.b_vmvxs if rare else nothing, self._vector(None) if rare else nothing]
+                    (lambda d, f: self.b_vmem(d, f, ext_size)) if vmem else nothing, self.b_varith,
+                    self.b_vmvxs if rare else nothing, self.b_vred if rare else nothing,
+                    self._vector(None) if rare else nothing]
 
         def body(i: jax.Array, d: Data) -> Data:
             for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
                 f = ops[i * UNROLL + j]
-                d = self.apply(d, lax.switch(jnp.minimum(f[R_KIND], K_VRED), branches, d, f))
+                d = self.apply(d, lax.switch(jnp.minimum(f[R_KIND], K_VPERM), branches, d, f))
             return d
 
         return lax.fori_loop(0, (n + UNROLL - 1) // UNROLL, body, d)
