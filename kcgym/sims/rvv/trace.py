@@ -984,7 +984,8 @@ class DataPath:
         ins = M.Ins(pc=f[R_PC], run=jnp.bool_(True), op=f[R_OP], cls=cls, sub=f[R_SUB], rd=f[R_RD],
                     rs1=f[R_RS1], rs2=f[R_RS2], imm=f[R_IMM], vm=f[R_VM], src=f[R_SRC], wf=f[R_W], sgn=f[R_SGN],
                     xs1=xs1, xs2=xs2)
-        ctl = jnp.zeros(M.N_CTL, jnp.int32).at[M.VTYPE].set(f[R_VTYPE]).at[M.VL].set(f[R_VL])
+        at = jnp.arange(M.N_CTL)  # (one select, not a scatter)
+        ctl = jnp.where(at == M.VTYPE, f[R_VTYPE], jnp.where(at == M.VL, f[R_VL], 0))
         z = jnp.zeros(1, jnp.int32)
         st = M.State(ctl=ctl, x=d.x, vrf=d.vrf, mem=d.mem, x_ready=z, v_ready=z, vq=z, counts=z, busy=z,
                      prof=jnp.zeros((1, M.N_PROF), jnp.int32))
@@ -1094,6 +1095,22 @@ class DataPath:
         return branch
 
     @staticmethod
+    def _packed(branch, d: Data, f: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """A branch's Writes as three arrays: the windows, the write positions (the same in every input set:
+        kept apart from the data, so that under ``vmap`` the writes stay in-place updates, not scatters), and the
+        x value with the check. Each output of the ``lax.switch`` costs the loop a buffer copy per operation (a
+        constant one too), so the fewer the better."""
+        w = branch(d, f)
+        return (jnp.concatenate([w.m_val, w.v_val]), jnp.stack([w.m_at, w.v_at, w.x_at]),
+                jnp.stack([w.x_val, w.bad.astype(jnp.int32)]))
+
+    @staticmethod
+    def _unpack(windows: jax.Array, at: jax.Array, xb: jax.Array) -> Writes:
+        n = M.LANES
+        return Writes(m_at=at[0], m_val=windows[:n], v_at=at[1], v_val=windows[n:], x_at=at[2], x_val=xb[0],
+                      bad=xb[1] != 0)
+
+    @staticmethod
     def apply(d: Data, w: Writes) -> Data:
         return Data(x=d.x.at[w.x_at].set(w.x_val), vrf=lax.dynamic_update_slice(d.vrf, w.v_val, (w.v_at,)),
                     mem=lax.dynamic_update_slice(d.mem, w.m_val, (w.m_at,)), bad=d.bad | w.bad)
@@ -1115,10 +1132,12 @@ class DataPath:
                     self.b_vmvxs if rare else nothing, self.b_vred if rare else nothing,
                     self._vector(None) if rare else nothing]
 
+        packed = [functools.partial(self._packed, b) for b in branches]
+
         def body(i: jax.Array, d: Data) -> Data:
             for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
                 f = ops[i * UNROLL + j]
-                d = self.apply(d, lax.switch(jnp.minimum(f[R_KIND], K_VPERM), branches, d, f))
+                d = self.apply(d, self._unpack(*lax.switch(jnp.minimum(f[R_KIND], K_VPERM), packed, d, f)))
             return d
 
         return lax.fori_loop(0, (n + UNROLL - 1) // UNROLL, body, d)
