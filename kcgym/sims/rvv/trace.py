@@ -1096,24 +1096,22 @@ class DataPath:
 
     @staticmethod
     def _packed(branch, d: Data, f: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """A branch's Writes as three arrays: the windows, the write positions (the same in every input set:
-        kept apart from the data, so that under ``vmap`` the writes stay in-place updates, not scatters), and the
-        x value with the check. Each output of the ``lax.switch`` costs the loop a buffer copy per operation (a
-        constant one too), so the fewer the better."""
+        """A branch's Writes as three arrays: the windows (memory, then vector registers), the write positions
+        (memory, vector registers, x: the same in every input set), and the x value with the check. Each output
+        of the ``lax.switch`` costs the loop a buffer copy per operation (a constant one too), so the fewer the
+        better."""
         w = branch(d, f)
         return (jnp.concatenate([w.m_val, w.v_val]), jnp.stack([w.m_at, w.v_at, w.x_at]),
                 jnp.stack([w.x_val, w.bad.astype(jnp.int32)]))
 
     @staticmethod
-    def _unpack(windows: jax.Array, at: jax.Array, xb: jax.Array) -> Writes:
+    def apply(d: Data, windows: jax.Array, at: jax.Array, xb: jax.Array) -> Data:
+        """One operation's packed Writes on every input set (a leading batch axis): plain in-place updates at
+        positions shared by the batch (a ``vmap``-ped update would be a scatter, with its index checks)."""
         n = M.LANES
-        return Writes(m_at=at[0], m_val=windows[:n], v_at=at[1], v_val=windows[n:], x_at=at[2], x_val=xb[0],
-                      bad=xb[1] != 0)
-
-    @staticmethod
-    def apply(d: Data, w: Writes) -> Data:
-        return Data(x=d.x.at[w.x_at].set(w.x_val), vrf=lax.dynamic_update_slice(d.vrf, w.v_val, (w.v_at,)),
-                    mem=lax.dynamic_update_slice(d.mem, w.m_val, (w.m_at,)), bad=d.bad | w.bad)
+        return Data(x=lax.dynamic_update_slice(d.x, xb[:, :1], (0, at[2])),
+                    vrf=lax.dynamic_update_slice(d.vrf, windows[:, n:], (0, at[1])),
+                    mem=lax.dynamic_update_slice(d.mem, windows[:, :n], (0, at[0])), bad=d.bad | (xb[:, 1] != 0))
 
     def initial(self, mem: jax.Array) -> Data:
         return Data(x=jnp.zeros(32, jnp.int32), vrf=jnp.zeros(M.VRF_BYTES + M.LANES, jnp.uint8),
@@ -1121,7 +1119,8 @@ class DataPath:
 
     def run_chunk(self, d: Data, ops: jax.Array, n: jax.Array, ext_size: jax.Array, vmem: bool = True,
                   rare: bool = True) -> Data:
-        """The first ``n`` operations of a chunk, in order, on one input set. ``vmem``/``rare``: whether the
+        """The first ``n`` operations of a chunk, in order, on a batch of input sets (the branches ``vmap``-ped,
+        the writes applied to the batch, :meth:`apply`). ``vmem``/``rare``: whether the
         strided/indexed load branch and the rarer vector classes' branch are compiled (False: the program has
         none of them, and those branches, most of the compile, are left out)."""
         def nothing(d: Data, f: jax.Array) -> Writes:
@@ -1137,7 +1136,8 @@ class DataPath:
         def body(i: jax.Array, d: Data) -> Data:
             for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
                 f = ops[i * UNROLL + j]
-                d = self.apply(d, self._unpack(*lax.switch(jnp.minimum(f[R_KIND], K_VPERM), packed, d, f)))
+                d = self.apply(d, *jax.vmap(lambda d1, f=f: lax.switch(jnp.minimum(f[R_KIND], K_VPERM), packed, d1, f),
+                                            out_axes=(0, None, 0))(d))
             return d
 
         return lax.fori_loop(0, (n + UNROLL - 1) // UNROLL, body, d)
@@ -1150,8 +1150,7 @@ def data_runner(hw_json: str, mem_size: int, vmem: bool = True, rare: bool = Tru
     enable_persistent_cache()
     dp = DataPath(RVVConfig.model_validate_json(hw_json), mem_size)
     run = functools.partial(dp.run_chunk, vmem=vmem, rare=rare)
-    return (jax.jit(jax.vmap(dp.initial)),
-            jax.jit(jax.vmap(run, in_axes=(0, None, None, None)), donate_argnums=(0,)))
+    return jax.jit(jax.vmap(dp.initial)), jax.jit(run, donate_argnums=(0,))
 
 
 RARE_CLASSES = frozenset((C_VRED, C_VPERM, C_VMASK, C_VMOVE))  # the data path's shared vector branch
