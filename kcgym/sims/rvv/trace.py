@@ -13,9 +13,10 @@ there (:class:`_Need`; its state, :class:`_Run`, is resumable and forkable) and 
 it: the data path runs up to that instruction for every input set, the registers are read back, and the
 pre-pass goes on once per distinct outcome (a branch's direction, else the values), the input sets split
 into groups where they disagree; a tainted register whose value agrees across a group is concrete from then
-on. If a vector memory access is masked (its bytes depend on ``v0``), or past :data:`RESOLVE_MAX`
-resolutions, the pre-pass gives up and the interpreter runs: correct by construction (so do strided and
-indexed stores: the data path writes memory in 128-byte windows). The common instructions run on fast
+on. If a vector memory access is masked (its bytes depend on ``v0``), or past the resolution budget
+(``kcgym.limits.RESOLVE_*``: each resolution is a data-path round trip), the pre-pass gives up and the
+interpreter runs: correct by construction (so do strided and indexed stores: the data path writes memory in
+128-byte windows). The common instructions run on fast
 paths decoded once per program (:func:`_fast_word`; :data:`PREPASS_FAST`), the rest on the general path.
 Indexed loads are *speculated*: the pre-pass assumes every element lands, aligned,
 in the memory (DTCM or external) that the base address is in -- which fixes their timing -- and the
@@ -44,6 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from kcgym.limits import RESOLVE_FREE, RESOLVE_MAX, RESOLVE_MIN_STEPS
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import machine as M
@@ -54,7 +56,6 @@ TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ex
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
 UNROLL = 2  # operations per loop step: halves the loop's overhead; 4 gained little more and compiled longer
 OP_CHUNK = 4096  # data operations per call of the jitted data path: one shape, one compile for any length
-RESOLVE_MAX = 4096  # data-dependent instructions resolved per run (each runs the data path to it), then the interpreter
 assert OP_CHUNK % UNROLL == 0
 
 # KCGYM_SIM=oracle: every program on the interpreter; otherwise the trace path wherever the pre-pass keeps the
@@ -1246,14 +1247,16 @@ def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chun
     root = _Node(np.arange(n_rows))
     leaves: list = []
     stack = [(_Run(p, dtcm), root, data)]
-    resolutions = 0
+    resolutions = steps = 0  # (steps: pre-passed instructions, over every group)
     while stack:
         run, node, data = stack.pop()
         while True:
+            before = run.steps
             try:
                 need = run.advance(p)
             except GiveUp as e:
                 raise GiveUp(e.args[0], e.args[1] if len(e.args) > 1 else -1, resolutions) from None
+            steps += run.steps - before
             if run.ops:
                 ops = ops_array(run.ops)
                 chunks = _to_chunks(ops)
@@ -1268,7 +1271,7 @@ def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chun
                 leaves.append((node, node.rows, data))
                 break
             resolutions += 1
-            if resolutions > RESOLVE_MAX:
+            if resolutions > RESOLVE_MAX or (resolutions > RESOLVE_FREE and steps < resolutions * RESOLVE_MIN_STEPS):
                 raise GiveUp("too many data-dependent instructions", need.pc, resolutions)
             k = len(node.rows)
             xs = np.asarray(data.x)[:k]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kcgym import limits
 from kcgym.evaluation import Evaluator
 from kcgym.sims.rvv import ACCELERATOR, trace
 from kcgym.sims.rvv.accelerator import machine_inputs, simulate_images
@@ -256,6 +257,26 @@ def test_too_many_resolutions_fall_back(monkeypatch):
     _both(monkeypatch, program, images)
     monkeypatch.setattr(trace, "RESOLVE_MAX", n)
     assert _info(program, images).path == "trace"
+
+
+# a branch on a new loaded byte every few instructions: a resolution per ~7 steps
+DENSE_RESOLUTIONS = ("li a0, 0x20000000\nli a2, 0\nli t3, 600\n1:\nlb t0, 0(a0)\nbltz t0, 2f\naddi a2, a2, 1\n2:\n"
+                     "addi a0, a0, 1\naddi t3, t3, -1\nbnez t3, 1b\nsw a2, 0(a0)\nret\n")
+
+
+def test_dense_resolutions_fall_back_early(monkeypatch):
+    """Past ``RESOLVE_FREE`` resolutions a run needs ``RESOLVE_MIN_STEPS`` instructions per resolution: a
+    program that branches on data every few instructions goes to the interpreter after RESOLVE_FREE + 1
+    round trips, not RESOLVE_MAX; one below the density stays on the trace path."""
+    program = ACCELERATOR.assemble(DENSE_RESOLUTIONS, HW)
+    images = np.random.default_rng(5).integers(0, 256, (2, 4096), dtype=np.uint8)
+    info = _info(program, images)
+    assert info.path == "interpreter" and info.resolutions == limits.RESOLVE_FREE + 1, info
+    _both(monkeypatch, program, images)
+    monkeypatch.setattr(trace, "RESOLVE_MIN_STEPS", 2)
+    info = _info(program, images)
+    assert info.path == "trace" and info.resolutions > limits.RESOLVE_FREE + 1, info
+    _both(monkeypatch, program, images)
 
 
 @pytest.mark.parametrize("max_steps", [1, 2, 100, 4_321])
