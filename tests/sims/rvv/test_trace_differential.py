@@ -16,6 +16,7 @@ import pytest
 from kcgym import limits
 from kcgym.evaluation import Evaluator
 from kcgym.sims.rvv import ACCELERATOR, trace
+from kcgym.sims.rvv import machine as M
 from kcgym.sims.rvv.accelerator import machine_inputs, simulate_images
 from kcgym.tasks import tasks_for
 from tests.sims.rvv import adversarial
@@ -116,6 +117,26 @@ ISA_SEEDS = (0, 1)  # each seed shuffles every mnemonic's snippet (random operan
 def test_isa_programs(monkeypatch, seed, k):
     source, _ = P.programs(seed=seed)[k]
     _both(monkeypatch, ACCELERATOR.assemble(source, HW), np.stack([P.ext_image(k), P.ext_image(k + 100)]))
+
+
+# the vector classes with a data-path branch of their own (``DataPath.b_varith``, ``b_vred``, ``b_vmvxs``): every
+# mnemonic of the class at several vtypes, masked and not; then the same ending in a fault (an odd register
+# group at e8, m2 -- set by vsetvl from a register, so the assembler cannot see it: F_ILLEGAL_GROUP after the
+# class's operations ran)
+CLASS_FAULTS = {"VARITH": "li a1, 1\nvsetvl t0, x0, a1\nvadd.vv v3, v8, v16",
+                "VRED": "li a1, 1\nvsetvl t0, x0, a1\nvwredsum.vs v4, v9, v16"}
+
+
+@pytest.mark.parametrize("fault", [False, True], ids=["runs", "faults"])
+@pytest.mark.parametrize("cls", list(CLASS_FAULTS))
+def test_vector_class_branches(monkeypatch, cls, fault):
+    images = np.stack([P.ext_image(3), P.ext_image(4)])
+    seeds = (5,) if cls == "VARITH" else (0, 1, 2, 3)
+    for source in P.class_programs(cls, seeds, CLASS_FAULTS[cls] if fault else None):
+        program = ACCELERATOR.assemble(source, HW)
+        assert _info(program, images).path == "trace"
+        st = _both(monkeypatch, program, images)
+        assert list(st.ctl[:, 3]) == [M.F_ILLEGAL_GROUP if fault else 0] * 2  # FAULT
 
 
 @pytest.mark.parametrize("hack", HACKS, ids=lambda h: h.__name__)
