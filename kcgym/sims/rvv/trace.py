@@ -27,10 +27,12 @@ instructions with ``vl``/``vtype``/addresses/scalar operands resolved, scalar lo
 tainted scalar arithmetic -- replayed by a loop over an *unbatched* operation index, so one
 ``lax.switch`` branch runs per operation (it returns the windows it writes; the loop applies them, so
 XLA updates memory in place instead of copying it per operation), ``vmap``-ped over input sets, in
-fixed-size chunks (one compile for any length). The branches call the interpreter's own handlers (with a
-constant class for vector arithmetic; the rarer vector classes share one branch), so the datapath is the
-oracle's code; ``tests/sims/rvv/test_trace_differential.py``
-checks the whole final state bit for bit.
+fixed-size chunks (one compile for any length). The branches call the interpreter's own per-class handlers
+(vector arithmetic and reductions each have a branch, a compare's mask logic under a ``lax.cond``; slides,
+mask logicals and moves share one), so the datapath is the oracle's code; their outputs are packed into few
+arrays and applied to the whole batch at shared positions, because XLA's CPU runtime pays per buffer and per
+fused kernel, not per byte. ``tests/sims/rvv/test_trace_differential.py`` checks the whole final state bit
+for bit.
 """
 
 from __future__ import annotations
@@ -1154,7 +1156,7 @@ def data_runner(hw_json: str, mem_size: int, vmem: bool = True, rare: bool = Tru
     return jax.jit(jax.vmap(dp.initial)), jax.jit(run, donate_argnums=(0,))
 
 
-RARE_CLASSES = frozenset((C_VRED, C_VPERM, C_VMASK, C_VMOVE))  # the data path's shared vector branch
+RARE_CLASSES = frozenset((C_VRED, C_VPERM, C_VMASK, C_VMOVE))  # their branches are compiled only where they occur
 
 
 def branches_needed(words: np.ndarray) -> tuple[bool, bool]:
