@@ -70,9 +70,12 @@ K_ALU, K_LD, K_ST, K_VLU, K_VSU, K_VMEM, K_VARITH, K_VMVXS, K_VRED, K_VPERM, K_V
 VEC_KIND = {"VARITH": K_VARITH, "VRED": K_VRED, "VPERM": K_VPERM, "VMASK": K_VMASK, "VMOVE": K_VMOVE}
 
 
-def vec_kind(cls: int, sub: int) -> int:
+def vec_kind(cls: int, sub: int, wf: int) -> int:
     """A vector instruction's data-operation kind: ``vmv.x.s`` (every reduction's read-back) has its own small
-    branch; the other rare classes share one."""
+    branch; a compare (vector arithmetic writing mask bits: no compiler or expert kernel has one) goes with the
+    rare classes to the shared branch, so the arithmetic branch carries no mask logic."""
+    if cls == C_VARITH and wf == I.W_MASK:
+        return K_VMASK
     return K_VMVXS if cls == C_VMOVE and sub == 0 else VEC_KIND[I.CLASSES[cls]]
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
@@ -331,7 +334,7 @@ def _vector_static(word: list[int], pc: int, vtype: int, vl: int, occ: int, lat:
     syncs = (cls == C_VMOVE and sub == 0) or (cls == C_VMASK and sub >= 7)
     writes_x = syncs
     writes_v = cls in (C_VARITH, C_VRED, C_VPERM) or (cls == C_VMASK and sub < 7) or (cls == C_VMOVE and sub == 1)
-    rec = [vec_kind(cls, sub), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
+    rec = [vec_kind(cls, sub, wf), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
         writes_v or rd != 0) else None
     return (cls, rd, rs1c, rs2c, reads_x1, rs2 if uses_vs2 else -1, rs2 + emul_2, rs1 if reads_vs1 else -1,
             rs1 + emul_1, rd if reads_vd else -1, rd + emul_d, vm == 0, v_occ, lat, syncs, writes_x and rd != 0,
@@ -825,7 +828,7 @@ class _Run:
                     if writes_x:
                         x_taint = True
                     if writes_v or rd != 0:
-                        rec = [vec_kind(cls, sub), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1,
+                        rec = [vec_kind(cls, sub, wf), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1,
                                xs2,
                                int(t1), int(t2), vtype, vl, 0, 0, 0]
                 if rec is not None:
@@ -1051,23 +1054,15 @@ class DataPath:
         return ins, is_, vt, self.machine.vshape(ins, is_, vt), self.machine.voperands(st, ins, is_, vt)
 
     def b_varith(self, d: Data, f: jax.Array) -> Writes:
-        """VARITH, as ``Machine.vector`` computes it for that class: its elementwise handler, then the mask
-        handler only for a compare (``lax.cond``: the other classes' datapaths and the mask logic are not
-        paid for on every arithmetic operation)."""
+        """VARITH but compares (:func:`vec_kind`), as ``Machine.vector`` computes it for that class: its
+        elementwise handler, written back at the destination width -- none of the other classes' datapaths
+        and no mask logic on every arithmetic operation."""
         ins, is_, vt, vs, vo = self._voperands(d, f, C_VARITH)
         a_s, a_u = M.lanes_from_bytes(vo.g_vs2, vs.wa)
         bv_s, bv_u = M.lanes_from_bytes(vo.g_vs1, vt.sew)
         r, active = M._varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, vt.sew, is_.VARITH)
-
-        def compare() -> tuple[jax.Array, jax.Array]:  # a compare writes mask bits (Machine.vector's mask_write)
-            mask = M._vmask(ins, vo._replace(is_cmp=jnp.bool_(True)), r)[0]
-            return jnp.pad(mask, (0, M.LANES - VLENB)), self.lane < VLENB
-
-        def lanes() -> tuple[jax.Array, jax.Array]:
-            return M.bytes_from_lanes(r, vs.wd), M.byte_active(active, vs.wd)
-
-        v_bytes, v_on = lax.cond(vo.is_cmp, compare, lanes)
-        return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(v_on, v_bytes, vo.g_vd))
+        v_on = M.byte_active(active, vs.wd)
+        return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(v_on, M.bytes_from_lanes(r, vs.wd), vo.g_vd))
 
     def b_vred(self, d: Data, f: jax.Array) -> Writes:
         """VRED, as ``Machine.vector`` computes it for that class: the reduction handler, written to element 0."""
@@ -1163,8 +1158,9 @@ def branches_needed(words: np.ndarray) -> tuple[bool, bool]:
     """(vmem, rare) of :func:`data_runner` for a program's words (its static instructions: a superset of what
     runs): both, or neither where it has no strided/indexed load and no instruction of the rarer vector classes
     (two variants at most, so a process that runs every kind of kernel compiles at most twice)."""
-    cls, src = words[:, 1], words[:, 8]
-    full = bool(np.any((cls == C_VLOAD) & (src != I.MODE_UNIT)) or np.any(np.isin(cls, list(RARE_CLASSES))))
+    cls, src, wf = words[:, 1], words[:, 8], words[:, 9]
+    full = bool(np.any((cls == C_VLOAD) & (src != I.MODE_UNIT)) or np.any(np.isin(cls, list(RARE_CLASSES)))
+                or np.any((cls == C_VARITH) & (wf == I.W_MASK)))  # (compares take the shared branch)
     return full, full
 
 
