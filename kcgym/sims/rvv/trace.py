@@ -944,13 +944,17 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
     return r.trace()
 
 
-class Data(NamedTuple):
-    """What the data path carries: the scalar registers it computes, the vector registers, memory, the check."""
+X_BAD = 32  # the data path's x slot past the registers: nonzero once a speculated indexed access missed its
+# memory or was misaligned (a slot, not an array of its own: one less buffer written per operation)
 
-    x: jax.Array  # int32[32] (only tainted registers are meaningful)
+
+class Data(NamedTuple):
+    """What the data path carries: the scalar registers it computes (and the check, ``X_BAD``), the vector
+    registers, memory."""
+
+    x: jax.Array  # int32[33] (only tainted registers are meaningful)
     vrf: jax.Array
     mem: jax.Array  # the interpreter's memory plus a LANES-byte pad: a 128-byte window never clamps
-    bad: jax.Array  # a speculated indexed access missed its memory or was misaligned
 
 
 class Writes(NamedTuple):
@@ -966,7 +970,6 @@ class Writes(NamedTuple):
     v_val: jax.Array
     x_at: jax.Array
     x_val: jax.Array
-    bad: jax.Array
 
 
 class DataPath:
@@ -981,7 +984,7 @@ class DataPath:
     def none(self) -> Writes:
         zeros = jnp.zeros(M.LANES, jnp.uint8)
         return Writes(m_at=jnp.int32(self.m_pad), m_val=zeros, v_at=jnp.int32(M.VRF_BYTES), v_val=zeros,
-                      x_at=jnp.int32(0), x_val=jnp.int32(0), bad=jnp.bool_(False))
+                      x_at=jnp.int32(0), x_val=jnp.int32(0))
 
     def _ins(self, d: Data, f: jax.Array, cls: int | jax.Array) -> tuple[M.Ins, M.Is, M.VType, M.State]:
         xs1 = jnp.where(f[R_T1] == 1, d.x[f[R_RS1]], f[R_X1])
@@ -1037,8 +1040,9 @@ class DataPath:
         vo = self.machine.voperands(st, ins, is_, vt)
         mp = self.machine.memory(st, ins, is_, vt, vs, vo, ext_size)
         miss = jnp.any(mp.m_act & (mp.in_ext != (f[R_SPEC] == 1))) & vs.indexed
+        bad = mp.oob | mp.misaligned | miss
         return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(mp.m_act, mp.loaded, vo.g_vd),
-                                    bad=mp.oob | mp.misaligned | miss)
+                                    x_at=jnp.int32(X_BAD), x_val=d.x[X_BAD] | bad.astype(jnp.int32))
 
     def b_vmvxs(self, d: Data, f: jax.Array) -> Writes:
         """``vmv.x.s``: element 0 of vs2, sign-extended from SEW, as ``Machine.vector`` reads it (VMOVE's
@@ -1095,25 +1099,24 @@ class DataPath:
     @staticmethod
     def _packed(branch, d: Data, f: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
         """A branch's Writes as three arrays: the windows (memory, then vector registers), the write positions
-        (memory, vector registers, x: the same in every input set), and the x value with the check. Each output
-        of the ``lax.switch`` costs the loop a buffer copy per operation (a constant one too), so the fewer the
+        (memory, vector registers, x: the same in every input set), and the x value. Each output of the
+        ``lax.switch`` costs the loop a buffer copy per operation (a constant one too), so the fewer the
         better."""
         w = branch(d, f)
-        return (jnp.concatenate([w.m_val, w.v_val]), jnp.stack([w.m_at, w.v_at, w.x_at]),
-                jnp.stack([w.x_val, w.bad.astype(jnp.int32)]))
+        return jnp.concatenate([w.m_val, w.v_val]), jnp.stack([w.m_at, w.v_at, w.x_at]), w.x_val
 
     @staticmethod
-    def apply(d: Data, windows: jax.Array, at: jax.Array, xb: jax.Array) -> Data:
+    def apply(d: Data, windows: jax.Array, at: jax.Array, x_val: jax.Array) -> Data:
         """One operation's packed Writes on every input set (a leading batch axis): plain in-place updates at
         positions shared by the batch (a ``vmap``-ped update would be a scatter, with its index checks)."""
         n = M.LANES
-        return Data(x=lax.dynamic_update_slice(d.x, xb[:, :1], (0, at[2])),
+        return Data(x=lax.dynamic_update_slice(d.x, x_val[:, None], (0, at[2])),
                     vrf=lax.dynamic_update_slice(d.vrf, windows[:, n:], (0, at[1])),
-                    mem=lax.dynamic_update_slice(d.mem, windows[:, :n], (0, at[0])), bad=d.bad | (xb[:, 1] != 0))
+                    mem=lax.dynamic_update_slice(d.mem, windows[:, :n], (0, at[0])))
 
     def initial(self, mem: jax.Array) -> Data:
-        return Data(x=jnp.zeros(32, jnp.int32), vrf=jnp.zeros(M.VRF_BYTES + M.LANES, jnp.uint8),
-                    mem=jnp.concatenate([mem, jnp.zeros(M.LANES, jnp.uint8)]), bad=jnp.bool_(False))
+        return Data(x=jnp.zeros(X_BAD + 1, jnp.int32), vrf=jnp.zeros(M.VRF_BYTES + M.LANES, jnp.uint8),
+                    mem=jnp.concatenate([mem, jnp.zeros(M.LANES, jnp.uint8)]))
 
     def run_chunk(self, d: Data, ops: jax.Array, n: jax.Array, ext_size: jax.Array, vmem: bool = True,
                   rare: bool = True) -> Data:
@@ -1272,7 +1275,7 @@ def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chun
             if resolutions > RESOLVE_MAX or (resolutions > RESOLVE_FREE and steps < resolutions * RESOLVE_MIN_STEPS):
                 raise GiveUp("too many data-dependent instructions", need.pc, resolutions)
             k = len(node.rows)
-            xs = np.asarray(data.x)[:k]
+            xs = np.asarray(data.x)[:k, :X_BAD]
             if need.branch:
                 a = xs[:, need.rs1] if run.xt[need.rs1] else np.full(k, run.x[need.rs1])
                 b = xs[:, need.rs2] if run.xt[need.rs2] else np.full(k, run.x[need.rs2])
@@ -1380,9 +1383,9 @@ def _assemble(leaves: list, N: int, mem_size: int) -> M.State | None:
     for node, rows, data in leaves:
         tr, k = node.trace, len(rows)
         d = jax.device_get(data)
-        if tr.speculates and np.any(np.asarray(d.bad)[:k]):
+        if tr.speculates and np.any(np.asarray(d.x)[:k, X_BAD]):
             return None
-        x = np.where(tr.tainted, np.asarray(d.x)[:k], tr.x).astype(np.int32)
+        x = np.where(tr.tainted, np.asarray(d.x)[:k, :X_BAD], tr.x).astype(np.int32)
         for name, value in (("ctl", tr.ctl), ("x", x), ("vrf", np.asarray(d.vrf)[:k]),
                             ("mem", np.asarray(d.mem)[:k, :mem_size]), ("x_ready", tr.x_ready),
                             ("v_ready", tr.v_ready), ("vq", tr.vq), ("counts", tr.counts), ("busy", tr.busy)):

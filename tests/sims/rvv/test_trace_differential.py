@@ -234,6 +234,9 @@ def _hostile_images(agree: bool) -> np.ndarray:
 @pytest.mark.parametrize("agree", [True, False], ids=["sets agree", "sets disagree"])
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_hostile_data_control(monkeypatch, name, agree):
+    # the resolver itself, at any density ("spin on data" resolves every 5 instructions: past RESOLVE_FREE the
+    # budget would send it to the interpreter, test_dense_resolutions_fall_back_early)
+    monkeypatch.setattr(trace, "RESOLVE_MIN_STEPS", 0)
     program = ACCELERATOR.assemble(HOSTILE[name], HW)
     images = _hostile_images(agree)
     max_steps = 3_000 if name == "spin on data" else MAX_STEPS
