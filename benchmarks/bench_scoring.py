@@ -154,6 +154,8 @@ PHASES = (("kcgym.evaluation", "assemble_cached", "assembly"),
           ("kcgym.sims.npu.trace", "prepass", "trace pre-pass"),
           ("kcgym.sims.vliw.trace", "prepass", "trace pre-pass"),
           ("kcgym.sims.rvv.trace", "prepass", "trace pre-pass"),
+          ("kcgym.sims.rvv.trace", "_program", "trace pre-pass"),  # RVV's run_info: decode, then _Run.advance
+          ("kcgym.sims.rvv.trace", "_Run.advance", "trace pre-pass"),
           ("kcgym.evaluation", "Evaluator.expected_outputs", "reference"),
           ("kcgym.evaluation", "Evaluator._fill", "comparison"),
           ("kcgym.scoring", "BatchScorer._record", "records"))

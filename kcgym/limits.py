@@ -43,6 +43,14 @@ MAX_SUGGESTED_WORD = 64  # longer unknown words get no suggestion (no near miss 
 STEP_BUDGET_MULTIPLE = 2.5
 STEP_BUDGET_FLOOR = 64
 UNBASED_STEP_BUDGET = 200_000  # when no compiler kernel is known (``evaluate(..., with_baseline=False)``)
+# The RVV trace path resolves a branch (jump target, address, vl) on data by running the data path up to it for
+# every input set (~1.5 CPU ms a round trip): at most RESOLVE_MAX per run, and past the first RESOLVE_FREE at
+# least RESOLVE_MIN_STEPS pre-passed instructions per resolution (the compiler kernels have 45-236); else the
+# interpreter runs. A program that branches on a new loaded byte every few instructions would otherwise spend
+# ~6 CPU s on 4096 round trips before the interpreter runs it anyway.
+RESOLVE_MAX = 4096
+RESOLVE_FREE = 64
+RESOLVE_MIN_STEPS = 16
 
 
 def step_budget(baseline_instructions: int, multiple: float = STEP_BUDGET_MULTIPLE) -> int:

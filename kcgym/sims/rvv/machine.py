@@ -84,8 +84,21 @@ def elementwise(op: jax.Array, a_s: jax.Array, a_u: jax.Array, b_s: jax.Array, b
     ``a_*``/``b_*`` are the operands sign- and zero-extended from their width, ``c`` the old
     destination (multiply-add), ``w`` the result width (8/16/32: saturation, high halves)
     and ``wsrc`` the source width of narrowing shifts. Results are raw bits: the caller keeps
-    the low ``w`` bits.
+    the low ``w`` bits. The operands' derived forms are traced inside each branch (:func:`_elementwise_fns`):
+    computed outside, each would be one more buffer per instruction for every branch.
     """
+    shape = jnp.broadcast_shapes(a_s.shape, b_s.shape, jnp.shape(c))
+
+    def branch(name: str):
+        return lambda: jnp.broadcast_to(_elementwise_fns(a_s, a_u, b_s, b_u, c, w, wsrc)[name](), shape).astype(
+            jnp.int32)
+
+    return lax.switch(jnp.clip(op, 0, len(I.OPS) - 1), [branch(name) for name in I.OPS])
+
+
+def _elementwise_fns(a_s: jax.Array, a_u: jax.Array, b_s: jax.Array, b_u: jax.Array, c: jax.Array, w: jax.Array,
+                     wsrc: jax.Array) -> dict:
+    """:func:`elementwise`'s operations by name (each a thunk over the operands)."""
     au, bu = _u(a_u), _u(b_u)
     shift = b_u & (w - 1)
     nshift = b_u & (wsrc - 1)
@@ -164,9 +177,7 @@ def elementwise(op: jax.Array, a_s: jax.Array, a_u: jax.Array, b_s: jax.Array, b
         "id": lambda: jnp.zeros_like(a_s), "lui": lambda: b_s, "auipc": lambda: a_s + b_s,
         "nsrl": lambda: _s(au >> _u(nshift)), "nsra": lambda: a_s >> nshift,
     }
-    shape = jnp.broadcast_shapes(a_s.shape, b_s.shape, jnp.shape(c))
-    branches = [lambda f=fns[name]: jnp.broadcast_to(f(), shape).astype(jnp.int32) for name in I.OPS]
-    return lax.switch(jnp.clip(op, 0, len(I.OPS) - 1), branches)
+    return fns
 
 
 def lanes_from_bytes(g: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -365,23 +376,22 @@ def _varith(ins: Ins, vt: VType, vs: VShape, vo: VOperands, a_s: jax.Array, a_u:
 
 
 def _vred(ins: Ins, vo: VOperands, a_s: jax.Array, a_u: jax.Array, bv_s: jax.Array, bv_u: jax.Array) -> jax.Array:
-    """VRED: element 0 of the result (vs1[0] combined with every active vs2[i])."""
+    """VRED: element 0 of the result (vs1[0] combined with every active vs2[i]). One ``lax.switch`` branch per
+    reduction: only the selected one runs."""
     active = vo.active
     red_a = jnp.where((ins.wf == I.W_WIDEN) & ((ins.sgn & 1) == 0), a_u, a_s)
-    red_au = _u(a_u)
     init_s, init_u = bv_s[0], _u(bv_u[0])
     big, small = jnp.int32(2**31 - 1), jnp.int32(-(2**31))
-    red_vals = jnp.stack([
-        init_s + jnp.sum(jnp.where(active, red_a, 0)),
-        jnp.maximum(init_s, jnp.max(jnp.where(active, a_s, small))),
-        _s(jnp.maximum(init_u, jnp.max(jnp.where(active, red_au, jnp.uint32(0))))),
-        jnp.minimum(init_s, jnp.min(jnp.where(active, a_s, big))),
-        _s(jnp.minimum(init_u, jnp.min(jnp.where(active, red_au, jnp.uint32(0xFFFFFFFF))))),
-        init_s & lax.reduce(jnp.where(active, a_s, -1), jnp.int32(-1), lax.bitwise_and, (0,)),
-        init_s | lax.reduce(jnp.where(active, a_s, 0), jnp.int32(0), lax.bitwise_or, (0,)),
-        init_s ^ lax.reduce(jnp.where(active, a_s, 0), jnp.int32(0), lax.bitwise_xor, (0,)),
+    return lax.switch(jnp.clip(ins.sub, 0, len(I.RED_OPS) - 1), [
+        lambda: init_s + jnp.sum(jnp.where(active, red_a, 0)),
+        lambda: jnp.maximum(init_s, jnp.max(jnp.where(active, a_s, small))),
+        lambda: _s(jnp.maximum(init_u, jnp.max(jnp.where(active, _u(a_u), jnp.uint32(0))))),
+        lambda: jnp.minimum(init_s, jnp.min(jnp.where(active, a_s, big))),
+        lambda: _s(jnp.minimum(init_u, jnp.min(jnp.where(active, _u(a_u), jnp.uint32(0xFFFFFFFF))))),
+        lambda: init_s & lax.reduce(jnp.where(active, a_s, -1), jnp.int32(-1), lax.bitwise_and, (0,)),
+        lambda: init_s | lax.reduce(jnp.where(active, a_s, 0), jnp.int32(0), lax.bitwise_or, (0,)),
+        lambda: init_s ^ lax.reduce(jnp.where(active, a_s, 0), jnp.int32(0), lax.bitwise_xor, (0,)),
     ])
-    return red_vals[jnp.clip(ins.sub, 0, len(I.RED_OPS) - 1)]
 
 
 def _vperm(ins: Ins, vt: VType, vo: VOperands, a_s: jax.Array, bv_u: jax.Array) -> tuple[jax.Array, jax.Array]:

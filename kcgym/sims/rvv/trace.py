@@ -13,9 +13,10 @@ there (:class:`_Need`; its state, :class:`_Run`, is resumable and forkable) and 
 it: the data path runs up to that instruction for every input set, the registers are read back, and the
 pre-pass goes on once per distinct outcome (a branch's direction, else the values), the input sets split
 into groups where they disagree; a tainted register whose value agrees across a group is concrete from then
-on. If a vector memory access is masked (its bytes depend on ``v0``), or past :data:`RESOLVE_MAX`
-resolutions, the pre-pass gives up and the interpreter runs: correct by construction (so do strided and
-indexed stores: the data path writes memory in 128-byte windows). The common instructions run on fast
+on. If a vector memory access is masked (its bytes depend on ``v0``), or past the resolution budget
+(``kcgym.limits.RESOLVE_*``: each resolution is a data-path round trip), the pre-pass gives up and the
+interpreter runs: correct by construction (so do strided and indexed stores: the data path writes memory in
+128-byte windows). The common instructions run on fast
 paths decoded once per program (:func:`_fast_word`; :data:`PREPASS_FAST`), the rest on the general path.
 Indexed loads are *speculated*: the pre-pass assumes every element lands, aligned,
 in the memory (DTCM or external) that the base address is in -- which fixes their timing -- and the
@@ -26,10 +27,12 @@ instructions with ``vl``/``vtype``/addresses/scalar operands resolved, scalar lo
 tainted scalar arithmetic -- replayed by a loop over an *unbatched* operation index, so one
 ``lax.switch`` branch runs per operation (it returns the windows it writes; the loop applies them, so
 XLA updates memory in place instead of copying it per operation), ``vmap``-ped over input sets, in
-fixed-size chunks (one compile for any length). The branches call the interpreter's own handlers (with a
-constant class for vector arithmetic; the rarer vector classes share one branch), so the datapath is the
-oracle's code; ``tests/sims/rvv/test_trace_differential.py``
-checks the whole final state bit for bit.
+fixed-size chunks (one compile for any length). The branches call the interpreter's own per-class handlers
+(vector arithmetic and reductions each have a branch, a compare's mask logic under a ``lax.cond``; slides,
+mask logicals and moves share one), so the datapath is the oracle's code; their outputs are packed into few
+arrays and applied to the whole batch at shared positions, because XLA's CPU runtime pays per buffer and per
+fused kernel, not per byte. ``tests/sims/rvv/test_trace_differential.py`` checks the whole final state bit
+for bit.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from kcgym.limits import RESOLVE_FREE, RESOLVE_MAX, RESOLVE_MIN_STEPS
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import machine as M
@@ -54,7 +58,6 @@ TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ex
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
 UNROLL = 2  # operations per loop step: halves the loop's overhead; 4 gained little more and compiled longer
 OP_CHUNK = 4096  # data operations per call of the jitted data path: one shape, one compile for any length
-RESOLVE_MAX = 4096  # data-dependent instructions resolved per run (each runs the data path to it), then the interpreter
 assert OP_CHUNK % UNROLL == 0
 
 # KCGYM_SIM=oracle: every program on the interpreter; otherwise the trace path wherever the pre-pass keeps the
@@ -67,9 +70,12 @@ K_ALU, K_LD, K_ST, K_VLU, K_VSU, K_VMEM, K_VARITH, K_VMVXS, K_VRED, K_VPERM, K_V
 VEC_KIND = {"VARITH": K_VARITH, "VRED": K_VRED, "VPERM": K_VPERM, "VMASK": K_VMASK, "VMOVE": K_VMOVE}
 
 
-def vec_kind(cls: int, sub: int) -> int:
+def vec_kind(cls: int, sub: int, wf: int) -> int:
     """A vector instruction's data-operation kind: ``vmv.x.s`` (every reduction's read-back) has its own small
-    branch; the other rare classes share one."""
+    branch; a compare (vector arithmetic writing mask bits: no compiler or expert kernel has one) goes with the
+    rare classes to the shared branch, so the arithmetic branch carries no mask logic."""
+    if cls == C_VARITH and wf == I.W_MASK:
+        return K_VMASK
     return K_VMVXS if cls == C_VMOVE and sub == 0 else VEC_KIND[I.CLASSES[cls]]
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
@@ -328,7 +334,7 @@ def _vector_static(word: list[int], pc: int, vtype: int, vl: int, occ: int, lat:
     syncs = (cls == C_VMOVE and sub == 0) or (cls == C_VMASK and sub >= 7)
     writes_x = syncs
     writes_v = cls in (C_VARITH, C_VRED, C_VPERM) or (cls == C_VMASK and sub < 7) or (cls == C_VMOVE and sub == 1)
-    rec = [vec_kind(cls, sub), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
+    rec = [vec_kind(cls, sub, wf), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
         writes_v or rd != 0) else None
     return (cls, rd, rs1c, rs2c, reads_x1, rs2 if uses_vs2 else -1, rs2 + emul_2, rs1 if reads_vs1 else -1,
             rs1 + emul_1, rd if reads_vd else -1, rd + emul_d, vm == 0, v_occ, lat, syncs, writes_x and rd != 0,
@@ -822,7 +828,7 @@ class _Run:
                     if writes_x:
                         x_taint = True
                     if writes_v or rd != 0:
-                        rec = [vec_kind(cls, sub), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1,
+                        rec = [vec_kind(cls, sub, wf), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1,
                                xs2,
                                int(t1), int(t2), vtype, vl, 0, 0, 0]
                 if rec is not None:
@@ -938,13 +944,17 @@ def prepass(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_s
     return r.trace()
 
 
-class Data(NamedTuple):
-    """What the data path carries: the scalar registers it computes, the vector registers, memory, the check."""
+X_BAD = 32  # the data path's x slot past the registers: nonzero once a speculated indexed access missed its
+# memory or was misaligned (a slot, not an array of its own: one less buffer written per operation)
 
-    x: jax.Array  # int32[32] (only tainted registers are meaningful)
+
+class Data(NamedTuple):
+    """What the data path carries: the scalar registers it computes (and the check, ``X_BAD``), the vector
+    registers, memory."""
+
+    x: jax.Array  # int32[33] (only tainted registers are meaningful)
     vrf: jax.Array
     mem: jax.Array  # the interpreter's memory plus a LANES-byte pad: a 128-byte window never clamps
-    bad: jax.Array  # a speculated indexed access missed its memory or was misaligned
 
 
 class Writes(NamedTuple):
@@ -960,7 +970,6 @@ class Writes(NamedTuple):
     v_val: jax.Array
     x_at: jax.Array
     x_val: jax.Array
-    bad: jax.Array
 
 
 class DataPath:
@@ -975,7 +984,7 @@ class DataPath:
     def none(self) -> Writes:
         zeros = jnp.zeros(M.LANES, jnp.uint8)
         return Writes(m_at=jnp.int32(self.m_pad), m_val=zeros, v_at=jnp.int32(M.VRF_BYTES), v_val=zeros,
-                      x_at=jnp.int32(0), x_val=jnp.int32(0), bad=jnp.bool_(False))
+                      x_at=jnp.int32(0), x_val=jnp.int32(0))
 
     def _ins(self, d: Data, f: jax.Array, cls: int | jax.Array) -> tuple[M.Ins, M.Is, M.VType, M.State]:
         xs1 = jnp.where(f[R_T1] == 1, d.x[f[R_RS1]], f[R_X1])
@@ -984,7 +993,8 @@ class DataPath:
         ins = M.Ins(pc=f[R_PC], run=jnp.bool_(True), op=f[R_OP], cls=cls, sub=f[R_SUB], rd=f[R_RD],
                     rs1=f[R_RS1], rs2=f[R_RS2], imm=f[R_IMM], vm=f[R_VM], src=f[R_SRC], wf=f[R_W], sgn=f[R_SGN],
                     xs1=xs1, xs2=xs2)
-        ctl = jnp.zeros(M.N_CTL, jnp.int32).at[M.VTYPE].set(f[R_VTYPE]).at[M.VL].set(f[R_VL])
+        at = jnp.arange(M.N_CTL)  # (one select, not a scatter)
+        ctl = jnp.where(at == M.VTYPE, f[R_VTYPE], jnp.where(at == M.VL, f[R_VL], 0))
         z = jnp.zeros(1, jnp.int32)
         st = M.State(ctl=ctl, x=d.x, vrf=d.vrf, mem=d.mem, x_ready=z, v_ready=z, vq=z, counts=z, busy=z,
                      prof=jnp.zeros((1, M.N_PROF), jnp.int32))
@@ -1030,8 +1040,9 @@ class DataPath:
         vo = self.machine.voperands(st, ins, is_, vt)
         mp = self.machine.memory(st, ins, is_, vt, vs, vo, ext_size)
         miss = jnp.any(mp.m_act & (mp.in_ext != (f[R_SPEC] == 1))) & vs.indexed
+        bad = mp.oob | mp.misaligned | miss
         return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(mp.m_act, mp.loaded, vo.g_vd),
-                                    bad=mp.oob | mp.misaligned | miss)
+                                    x_at=jnp.int32(X_BAD), x_val=d.x[X_BAD] | bad.astype(jnp.int32))
 
     def b_vmvxs(self, d: Data, f: jax.Array) -> Writes:
         """``vmv.x.s``: element 0 of vs2, sign-extended from SEW, as ``Machine.vector`` reads it (VMOVE's
@@ -1041,6 +1052,31 @@ class DataPath:
         vo = self.machine.voperands(st, ins, is_, vt)
         a_s, _ = M.lanes_from_bytes(vo.g_vs2, vs.wa)
         return self.none()._replace(x_at=ins.rd, x_val=a_s[0])
+
+    def _voperands(self, d: Data, f: jax.Array, cls: int) -> tuple[M.Ins, M.Is, M.VType, M.VShape, M.VOperands]:
+        ins, is_, vt, st = self._ins(d, f, cls)
+        return ins, is_, vt, self.machine.vshape(ins, is_, vt), self.machine.voperands(st, ins, is_, vt)
+
+    def b_varith(self, d: Data, f: jax.Array) -> Writes:
+        """VARITH but compares (:func:`vec_kind`), as ``Machine.vector`` computes it for that class: its
+        elementwise handler, written back at the destination width -- none of the other classes' datapaths
+        and no mask logic on every arithmetic operation."""
+        ins, is_, vt, vs, vo = self._voperands(d, f, C_VARITH)
+        a_s, a_u = M.lanes_from_bytes(vo.g_vs2, vs.wa)
+        bv_s, bv_u = M.lanes_from_bytes(vo.g_vs1, vt.sew)
+        r, active = M._varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, vt.sew, is_.VARITH)
+        v_on = M.byte_active(active, vs.wd)
+        return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(v_on, M.bytes_from_lanes(r, vs.wd), vo.g_vd))
+
+    def b_vred(self, d: Data, f: jax.Array) -> Writes:
+        """VRED, as ``Machine.vector`` computes it for that class: the reduction handler, written to element 0."""
+        ins, is_, vt, vs, vo = self._voperands(d, f, C_VRED)
+        a_s, a_u = M.lanes_from_bytes(vo.g_vs2, vs.wa)
+        bv_s, bv_u = M.lanes_from_bytes(vo.g_vs1, vs.wd)
+        red = M._vred(ins, vo, a_s, a_u, bv_s, bv_u)
+        v_on = M.byte_active((self.lane == 0) & (vt.vl > 0), vs.wd)
+        return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(
+            v_on, M.bytes_from_lanes(jnp.full(M.LANES, red), vs.wd), vo.g_vd))
 
     def _vector(self, c: int | None):
         """A vector instruction's branch: of class ``c`` (constant), or of any (None: the class is read from
@@ -1061,30 +1097,48 @@ class DataPath:
         return branch
 
     @staticmethod
-    def apply(d: Data, w: Writes) -> Data:
-        return Data(x=d.x.at[w.x_at].set(w.x_val), vrf=lax.dynamic_update_slice(d.vrf, w.v_val, (w.v_at,)),
-                    mem=lax.dynamic_update_slice(d.mem, w.m_val, (w.m_at,)), bad=d.bad | w.bad)
+    def _packed(branch, d: Data, f: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """A branch's Writes as three arrays: the windows (memory, then vector registers), the write positions
+        (memory, vector registers, x: the same in every input set), and the x value. Each output of the
+        ``lax.switch`` costs the loop a buffer copy per operation (a constant one too), so the fewer the
+        better."""
+        w = branch(d, f)
+        return jnp.concatenate([w.m_val, w.v_val]), jnp.stack([w.m_at, w.v_at, w.x_at]), w.x_val
+
+    @staticmethod
+    def apply(d: Data, windows: jax.Array, at: jax.Array, x_val: jax.Array) -> Data:
+        """One operation's packed Writes on every input set (a leading batch axis): plain in-place updates at
+        positions shared by the batch (a ``vmap``-ped update would be a scatter, with its index checks)."""
+        n = M.LANES
+        return Data(x=lax.dynamic_update_slice(d.x, x_val[:, None], (0, at[2])),
+                    vrf=lax.dynamic_update_slice(d.vrf, windows[:, n:], (0, at[1])),
+                    mem=lax.dynamic_update_slice(d.mem, windows[:, :n], (0, at[0])))
 
     def initial(self, mem: jax.Array) -> Data:
-        return Data(x=jnp.zeros(32, jnp.int32), vrf=jnp.zeros(M.VRF_BYTES + M.LANES, jnp.uint8),
-                    mem=jnp.concatenate([mem, jnp.zeros(M.LANES, jnp.uint8)]), bad=jnp.bool_(False))
+        return Data(x=jnp.zeros(X_BAD + 1, jnp.int32), vrf=jnp.zeros(M.VRF_BYTES + M.LANES, jnp.uint8),
+                    mem=jnp.concatenate([mem, jnp.zeros(M.LANES, jnp.uint8)]))
 
     def run_chunk(self, d: Data, ops: jax.Array, n: jax.Array, ext_size: jax.Array, vmem: bool = True,
                   rare: bool = True) -> Data:
-        """The first ``n`` operations of a chunk, in order, on one input set. ``vmem``/``rare``: whether the
+        """The first ``n`` operations of a chunk, in order, on a batch of input sets (the branches ``vmap``-ped,
+        the writes applied to the batch, :meth:`apply`). ``vmem``/``rare``: whether the
         strided/indexed load branch and the rarer vector classes' branch are compiled (False: the program has
         none of them, and those branches, most of the compile, are left out)."""
         def nothing(d: Data, f: jax.Array) -> Writes:
             return self.none()
 
         branches = [self.b_alu, self.b_ld, self.b_st, self.b_vlu, self.b_vsu,
-                    (lambda d, f: self.b_vmem(d, f, ext_size)) if vmem else nothing, self._vector(C_VARITH),
-                    self.b_vmvxs if rare else nothing, self._vector(None) if rare else nothing]
+                    (lambda d, f: self.b_vmem(d, f, ext_size)) if vmem else nothing, self.b_varith,
+                    self.b_vmvxs if rare else nothing, self.b_vred if rare else nothing,
+                    self._vector(None) if rare else nothing]
+
+        packed = [functools.partial(self._packed, b) for b in branches]
 
         def body(i: jax.Array, d: Data) -> Data:
             for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
                 f = ops[i * UNROLL + j]
-                d = self.apply(d, lax.switch(jnp.minimum(f[R_KIND], K_VRED), branches, d, f))
+                d = self.apply(d, *jax.vmap(lambda d1, f=f: lax.switch(jnp.minimum(f[R_KIND], K_VPERM), packed, d1, f),
+                                            out_axes=(0, None, 0))(d))
             return d
 
         return lax.fori_loop(0, (n + UNROLL - 1) // UNROLL, body, d)
@@ -1097,19 +1151,19 @@ def data_runner(hw_json: str, mem_size: int, vmem: bool = True, rare: bool = Tru
     enable_persistent_cache()
     dp = DataPath(RVVConfig.model_validate_json(hw_json), mem_size)
     run = functools.partial(dp.run_chunk, vmem=vmem, rare=rare)
-    return (jax.jit(jax.vmap(dp.initial)),
-            jax.jit(jax.vmap(run, in_axes=(0, None, None, None)), donate_argnums=(0,)))
+    return jax.jit(jax.vmap(dp.initial)), jax.jit(run, donate_argnums=(0,))
 
 
-RARE_CLASSES = frozenset((C_VRED, C_VPERM, C_VMASK, C_VMOVE))  # the data path's shared vector branch
+RARE_CLASSES = frozenset((C_VRED, C_VPERM, C_VMASK, C_VMOVE))  # their branches are compiled only where they occur
 
 
 def branches_needed(words: np.ndarray) -> tuple[bool, bool]:
     """(vmem, rare) of :func:`data_runner` for a program's words (its static instructions: a superset of what
     runs): both, or neither where it has no strided/indexed load and no instruction of the rarer vector classes
     (two variants at most, so a process that runs every kind of kernel compiles at most twice)."""
-    cls, src = words[:, 1], words[:, 8]
-    full = bool(np.any((cls == C_VLOAD) & (src != I.MODE_UNIT)) or np.any(np.isin(cls, list(RARE_CLASSES))))
+    cls, src, wf = words[:, 1], words[:, 8], words[:, 9]
+    full = bool(np.any((cls == C_VLOAD) & (src != I.MODE_UNIT)) or np.any(np.isin(cls, list(RARE_CLASSES)))
+                or np.any((cls == C_VARITH) & (wf == I.W_MASK)))  # (compares take the shared branch)
     return full, full
 
 
@@ -1194,14 +1248,16 @@ def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chun
     root = _Node(np.arange(n_rows))
     leaves: list = []
     stack = [(_Run(p, dtcm), root, data)]
-    resolutions = 0
+    resolutions = steps = 0  # (steps: pre-passed instructions, over every group)
     while stack:
         run, node, data = stack.pop()
         while True:
+            before = run.steps
             try:
                 need = run.advance(p)
             except GiveUp as e:
                 raise GiveUp(e.args[0], e.args[1] if len(e.args) > 1 else -1, resolutions) from None
+            steps += run.steps - before
             if run.ops:
                 ops = ops_array(run.ops)
                 chunks = _to_chunks(ops)
@@ -1216,10 +1272,10 @@ def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chun
                 leaves.append((node, node.rows, data))
                 break
             resolutions += 1
-            if resolutions > RESOLVE_MAX:
+            if resolutions > RESOLVE_MAX or (resolutions > RESOLVE_FREE and steps < resolutions * RESOLVE_MIN_STEPS):
                 raise GiveUp("too many data-dependent instructions", need.pc, resolutions)
             k = len(node.rows)
-            xs = np.asarray(data.x)[:k]
+            xs = np.asarray(data.x)[:k, :X_BAD]
             if need.branch:
                 a = xs[:, need.rs1] if run.xt[need.rs1] else np.full(k, run.x[need.rs1])
                 b = xs[:, need.rs2] if run.xt[need.rs2] else np.full(k, run.x[need.rs2])
@@ -1327,9 +1383,9 @@ def _assemble(leaves: list, N: int, mem_size: int) -> M.State | None:
     for node, rows, data in leaves:
         tr, k = node.trace, len(rows)
         d = jax.device_get(data)
-        if tr.speculates and np.any(np.asarray(d.bad)[:k]):
+        if tr.speculates and np.any(np.asarray(d.x)[:k, X_BAD]):
             return None
-        x = np.where(tr.tainted, np.asarray(d.x)[:k], tr.x).astype(np.int32)
+        x = np.where(tr.tainted, np.asarray(d.x)[:k, :X_BAD], tr.x).astype(np.int32)
         for name, value in (("ctl", tr.ctl), ("x", x), ("vrf", np.asarray(d.vrf)[:k]),
                             ("mem", np.asarray(d.mem)[:k, :mem_size]), ("x_ready", tr.x_ready),
                             ("v_ready", tr.v_ready), ("vq", tr.vq), ("counts", tr.counts), ("busy", tr.busy)):

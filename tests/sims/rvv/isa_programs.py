@@ -227,3 +227,21 @@ def programs(seed: int = 0, per_program: int = 36) -> list[tuple[str, set[str]]]
         lines += ["    ret", "    .data", "data_word: .word 0x11223344, 0x55667788"]
         out.append(("\n".join(lines) + "\n", {m for m, _ in chunk}))
     return out
+
+
+
+def class_programs(cls: str, seeds: tuple[int, ...] = (0, 1, 2), fault: str | None = None,
+                   per_program: int = 48) -> list[str]:
+    """Every mnemonic of one vector class (``VARITH``, ``VRED``...), each at the vtypes of several seeds, as
+    programs of at most ``per_program`` snippets (their logs fit the external memory); ``fault``: a last
+    instruction of each that faults."""
+    snippets: list[list[str]] = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        snippets += [body for spec in I.INSTRUCTIONS if spec.cls == cls and (body := _vector_snippet(spec, rng))]
+    out = []
+    for start in range(0, len(snippets), per_program):
+        body = [ln for snippet in snippets[start : start + per_program] for ln in snippet] + ([fault] if fault else [])
+        lines = [PROLOGUE] + ["    " + ln if not ln.endswith(":") else ln for ln in body]
+        out.append("\n".join(lines + ["    ret", "    .data", "data_word: .word 0x11223344, 0x55667788"]) + "\n")
+    return out

@@ -13,8 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kcgym import limits
 from kcgym.evaluation import Evaluator
 from kcgym.sims.rvv import ACCELERATOR, trace
+from kcgym.sims.rvv import machine as M
 from kcgym.sims.rvv.accelerator import machine_inputs, simulate_images
 from kcgym.tasks import tasks_for
 from tests.sims.rvv import adversarial
@@ -117,6 +119,26 @@ def test_isa_programs(monkeypatch, seed, k):
     _both(monkeypatch, ACCELERATOR.assemble(source, HW), np.stack([P.ext_image(k), P.ext_image(k + 100)]))
 
 
+# the vector classes with a data-path branch of their own (``DataPath.b_varith``, ``b_vred``, ``b_vmvxs``): every
+# mnemonic of the class at several vtypes, masked and not; then the same ending in a fault (an odd register
+# group at e8, m2 -- set by vsetvl from a register, so the assembler cannot see it: F_ILLEGAL_GROUP after the
+# class's operations ran)
+CLASS_FAULTS = {"VARITH": "li a1, 1\nvsetvl t0, x0, a1\nvadd.vv v3, v8, v16",
+                "VRED": "li a1, 1\nvsetvl t0, x0, a1\nvwredsum.vs v4, v9, v16"}
+
+
+@pytest.mark.parametrize("fault", [False, True], ids=["runs", "faults"])
+@pytest.mark.parametrize("cls", list(CLASS_FAULTS))
+def test_vector_class_branches(monkeypatch, cls, fault):
+    images = np.stack([P.ext_image(3), P.ext_image(4)])
+    seeds = (5,) if cls == "VARITH" else (0, 1, 2, 3)
+    for source in P.class_programs(cls, seeds, CLASS_FAULTS[cls] if fault else None):
+        program = ACCELERATOR.assemble(source, HW)
+        assert _info(program, images).path == "trace"
+        st = _both(monkeypatch, program, images)
+        assert list(st.ctl[:, 3]) == [M.F_ILLEGAL_GROUP if fault else 0] * 2  # FAULT
+
+
 @pytest.mark.parametrize("hack", HACKS, ids=lambda h: h.__name__)
 def test_hack_battery(monkeypatch, hack):
     task, cfg, layout, images = _kernel_images("matmul", 1)
@@ -212,6 +234,9 @@ def _hostile_images(agree: bool) -> np.ndarray:
 @pytest.mark.parametrize("agree", [True, False], ids=["sets agree", "sets disagree"])
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_hostile_data_control(monkeypatch, name, agree):
+    # the resolver itself, at any density ("spin on data" resolves every 5 instructions: past RESOLVE_FREE the
+    # budget would send it to the interpreter, test_dense_resolutions_fall_back_early)
+    monkeypatch.setattr(trace, "RESOLVE_MIN_STEPS", 0)
     program = ACCELERATOR.assemble(HOSTILE[name], HW)
     images = _hostile_images(agree)
     max_steps = 3_000 if name == "spin on data" else MAX_STEPS
@@ -256,6 +281,26 @@ def test_too_many_resolutions_fall_back(monkeypatch):
     _both(monkeypatch, program, images)
     monkeypatch.setattr(trace, "RESOLVE_MAX", n)
     assert _info(program, images).path == "trace"
+
+
+# a branch on a new loaded byte every few instructions: a resolution per ~7 steps
+DENSE_RESOLUTIONS = ("li a0, 0x20000000\nli a2, 0\nli t3, 600\n1:\nlb t0, 0(a0)\nbltz t0, 2f\naddi a2, a2, 1\n2:\n"
+                     "addi a0, a0, 1\naddi t3, t3, -1\nbnez t3, 1b\nsw a2, 0(a0)\nret\n")
+
+
+def test_dense_resolutions_fall_back_early(monkeypatch):
+    """Past ``RESOLVE_FREE`` resolutions a run needs ``RESOLVE_MIN_STEPS`` instructions per resolution: a
+    program that branches on data every few instructions goes to the interpreter after RESOLVE_FREE + 1
+    round trips, not RESOLVE_MAX; one below the density stays on the trace path."""
+    program = ACCELERATOR.assemble(DENSE_RESOLUTIONS, HW)
+    images = np.random.default_rng(5).integers(0, 256, (2, 4096), dtype=np.uint8)
+    info = _info(program, images)
+    assert info.path == "interpreter" and info.resolutions == limits.RESOLVE_FREE + 1, info
+    _both(monkeypatch, program, images)
+    monkeypatch.setattr(trace, "RESOLVE_MIN_STEPS", 2)
+    info = _info(program, images)
+    assert info.path == "trace" and info.resolutions > limits.RESOLVE_FREE + 1, info
+    _both(monkeypatch, program, images)
 
 
 @pytest.mark.parametrize("max_steps", [1, 2, 100, 4_321])
