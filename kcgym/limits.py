@@ -77,6 +77,16 @@ MAX_MACHINE_STATE_BYTES = 64 << 20
 MAX_HW_CYCLES = 4096  # one latency, penalty or occupancy (the defaults are 1-100; a DRAM miss is ~300)
 MAX_HW_ENTRIES = 64  # entries of a structure the simulator scans every step: a queue, the loop stack, DM banks
 
+# -- the simulated clock ----------------------------------------------------------------------
+# Cycle counters (issue and end times, DMA engine and line times, every scoreboard value) are int32 in the
+# interpreters and the trace pre-passes alike. A step whose completion (its issue time plus its longest latency,
+# or its DMA's or queued transfer's completion) would come after CYCLE_LIMIT faults CYCLE_LIMIT and commits
+# nothing, so every counter stays <= CYCLE_LIMIT + one step's largest increment. That increment is bounded by
+# the hw bounds (a few MAX_HW_CYCLES latencies plus the longest transfer: tests/sims/test_cycle_limit.py computes
+# it per machine and asserts the sum stays below 2**31), and 2**30 leaves 2**30 of headroom. Every compiler and
+# expert kernel is orders of magnitude below it (benchmarks/results/*.jsonl hold their cycles).
+CYCLE_LIMIT = 1 << 30
+
 # -- evaluation -----------------------------------------------------------------------------
 MAX_SWEEP_POINTS = 256  # hw-config grid points of one `kcgym sweep` (each point is a new machine: a JAX compile)
 

@@ -1,0 +1,127 @@
+"""No cycle counter can overflow: past ``kcgym.limits.CYCLE_LIMIT`` a run faults CYCLE_LIMIT, on every machine.
+
+The clock's counters are int32 on both paths (interpreter and trace pre-pass). A step whose completion would come
+after the limit faults instead of completing, identically on both paths (same fault, pc, line, message, steps and
+cycles); a run just below it completes with the exact count. The limit is reached in few steps with hw overrides
+(a large branch penalty or latency). The headroom test computes each machine's largest one-step increment from
+its hw bounds and checks that nothing computed before the check can pass int32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kcgym.evaluation import Evaluator
+from kcgym.limits import CYCLE_LIMIT, MAX_HW_CYCLES
+from kcgym.registry import ACCELERATORS, task_for
+from tests.sims.trace_contract import assert_same_results
+
+INT32_MAX = (1 << 31) - 1
+
+
+def _run(monkeypatch, machine: str, src: str, hw_overrides: dict, mode: str, max_steps: int = 10_000_000):
+    acc = ACCELERATORS[machine]
+    hw = acc.make_hw(hw_overrides)
+    task = task_for(machine, "relu")
+    cfg = task.config(machine, 1)
+    program = acc.assemble(src, hw)
+    inputs = Evaluator(acc, task, cfg, hw).input_sets(0, 1)
+    monkeypatch.setenv("KCGYM_SIM", mode)
+    return acc.run(program, task, cfg, hw, inputs, max_steps)
+
+
+def _both(monkeypatch, machine: str, src: str, hw_overrides: dict, modes=("trace", "oracle")):
+    """The result on the trace path and on the interpreter (asserted equal), then the interpreter's."""
+    new, old = (_run(monkeypatch, machine, src, hw_overrides, mode) for mode in modes)
+    assert_same_results(new, old)
+    return old[0]
+
+
+# ---- VLIW ------------------------------------------------------------------------------------------------
+VLIW_HW = {"branch_penalty": MAX_HW_CYCLES}
+VLIW_PERIOD = 1 + MAX_HW_CYCLES  # one taken branch of the spin below
+
+
+def _vliw_spin(n: int, tail: str = "") -> str:
+    """``n`` + 1 taken branches of ``VLIW_PERIOD`` cycles each (BNEZ reads r1 before the bundle decrements it)."""
+    return f"MOVI r1, {n}\nNOP\nNOP\nspin:\n{{ ADDI r1, r1, -1 ; BNEZ r1, spin }}\n{tail}HALT\n"
+
+
+def test_vliw_spin_past_the_limit_faults_on_both_paths(monkeypatch):
+    r = _both(monkeypatch, "VLIW", _vliw_spin(CYCLE_LIMIT // VLIW_PERIOD + 10), VLIW_HW)
+    assert r.fault is not None and r.fault.name == "CYCLE_LIMIT", r.fault
+    assert r.fault.source is not None and "BNEZ" in r.fault.source
+    assert f"{CYCLE_LIMIT:,}" in r.fault.message
+    assert CYCLE_LIMIT - VLIW_PERIOD < r.cycles <= CYCLE_LIMIT + VLIW_PERIOD
+
+
+def test_vliw_just_below_the_limit_completes_with_the_exact_count(monkeypatch):
+    small = _run(monkeypatch, "VLIW", _vliw_spin(100), VLIW_HW, "trace")[0]
+    n = 100 + (CYCLE_LIMIT - small.cycles) // VLIW_PERIOD  # the most iterations that still finish
+    r = _both(monkeypatch, "VLIW", _vliw_spin(n), VLIW_HW)
+    assert r.fault is None
+    assert r.cycles == small.cycles + (n - 100) * VLIW_PERIOD <= CYCLE_LIMIT
+    over = _run(monkeypatch, "VLIW", _vliw_spin(n + 1), VLIW_HW, "trace")[0]
+    assert over.fault is not None and over.fault.name == "CYCLE_LIMIT"  # one more iteration: past the limit
+
+
+def test_vliw_dma_that_would_complete_past_the_limit_faults(monkeypatch):
+    """The spin ends below the limit; the DMA after it would complete past it (16 KB at 1 byte/cycle)."""
+    hw = {**VLIW_HW, "dma_bytes_per_cycle": 1}
+    small = _run(monkeypatch, "VLIW", _vliw_spin(100), hw, "trace")[0]
+    n = 100 + (CYCLE_LIMIT - small.cycles) // VLIW_PERIOD - 2
+    r = _both(monkeypatch, "VLIW", _vliw_spin(n, "PMOVI p0, 0\nNOP\nDMAI p0, r0, r0, 1, 64\n"), hw)
+    assert r.fault is not None and r.fault.name == "CYCLE_LIMIT" and "DMAI" in r.fault.source, r.fault
+    assert r.cycles <= CYCLE_LIMIT
+
+
+def test_vliw_rolled_loop_stops_before_the_limit(monkeypatch):
+    """A steady hardware loop (rolled on the trace path) whose chain of 4096-cycle multiplies passes the limit:
+    the roll stops before it, the stepped tail faults at the interpreter's bundle and step."""
+    from kcgym.sims.vliw import trace
+
+    src = "LOOPI 2000, outer\nLOOPI 1000, inner\nVMUL x0, x0, x0\ninner:\nNOP\nouter:\nHALT\n"
+    r = _both(monkeypatch, "VLIW", src, {"mul_latency": MAX_HW_CYCLES})
+    assert r.fault is not None and r.fault.name == "CYCLE_LIMIT" and "VMUL" in r.fault.source, r.fault
+    acc = ACCELERATORS["VLIW"]
+    hw = acc.make_hw({"mul_latency": MAX_HW_CYCLES})
+    words = acc.assemble(src, hw).padded(hw.imem_bundles + 1, trace.M.Machine(hw).halt_row)
+    rolled_tr = trace.prepass(words, hw, 4096, 10_000_000, 4096, roll=True)
+    assert rolled_tr.rolls, "the loop did not roll: this test no longer covers the roll's cap"
+    stepped = trace.prepass(words, hw, 4096, 10_000_000, 4096, roll=False)
+    np.testing.assert_array_equal(rolled_tr.ctl, stepped.ctl)
+
+
+# ---- headroom: nothing computed before the check passes int32 ------------------------------------------------
+def _bound(machine: str, field: str) -> int:
+    return int(ACCELERATORS[machine].hw_model.model_fields[field].json_schema_extra["maximum"])
+
+
+def test_vliw_headroom():
+    """After a committed bundle every VLIW time is <= CYCLE_LIMIT + 1 + branch_penalty; the next bundle adds at
+    most 3 bank-conflict cycles, one latency and (a DMA) the DMA latency and its occupancy before its check."""
+    from kcgym.sims.vliw.config import MAX_DM_BYTES
+
+    occupancy = MAX_DM_BYTES  # dma_max_bytes <= dm_bytes <= MAX_DM_BYTES, at 1 byte per cycle
+    worst = CYCLE_LIMIT + 1 + MAX_HW_CYCLES + 3 + MAX_HW_CYCLES + MAX_HW_CYCLES + occupancy
+    assert worst <= INT32_MAX
+    assert _bound("VLIW", "dma_max_bytes") <= MAX_DM_BYTES and _bound("VLIW", "branch_penalty") <= MAX_HW_CYCLES
+
+
+def _submit(machine: str, src: str, hw_overrides: dict):
+    """Write ``src`` and submit it in a real episode (a step budget large enough for the spin)."""
+    import gymnasium as gym
+
+    import kcgym  # noqa: F401  (registers the envs)
+
+    env = gym.make(f"KernelCraft-{machine}-relu", config=1, hw=hw_overrides, docs_in_prompt=False,
+                   step_budget=100_000.0)
+    env.reset(seed=0)
+    env.step({"name": "write_kernel", "arguments": {"source": src}})
+    return env.step({"name": "submit", "arguments": {}})
+
+
+def test_vliw_fault_through_the_env_is_an_ordinary_fault_result():
+    obs, reward, term, _, info = _submit("VLIW", _vliw_spin(CYCLE_LIMIT // VLIW_PERIOD + 10), VLIW_HW)
+    assert term and reward == 0.0 and "CYCLE_LIMIT" in str(obs), (reward, obs)
