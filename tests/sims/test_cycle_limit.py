@@ -20,10 +20,13 @@ from tests.sims.trace_contract import assert_same_results
 INT32_MAX = (1 << 31) - 1
 
 
+TASK = {"VLIW": "relu", "NPU": "matmul", "RVV": "relu", "CPU": "relu"}  # (NPU: an HBM image of a whole tile)
+
+
 def _run(monkeypatch, machine: str, src: str, hw_overrides: dict, mode: str, max_steps: int = 10_000_000):
     acc = ACCELERATORS[machine]
     hw = acc.make_hw(hw_overrides)
-    task = task_for(machine, "relu")
+    task = task_for(machine, TASK[machine])
     cfg = task.config(machine, 1)
     program = acc.assemble(src, hw)
     inputs = Evaluator(acc, task, cfg, hw).input_sets(0, 1)
@@ -71,7 +74,7 @@ def test_vliw_dma_that_would_complete_past_the_limit_faults(monkeypatch):
     hw = {**VLIW_HW, "dma_bytes_per_cycle": 1}
     small = _run(monkeypatch, "VLIW", _vliw_spin(100), hw, "trace")[0]
     n = 100 + (CYCLE_LIMIT - small.cycles) // VLIW_PERIOD - 2
-    r = _both(monkeypatch, "VLIW", _vliw_spin(n, "PMOVI p0, 0\nNOP\nDMAI p0, r0, r0, 1, 64\n"), hw)
+    r = _both(monkeypatch, "VLIW", _vliw_spin(n, "PMOVI p0, 0\nNOP\nDMAI p0, r0, r0, 256, 64\n"), hw)
     assert r.fault is not None and r.fault.name == "CYCLE_LIMIT" and "DMAI" in r.fault.source, r.fault
     assert r.cycles <= CYCLE_LIMIT
 
@@ -91,6 +94,34 @@ def test_vliw_rolled_loop_stops_before_the_limit(monkeypatch):
     assert rolled_tr.rolls, "the loop did not roll: this test no longer covers the roll's cap"
     stepped = trace.prepass(words, hw, 4096, 10_000_000, 4096, roll=False)
     np.testing.assert_array_equal(rolled_tr.ctl, stepped.ctl)
+
+
+# ---- NPU -------------------------------------------------------------------------------------------------
+NPU_HW = {"hbm_latency": MAX_HW_CYCLES, "hbm_bytes_per_cycle": 1}
+NPU_PERIOD = 2 * (MAX_HW_CYCLES + 2 * 64 * 64)  # two chained tile DMAs (8 KB at 1 byte/cycle + the latency)
+
+
+def _npu_chain(n: int) -> str:
+    """``n`` iterations of two tile prefetches into the same MSRAM tile: each waits for the one before."""
+    return (f"C_SET_ADDR_REG a1, gp0, gp0\nC_LOOP_START gp15, {n}\nH_PREFETCH_M gp0, gp0, a1, 0\n"
+            "H_PREFETCH_M gp0, gp0, a1, 0\nC_LOOP_END gp15\nC_HALT\n")
+
+
+def test_npu_dma_chain_past_the_limit_faults_on_both_paths(monkeypatch):
+    r = _both(monkeypatch, "NPU", _npu_chain(CYCLE_LIMIT // NPU_PERIOD + 10), NPU_HW)
+    assert r.fault is not None and r.fault.name == "CYCLE_LIMIT" and "H_PREFETCH_M" in r.fault.source, r.fault
+    assert f"{CYCLE_LIMIT:,}" in r.fault.message
+    assert CYCLE_LIMIT < r.cycles <= CYCLE_LIMIT + NPU_PERIOD  # (an NPU fault's own time counts)
+
+
+def test_npu_just_below_the_limit_completes_with_the_exact_count(monkeypatch):
+    small = _run(monkeypatch, "NPU", _npu_chain(100), NPU_HW, "trace")[0]
+    n = 100 + (CYCLE_LIMIT - small.cycles) // NPU_PERIOD
+    r = _both(monkeypatch, "NPU", _npu_chain(n), NPU_HW)
+    assert r.fault is None
+    assert r.cycles == small.cycles + (n - 100) * NPU_PERIOD <= CYCLE_LIMIT
+    over = _run(monkeypatch, "NPU", _npu_chain(n + 1), NPU_HW, "trace")[0]
+    assert over.fault is not None and over.fault.name == "CYCLE_LIMIT"
 
 
 # ---- headroom: nothing computed before the check passes int32 ------------------------------------------------

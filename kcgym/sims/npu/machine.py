@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from kcgym.limits import CYCLE_LIMIT
 from kcgym.sims import interpreter
 from kcgym.sims.interpreter import bf16, bucket  # noqa: F401  (bucket: tests and benchmarks use M.bucket)
 from kcgym.sims.npu.config import NPUConfig
@@ -36,8 +37,9 @@ from kcgym.sims.npu.isa import CLASSES, UNITS, make_isa
 
 UNSET = -(1 << 30)  # a-registers and STRIDE start here: using one before setting it faults OOB_HBM
 FAULT_NAMES = ("NONE", "OOB_VSRAM", "OOB_MSRAM", "OOB_HBM", "OOB_FPSRAM", "OOB_INTSRAM", "MISALIGNED",
-               "STEP_BUDGET")
-F_OOB_VSRAM, F_OOB_MSRAM, F_OOB_HBM, F_OOB_FPSRAM, F_OOB_INTSRAM, F_MISALIGNED, F_STEP_BUDGET = range(1, 8)
+               "STEP_BUDGET", "CYCLE_LIMIT")
+F_OOB_VSRAM, F_OOB_MSRAM, F_OOB_HBM, F_OOB_FPSRAM, F_OOB_INTSRAM, F_MISALIGNED, F_STEP_BUDGET, F_CYCLE_LIMIT = \
+    range(1, 9)
 
 # indices into State.ctl (packed: a loop carry with many scalar leaves is slow on XLA:CPU)
 PC, STEPS, HALTED, FAULT, FAULT_PC, FAULT_DETAIL, T_ISSUE, T_END, STRIDE, ACC_READY, MV_READY = range(11)
@@ -248,8 +250,10 @@ class Machine:
 
     def _check(self, st: State, pc: jax.Array, checks: list[tuple[jax.Array, int, jax.Array]]
                ) -> tuple[State, jax.Array]:
+        """The handler's checks in order, the first failing one faults; last, the clock's limit: an instruction
+        whose scheduled completion (``T_END``, set by ``_schedule`` before) passes CYCLE_LIMIT faults."""
         ok = jnp.bool_(True)
-        for cond, code, detail in checks:
+        for cond, code, detail in [*checks, (st.ctl[T_END] <= CYCLE_LIMIT, F_CYCLE_LIMIT, st.ctl[T_END])]:
             st = self._fault(st, (ok & cond) | ~ok, code, detail, pc)  # the first failing check wins
             ok = ok & cond
         return st, ok
@@ -259,6 +263,7 @@ class Machine:
         sub, f0, f1, f2 = ins[2], ins[3], ins[4], ins[5]
         gp = st.gp
         st, _, _ = self._schedule(st, ins[0], U_SCALAR, jnp.int32(0))
+        st, _ = self._check(st, pc, [])  # (the clock's limit only; control effects are moot once halted)
         ar = jnp.where(sub == 0, st.ar.at[f0].set(gp[f1] + gp[f2]), st.ar)
         dec = gp[f0] - 1
         gp = jnp.where(sub == 2, gp.at[f0].set(f1), jnp.where(sub == 3, gp.at[f0].set(dec), gp)).at[0].set(0)
