@@ -336,7 +336,8 @@ class SimulatedAccelerator(Accelerator[HW]):
 
 
 def cycle_limit_message(cycle: int, issue_unit: str) -> str:
-    """The CYCLE_LIMIT fault's message (every machine's): ``cycle`` is when the stopped step would have completed."""
-    return (f"this {issue_unit.removesuffix('s')} would complete at cycle {cycle:,}, past the simulator's clock limit of "
-            f"{CYCLE_LIMIT:,} cycles (kcgym.limits.CYCLE_LIMIT), so it was not executed; the kernel is far too slow "
+    """The CYCLE_LIMIT fault's message (every machine's); ``cycle``: the clock the machine's check saw (its guide
+    says which: the stopped step's completion, or the clock before it)."""
+    return (f"the simulated clock reached cycle {cycle:,} at this {issue_unit.removesuffix('s')}, past the limit of "
+            f"{CYCLE_LIMIT:,} cycles (kcgym.limits.CYCLE_LIMIT), so it did not execute; the kernel is far too slow "
             "(a long loop of stalls, taken branches or DMAs?)")

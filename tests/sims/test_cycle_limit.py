@@ -10,7 +10,6 @@ its hw bounds and checks that nothing computed before the check can pass int32.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from kcgym.evaluation import Evaluator
 from kcgym.limits import CYCLE_LIMIT, MAX_HW_CYCLES
@@ -20,7 +19,7 @@ from tests.sims.trace_contract import assert_same_results
 INT32_MAX = (1 << 31) - 1
 
 
-TASK = {"VLIW": "relu", "NPU": "matmul", "RVV": "relu", "CPU": "relu"}  # (NPU: an HBM image of a whole tile)
+TASK = {"VLIW": "relu", "NPU": "matmul", "RVV": "relu", "CPU": "vvadd"}  # (NPU: an HBM image of a whole tile)
 
 
 def _run(monkeypatch, machine: str, src: str, hw_overrides: dict, mode: str, max_steps: int = 10_000_000):
@@ -122,6 +121,67 @@ def test_npu_just_below_the_limit_completes_with_the_exact_count(monkeypatch):
     assert r.cycles == small.cycles + (n - 100) * NPU_PERIOD <= CYCLE_LIMIT
     over = _run(monkeypatch, "NPU", _npu_chain(n + 1), NPU_HW, "trace")[0]
     assert over.fault is not None and over.fault.name == "CYCLE_LIMIT"
+
+
+# ---- RVV -------------------------------------------------------------------------------------------------
+RVV_HW = {"vdiv_cycles_per_chunk": MAX_HW_CYCLES}
+
+
+def _rvv_divides(n: int) -> str:
+    """``n`` iterations of 8 dependent LMUL=8 vector divides (8 chunks x 4096 cycles each)."""
+    return (f"    li t0, {n}\n    vsetvli t1, x0, e32, m8, ta, ma\nloop:\n" + "    vdiv.vv v8, v8, v16\n" * 8
+            + "    addi t0, t0, -1\n    bnez t0, loop\n    ret\n")
+
+
+def _rvv_base(monkeypatch) -> tuple[int, int, int]:
+    """``(n0, cycles of n0 iterations, cycles per iteration)``, measured; n0 > 2047: its ``li`` is lui + addi, as for
+    every count near the limit."""
+    n0 = 3000
+    c0 = _run(monkeypatch, "RVV", _rvv_divides(n0), RVV_HW, "trace")[0].cycles
+    return n0, c0, _run(monkeypatch, "RVV", _rvv_divides(n0 + 1), RVV_HW, "trace")[0].cycles - c0
+
+
+def test_rvv_vector_divides_past_the_limit_fault_on_both_paths(monkeypatch):
+    n0, c0, period = _rvv_base(monkeypatch)
+    r = _both(monkeypatch, "RVV", _rvv_divides(n0 + (CYCLE_LIMIT - c0) // period + 10), RVV_HW)
+    assert r.fault is not None and r.fault.name == "CYCLE_LIMIT" and "vdiv" in r.fault.source, r.fault
+    assert f"{CYCLE_LIMIT:,}" in r.fault.message
+    assert CYCLE_LIMIT < r.cycles <= CYCLE_LIMIT + period  # (the clock the check saw: past the limit)
+
+
+def test_rvv_just_below_the_limit_completes_with_the_exact_count(monkeypatch):
+    n0, c0, period = _rvv_base(monkeypatch)
+    n = n0 + (CYCLE_LIMIT - c0) // period
+    r = _both(monkeypatch, "RVV", _rvv_divides(n), RVV_HW)
+    assert r.fault is None
+    assert r.cycles == c0 + (n - n0) * period <= CYCLE_LIMIT
+    over = _both(monkeypatch, "RVV", _rvv_divides(n + 1), RVV_HW)
+    assert over.fault is not None and over.fault.name == "CYCLE_LIMIT"
+
+
+# ---- CPU (no trace path): the clock before an instruction, preset at the limit ---------------------------------
+def test_cpu_instruction_after_the_limit_faults_and_at_the_limit_runs(monkeypatch):
+    from kcgym.sims.cpu import machine as CM
+
+    init = CM.Machine.init_state
+
+    def at(clock: int):
+        def init_state(self, *args, **kwargs):
+            st = init(self, *args, **kwargs)
+            return st._replace(ctl=st.ctl.at[CM.T_END].set(clock))
+        return init_state
+
+    src = "    li t0, 3\n    addi t0, t0, 1\n    ret\n"
+    results = {}
+    for clock in (CYCLE_LIMIT, CYCLE_LIMIT + 1):
+        CM.runner.cache_clear()  # (the runner traces init_state when it compiles)
+        monkeypatch.setattr(CM.Machine, "init_state", at(clock))
+        results[clock] = _run(monkeypatch, "CPU", src, {}, "oracle")[0]
+    CM.runner.cache_clear()
+    assert results[CYCLE_LIMIT].fault is None and results[CYCLE_LIMIT].instructions == 2
+    late = results[CYCLE_LIMIT + 1]
+    assert late.fault is not None and late.fault.name == "CYCLE_LIMIT" and "li" in late.fault.source, late.fault
+    assert late.instructions == 0 and f"{CYCLE_LIMIT + 1:,}" in late.fault.message
 
 
 # ---- headroom: nothing computed before the check passes int32 ------------------------------------------------
