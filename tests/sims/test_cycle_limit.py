@@ -83,7 +83,7 @@ def test_vliw_rolled_loop_stops_before_the_limit(monkeypatch):
     the roll stops before it, the stepped tail faults at the interpreter's bundle and step."""
     from kcgym.sims.vliw import trace
 
-    src = "LOOPI 2000, outer\nLOOPI 1000, inner\nVMUL x0, x0, x0\ninner:\nNOP\nouter:\nHALT\n"
+    src = "LOOPI 2000, outer\nLOOPI 1000, inner\nVMUL x1, x0, x0\nVMUL x2, x1, x1\ninner:\nNOP\nouter:\nHALT\n"
     r = _both(monkeypatch, "VLIW", src, {"mul_latency": MAX_HW_CYCLES})
     assert r.fault is not None and r.fault.name == "CYCLE_LIMIT" and "VMUL" in r.fault.source, r.fault
     acc = ACCELERATORS["VLIW"]
@@ -178,7 +178,7 @@ def test_cpu_instruction_after_the_limit_faults_and_at_the_limit_runs(monkeypatc
         monkeypatch.setattr(CM.Machine, "init_state", at(clock))
         results[clock] = _run(monkeypatch, "CPU", src, {}, "oracle")[0]
     CM.runner.cache_clear()
-    assert results[CYCLE_LIMIT].fault is None and results[CYCLE_LIMIT].instructions == 2
+    assert results[CYCLE_LIMIT].fault is None and results[CYCLE_LIMIT].instructions == 3
     late = results[CYCLE_LIMIT + 1]
     assert late.fault is not None and late.fault.name == "CYCLE_LIMIT" and "li" in late.fault.source, late.fault
     assert late.instructions == 0 and f"{CYCLE_LIMIT + 1:,}" in late.fault.message
@@ -189,15 +189,37 @@ def _bound(machine: str, field: str) -> int:
     return int(ACCELERATORS[machine].hw_model.model_fields[field].json_schema_extra["maximum"])
 
 
-def test_vliw_headroom():
-    """After a committed bundle every VLIW time is <= CYCLE_LIMIT + 1 + branch_penalty; the next bundle adds at
-    most 3 bank-conflict cycles, one latency and (a DMA) the DMA latency and its occupancy before its check."""
+def _largest_increments() -> dict[str, int]:
+    """Per machine, the most one step can move any clock value past the clock its check reads (from the hw
+    bounds): a few latencies (each <= MAX_HW_CYCLES) and the longest transfer. No transfer moves more bytes than
+    the machine state holds (MAX_MACHINE_STATE_BYTES), at >= 1 byte per cycle."""
+    from kcgym.limits import MAX_MACHINE_STATE_BYTES
+    from kcgym.sims.cpu.config import MAX_LATENCY
+    from kcgym.sims.rvv.machine import LANES
     from kcgym.sims.vliw.config import MAX_DM_BYTES
 
-    occupancy = MAX_DM_BYTES  # dma_max_bytes <= dm_bytes <= MAX_DM_BYTES, at 1 byte per cycle
-    worst = CYCLE_LIMIT + 1 + MAX_HW_CYCLES + 3 + MAX_HW_CYCLES + MAX_HW_CYCLES + occupancy
-    assert worst <= INT32_MAX
-    assert _bound("VLIW", "dma_max_bytes") <= MAX_DM_BYTES and _bound("VLIW", "branch_penalty") <= MAX_HW_CYCLES
+    return {
+        # the previous bundle's issue + 1 + branch penalty, 3 bank conflicts, a latency, the DMA latency and a
+        # DMA of up to dma_max_bytes <= dm_bytes <= MAX_DM_BYTES at 1 byte per cycle
+        "VLIW": 1 + _bound("VLIW", "branch_penalty") + 3 + MAX_HW_CYCLES + _bound("VLIW", "dma_latency") + MAX_DM_BYTES,
+        # issue + 1, the HBM latency and a DMA of at most one memory's bf16 elements (held as 4-byte words)
+        "NPU": 1 + _bound("NPU", "hbm_latency") + MAX_HW_CYCLES + MAX_MACHINE_STATE_BYTES // 2,
+        # register ready times run at most a latency ahead of T_END; a vector op of up to 8 x 2 chunks (widening
+        # LMUL 8) at a per-chunk occupancy, its latency, the external latency and a 128-lane strided transfer
+        "RVV": 4 * MAX_HW_CYCLES + 16 * MAX_HW_CYCLES + _bound("RVV", "ext_latency") + 4 * LANES,
+        # the pipeline's stage times: front end, issue, a divide / miss latency and the commit, each <= MAX_LATENCY
+        "CPU": 16 * MAX_LATENCY,
+    }
+
+
+def test_every_machines_clock_stays_in_int32():
+    """A step starts from clocks <= CYCLE_LIMIT (the check stopped the run otherwise) and adds at most its largest
+    increment before the check: that sum must fit int32. 2**30 leaves 2**30 for it; the largest is far below."""
+    increments = _largest_increments()
+    assert set(increments) == set(ACCELERATORS)
+    for machine, inc in increments.items():
+        assert CYCLE_LIMIT + inc <= INT32_MAX, machine
+        assert inc < CYCLE_LIMIT // 8, machine  # (so the margin is not a near thing)
 
 
 def _submit(machine: str, src: str, hw_overrides: dict):
