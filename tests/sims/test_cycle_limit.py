@@ -238,3 +238,17 @@ def _submit(machine: str, src: str, hw_overrides: dict):
 def test_vliw_fault_through_the_env_is_an_ordinary_fault_result():
     obs, reward, term, _, info = _submit("VLIW", _vliw_spin(CYCLE_LIMIT // VLIW_PERIOD + 10), VLIW_HW)
     assert term and reward == 0.0 and "CYCLE_LIMIT" in str(obs), (reward, obs)
+
+
+def test_rvv_fault_through_the_env_is_an_ordinary_fault_result():
+    obs, reward, term, _, _ = _submit("RVV", _rvv_divides(5000), RVV_HW)
+    assert term and reward == 0.0 and "CYCLE_LIMIT" in str(obs), (reward, obs)
+
+
+def test_batch_scorer_scores_the_fault_zero_not_an_internal_error():
+    from kcgym.scoring import BatchScorer
+
+    scorer = BatchScorer("KernelCraft-VLIW-relu", 1, hw=VLIW_HW, step_budget=100_000.0)
+    (score,) = scorer.score([_vliw_spin(CYCLE_LIMIT // VLIW_PERIOD + 10)])
+    assert score.reward == 0.0 and not score.correct and score.error_class == "functional", score
+    assert score.error is not None and "CYCLE_LIMIT" in score.error
