@@ -79,12 +79,15 @@ MAX_HW_ENTRIES = 64  # entries of a structure the simulator scans every step: a 
 
 # -- the simulated clock ----------------------------------------------------------------------
 # Cycle counters (issue and end times, DMA engine and line times, every scoreboard value) are int32 in the
-# interpreters and the trace pre-passes alike. A step whose completion (its issue time plus its longest latency,
-# or its DMA's or queued transfer's completion) would come after CYCLE_LIMIT faults CYCLE_LIMIT and commits
-# nothing, so every counter stays <= CYCLE_LIMIT + one step's largest increment. That increment is bounded by
-# the hw bounds (a few MAX_HW_CYCLES latencies plus the longest transfer: tests/sims/test_cycle_limit.py computes
-# it per machine and asserts the sum stays below 2**31), and 2**30 leaves 2**30 of headroom. Every compiler and
-# expert kernel is orders of magnitude below it (benchmarks/results/*.jsonl hold their cycles).
+# interpreters and the trace pre-passes alike. Past CYCLE_LIMIT a run stops with a CYCLE_LIMIT fault, checked at
+# one point per machine, the same on both paths (each guide states it): VLIW, a bundle whose last result or DMA
+# would complete after it faults and commits nothing; NPU, an instruction whose scheduled completion passes it
+# faults as its last check (it writes nothing; its time counts, as every NPU fault's); RVV and CPU, an instruction
+# that would run once the clock (T_END) has passed it faults before its other checks. So every counter stays
+# <= CYCLE_LIMIT + one step's largest increment, which the hw bounds limit (a few MAX_HW_CYCLES latencies plus the
+# longest transfer: tests/sims/test_cycle_limit.py computes it per machine and asserts the sum fits int32);
+# 2**30 leaves 2**30 of headroom. Every compiler and expert kernel is orders of magnitude below it
+# (benchmarks/results/*.jsonl hold their cycles).
 CYCLE_LIMIT = 1 << 30
 
 # -- evaluation -----------------------------------------------------------------------------
