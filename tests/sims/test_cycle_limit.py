@@ -1,10 +1,10 @@
 """No cycle counter can overflow: past ``kcgym.limits.CYCLE_LIMIT`` a run faults CYCLE_LIMIT, on every machine.
 
-The clock's counters are int32 on both paths (interpreter and trace pre-pass). A step whose completion would come
-after the limit faults instead of completing, identically on both paths (same fault, pc, line, message, steps and
-cycles); a run just below it completes with the exact count. The limit is reached in few steps with hw overrides
-(a large branch penalty or latency). The headroom test computes each machine's largest one-step increment from
-its hw bounds and checks that nothing computed before the check can pass int32.
+The clock's counters are int32 on both paths (interpreter and trace pre-pass). Past the limit a step faults at the
+point its machine's guide states (kcgym/limits.py lists them), identically on both paths (same fault, pc, line,
+message, steps and cycles); a run just below it completes with the exact count. The limit is reached in few
+steps with hw overrides (a large branch penalty or latency). The headroom test computes each machine's largest
+one-step increment from its hw bounds and checks that nothing computed before the check can pass int32.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ VLIW_PERIOD = 1 + MAX_HW_CYCLES  # one taken branch of the spin below
 
 
 def _vliw_spin(n: int, tail: str = "") -> str:
-    """``n`` + 1 taken branches of ``VLIW_PERIOD`` cycles each (BNEZ reads r1 before the bundle decrements it)."""
+    """``n`` taken branches of ``VLIW_PERIOD`` cycles each, then one not taken (BNEZ reads r1 before the bundle
+    decrements it)."""
     return f"MOVI r1, {n}\nNOP\nNOP\nspin:\n{{ ADDI r1, r1, -1 ; BNEZ r1, spin }}\n{tail}HALT\n"
 
 
@@ -252,3 +253,9 @@ def test_batch_scorer_scores_the_fault_zero_not_an_internal_error():
     (score,) = scorer.score([_vliw_spin(CYCLE_LIMIT // VLIW_PERIOD + 10)])
     assert score.reward == 0.0 and not score.correct and score.error_class == "functional", score
     assert score.error is not None and "CYCLE_LIMIT" in score.error
+
+
+def test_every_guide_states_the_limit_from_the_constant():
+    for machine, acc in ACCELERATORS.items():
+        text = "\n".join(section.text for section in acc.docs(acc.make_hw({})))
+        assert "CYCLE_LIMIT" in text and f"{CYCLE_LIMIT:,}" in text and "{{cycle_limit}}" not in text, machine
