@@ -60,23 +60,25 @@ def test_vliw_spin_past_the_limit_faults_on_both_paths(monkeypatch):
 
 
 def test_vliw_just_below_the_limit_completes_with_the_exact_count(monkeypatch):
+    """The HALT bundle issues at the clock before it (``cycles - 1`` here): it runs up to ``CYCLE_LIMIT + 1``."""
     small = _run(monkeypatch, "VLIW", _vliw_spin(100), VLIW_HW, "trace")[0]
-    n = 100 + (CYCLE_LIMIT - small.cycles) // VLIW_PERIOD  # the most iterations that still finish
+    n = 100 + (CYCLE_LIMIT + 1 - small.cycles) // VLIW_PERIOD  # the most iterations that still finish
     r = _both(monkeypatch, "VLIW", _vliw_spin(n), VLIW_HW)
     assert r.fault is None
-    assert r.cycles == small.cycles + (n - 100) * VLIW_PERIOD <= CYCLE_LIMIT
+    assert r.cycles == small.cycles + (n - 100) * VLIW_PERIOD <= CYCLE_LIMIT + 1
     over = _run(monkeypatch, "VLIW", _vliw_spin(n + 1), VLIW_HW, "trace")[0]
     assert over.fault is not None and over.fault.name == "CYCLE_LIMIT"  # one more iteration: past the limit
 
 
-def test_vliw_dma_that_would_complete_past_the_limit_faults(monkeypatch):
-    """The spin ends below the limit; the DMA after it would complete past it (16 KB at 1 byte/cycle)."""
+def test_vliw_bundle_after_a_dma_that_completes_past_the_limit_faults(monkeypatch):
+    """The spin ends below the limit; the DMA after it completes past it (16 KB at 1 byte/cycle), so the next
+    bundle (the HALT) faults: the clock counts DMA completions."""
     hw = {**VLIW_HW, "dma_bytes_per_cycle": 1}
     small = _run(monkeypatch, "VLIW", _vliw_spin(100), hw, "trace")[0]
     n = 100 + (CYCLE_LIMIT - small.cycles) // VLIW_PERIOD - 2
     r = _both(monkeypatch, "VLIW", _vliw_spin(n, "PMOVI p0, 0\nNOP\nDMAI p0, r0, r0, 256, 64\n"), hw)
-    assert r.fault is not None and r.fault.name == "CYCLE_LIMIT" and "DMAI" in r.fault.source, r.fault
-    assert r.cycles <= CYCLE_LIMIT
+    assert r.fault is not None and r.fault.name == "CYCLE_LIMIT" and "HALT" in r.fault.source, r.fault
+    assert CYCLE_LIMIT < r.cycles <= CYCLE_LIMIT + 16384 + MAX_HW_CYCLES
 
 
 def test_vliw_rolled_loop_stops_before_the_limit(monkeypatch):

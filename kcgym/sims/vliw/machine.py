@@ -285,28 +285,12 @@ class Machine:
         ]
         return active, pm, re, rs, rows, rowbytes, total, checks
 
-    def _dma_timing(self, st: State, ins: jax.Array, t: jax.Array, geometry):
-        """When a DMA issued at ``t`` starts and completes, on the pre-bundle engine and line times: ``(is_out,
-        engine, lines it touches, start, occupancy, done)``; ``done`` is 0 where the bundle holds no DMA."""
+    def _dma(self, st: State, ins: jax.Array, t: jax.Array, geometry, on: jax.Array) -> State:
+        """Data movement and engine timing of one DMA (only DMA bundles run this, see ``run_one``)."""
         hw = self.hw
-        active, pm, total = geometry[0], geometry[1], geometry[6]
+        _, pm, re, rs, rows, rowbytes, total, _ = geometry
         sub = ins[2]
         is_out = (sub == self.sub["DMAO"]) | (sub == self.sub["DMAOT"])
-        line = jnp.arange(hw.dm_lines, dtype=jnp.int32)
-        touched = active & (line >= pm // LINE_BYTES) & (line < (pm + total + LINE_BYTES - 1) // LINE_BYTES)
-        pending_write = jnp.max(jnp.where(touched, st.line_ready, 0))
-        pending_read = jnp.max(jnp.where(touched, st.line_read, 0))
-        engine = is_out.astype(jnp.int32)
-        dep = jnp.where(is_out, pending_write, jnp.maximum(pending_write, pending_read))
-        start = jnp.maximum(jnp.maximum(t, st.dma_free[engine]), dep)
-        occ = (total + hw.dma_bytes_per_cycle - 1) // hw.dma_bytes_per_cycle
-        return is_out, engine, touched, start, occ, jnp.where(active, start + hw.dma_latency + occ, 0)
-
-    def _dma(self, st: State, ins: jax.Array, geometry, timing, on: jax.Array) -> State:
-        """Data movement and engine timing of one DMA (only DMA bundles run this, see ``run_one``)."""
-        _, pm, re, rs, rows, rowbytes, total, _ = geometry
-        is_out, engine, touched, start, occ, done = timing
-        sub = ins[2]
         tiled = (sub == self.sub["DMAIT"]) | (sub == self.sub["DMAOT"])
         e = jnp.arange(self.dma_elems, dtype=jnp.int32)
         # DM element e of strip j = e // per_strip holds row i, element b of that strip (one strip when not tiled)
@@ -320,7 +304,15 @@ class Machine:
         dm = st.dm.at[jnp.where(live & on & ~is_out, dm_idx, D)].set(st.ext[jnp.clip(ext_idx, 0, H - 1)],
                                                                      mode="drop")
         ext = st.ext.at[jnp.where(live & on & is_out, ext_idx, H)].set(dm[jnp.clip(dm_idx, 0, D - 1)], mode="drop")
-        touched = touched & on
+        line = jnp.arange(hw.dm_lines, dtype=jnp.int32)
+        touched = on & (line >= pm // LINE_BYTES) & (line < (pm + total + LINE_BYTES - 1) // LINE_BYTES)
+        pending_write = jnp.max(jnp.where(touched, st.line_ready, 0))
+        pending_read = jnp.max(jnp.where(touched, st.line_read, 0))
+        engine = is_out.astype(jnp.int32)
+        dep = jnp.where(is_out, pending_write, jnp.maximum(pending_write, pending_read))
+        start = jnp.maximum(jnp.maximum(t, st.dma_free[engine]), dep)
+        occ = (total + hw.dma_bytes_per_cycle - 1) // hw.dma_bytes_per_cycle
+        done = start + hw.dma_latency + occ
         line_ready = jnp.where(touched & ~is_out, done, st.line_ready)
         line_read = jnp.where(touched & is_out, jnp.maximum(st.line_read, done), st.line_read)
         busy = st.busy.at[BUSY_KEYS.index("DMA_IN") + engine].add(jnp.where(on, occ, 0))
@@ -381,7 +373,11 @@ class Machine:
         target = jnp.where(csub == sub["J"], c0, jnp.where(is_loop, c1, c1))
         push = is_loop & (count > 0)
         depth = st.ctl[DEPTH]
-        checks = [(S_LD0, *c) for c in ld[0][3]] + [(S_LD1, *c) for c in ld[1][3]] + \
+        # first, the clock's limit: a bundle that would issue once the clock (every earlier bundle's issue and
+        # completion) has passed CYCLE_LIMIT faults (-1: the whole bundle's line)
+        clock = jnp.maximum(st.ctl[T_ISSUE], st.ctl[T_END])
+        checks = [(-1, clock <= CYCLE_LIMIT, F_CYCLE_LIMIT, clock)] + \
+            [(S_LD0, *c) for c in ld[0][3]] + [(S_LD1, *c) for c in ld[1][3]] + \
             [(S_ST, *c) for c in st_checks] + [(S_VEC, *c) for c in v_checks] + [(S_MOV, *c) for c in m_checks] + \
             [(S_CTL, *c) for c in (geometry[7] if dma else [])] + \
             [(S_CTL, ~push | (depth < hw.loop_depth), F_LOOP_DEPTH, depth)]
@@ -411,14 +407,6 @@ class Machine:
             for k in range(i + 1, 3):
                 conflicts += (mem_on[i] & mem_on[k] & (banks[i] == banks[k])).astype(jnp.int32)
         t = jnp.maximum(st.ctl[T_ISSUE], dep) + conflicts
-        end = t + word[S * F + 3 * SJ]
-        timing = self._dma_timing(st, ctl_ins, t, geometry) if dma else None
-        # past the clock's limit (after every other check): the bundle faults instead of completing
-        clock = jnp.maximum(end, timing[5]) if dma else end
-        late = ok & live & (clock > CYCLE_LIMIT)
-        code, detail, fslot = jnp.where(late, F_CYCLE_LIMIT, code), jnp.where(late, clock, detail), \
-            jnp.where(late, -1, fslot)
-        ok = ok & ~late
         commit = ok & live
         wready = t + wlat
         ready = _write_rows(st.ready, [(widx[i], wready[i], commit) for i in range(SJ)] + [(0, 0, True)])
@@ -457,6 +445,7 @@ class Machine:
         next_pc = jnp.where(taken, target, jnp.where(again, top_row[L_START], falls))
         halt = is_ctl & (csub == sub["HALT"])
 
+        end = t + word[S * F + 3 * SJ]
         ctl = _write_rows(st.ctl, [
             (PC, jnp.where(commit, next_pc, pc), True),
             (STEPS, st.ctl[STEPS] + live.astype(jnp.int32), True),
@@ -482,7 +471,7 @@ class Machine:
         st = st._replace(ctl=ctl, r=r, p=p, ready=ready, loops=loops, busy=busy, counts=counts, x=x, c=c,
                          nan_pc=nan_pc, dm=dm, prof=prof)
         if dma:
-            st = self._dma(st, ctl_ins, geometry, timing, geometry[0] & commit)
+            st = self._dma(st, ctl_ins, t, geometry, geometry[0] & commit)
         return st, self._prefetch(st, words)
 
     def run_one(self, words: jax.Array, ext: jax.Array, ext_limit: jax.Array, max_steps: jax.Array) -> State:

@@ -248,6 +248,10 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         row, reads, writes, end_lat = dec[cur]
         ld0, ld1, st_, vec, scl, mov, ctl_ins = row
         steps += 1
+        clock = t_issue if t_issue > t_end else t_end
+        if clock > CYCLE_LIMIT:  # the interpreter's first check
+            halted, fault, fault_pc, fault_detail, fault_slot = 1, M.F_CYCLE_LIMIT, pc, clock, -1
+            break
         dep = 0
         for i in reads:
             if ready[i] > dep:
@@ -340,22 +344,6 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             b0, b1, b2 = a0 // bank, a1 // bank, sa // bank
             conflicts = (on0 and on1 and b0 == b1) + (on0 and on_st and b0 == b2) + (on1 and on_st and b1 == b2)
         t = (t_issue if t_issue > dep else dep) + conflicts
-        clock = t + end_lat
-        if is_dma:
-            is_out = ctl_ins[2] in (S_DMAO, S_DMAOT)
-            l0, l1 = pm // LINE_BYTES, (pm + total + LINE_BYTES - 1) // LINE_BYTES
-            pend_w = int(line_ready[l0:l1].max()) if l1 > l0 else 0
-            pend_r = int(line_read[l0:l1].max()) if l1 > l0 else 0
-            eng = int(is_out)
-            dp = pend_w if is_out else max(pend_w, pend_r)
-            start = max(t, dma_free[eng], dp)
-            occ = (total + dma_bw - 1) // dma_bw
-            done = start + dma_lat + occ
-            if done > clock:
-                clock = done
-        if clock > CYCLE_LIMIT:  # the interpreter's last check: the bundle faults instead of completing
-            halted, fault, fault_pc, fault_detail, fault_slot = 1, M.F_CYCLE_LIMIT, pc, clock, -1
-            break
         for i, lat in writes:
             ready[i] = t + lat
         ready[0] = 0
@@ -458,8 +446,17 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         t_issue = t + 1 + (penalty if taken else 0)
         if t + end_lat > t_end:
             t_end = t + end_lat
-        if is_dma:  # (its timing: above, before the cycle-limit check)
+        if is_dma:
+            is_out = ctl_ins[2] in (S_DMAO, S_DMAOT)
             tiled = ctl_ins[2] in (S_DMAIT, S_DMAOT)
+            l0, l1 = pm // LINE_BYTES, (pm + total + LINE_BYTES - 1) // LINE_BYTES
+            pend_w = int(line_ready[l0:l1].max()) if l1 > l0 else 0
+            pend_r = int(line_read[l0:l1].max()) if l1 > l0 else 0
+            eng = int(is_out)
+            dp = pend_w if is_out else max(pend_w, pend_r)
+            start = max(t, dma_free[eng], dp)
+            occ = (total + dma_bw - 1) // dma_bw
+            done = start + dma_lat + occ
             if is_out:
                 np.maximum(line_read[l0:l1], done, out=line_read[l0:l1])
             else:
@@ -555,7 +552,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         if any(wk.r[i] != (r[i], dr[i]) for i in range(16)) or any(wk.p[i] != (p[i], dp_[i]) for i in range(8)):
             continue
         k_max = min(lp[M.L_COUNT], (max_steps - steps) // n_steps, rolled.ROLL_ROWS // max(wk.n_local, 1) - 1,
-                    (CYCLE_LIMIT - t_end) // period)  # none past CYCLE_LIMIT: the stepped tail faults there
+                    (CYCLE_LIMIT - max(t_issue, t_end)) // period)  # none past CYCLE_LIMIT: the stepped tail faults
         k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, prev[2], prev[3], T0)
         if k < rolled.ROLL_MIN or not rolled.ext_disjoint(events, k):
             continue
