@@ -236,6 +236,20 @@ class Machine:
         return st._replace(ctl=c)
 
     @staticmethod
+    def _past_cycle_limit(old: State, st: State, w: Writes, pc: jax.Array) -> tuple[State, Writes]:
+        """The clock's limit, after the handler's own checks: an instruction whose scheduled completion (``T_END``
+        after ``_schedule``) passes CYCLE_LIMIT faults and writes nothing (its time counts, as every fault's). One
+        fused select per step, not a check in every handler."""
+        ctl = st.ctl
+        late = (ctl[T_END] > CYCLE_LIMIT) & (ctl[FAULT] == 0)
+        rows = jnp.arange(ctl.shape[0])
+        ctl = jnp.where(late, jnp.select([rows == FAULT, rows == FAULT_PC, rows == FAULT_DETAIL, rows == HALTED],
+                                         [F_CYCLE_LIMIT, pc, ctl[T_END], 1], ctl), ctl)
+        w = w._replace(vs_mask=w.vs_mask & ~late, ms_on=w.ms_on & ~late, hbm_on=w.hbm_on & ~late,
+                       fpm_on=w.fpm_on & ~late)
+        return st._replace(ctl=ctl, nan_pc=jnp.where(late, old.nan_pc, st.nan_pc)), w
+
+    @staticmethod
     def _note_nonfinite(st: State, values: jax.Array, pc: jax.Array, active: jax.Array | bool = True) -> State:
         bad = active & ~jnp.all(jnp.isfinite(values)) & (st.nan_pc < 0)
         return st._replace(nan_pc=jnp.where(bad, pc, st.nan_pc))
@@ -250,10 +264,8 @@ class Machine:
 
     def _check(self, st: State, pc: jax.Array, checks: list[tuple[jax.Array, int, jax.Array]]
                ) -> tuple[State, jax.Array]:
-        """The handler's checks in order, the first failing one faults; last, the clock's limit: an instruction
-        whose scheduled completion (``T_END``, set by ``_schedule`` before) passes CYCLE_LIMIT faults."""
         ok = jnp.bool_(True)
-        for cond, code, detail in [*checks, (st.ctl[T_END] <= CYCLE_LIMIT, F_CYCLE_LIMIT, st.ctl[T_END])]:
+        for cond, code, detail in checks:
             st = self._fault(st, (ok & cond) | ~ok, code, detail, pc)  # the first failing check wins
             ok = ok & cond
         return st, ok
@@ -263,7 +275,6 @@ class Machine:
         sub, f0, f1, f2 = ins[2], ins[3], ins[4], ins[5]
         gp = st.gp
         st, _, _ = self._schedule(st, ins[0], U_SCALAR, jnp.int32(0))
-        st, _ = self._check(st, pc, [])  # (the clock's limit only; control effects are moot once halted)
         ar = jnp.where(sub == 0, st.ar.at[f0].set(gp[f1] + gp[f2]), st.ar)
         dec = gp[f0] - 1
         gp = jnp.where(sub == 2, gp.at[f0].set(f1), jnp.where(sub == 3, gp.at[f0].set(dec), gp)).at[0].set(0)
@@ -544,6 +555,7 @@ class Machine:
             old = st
             st = st._replace(ctl=st.ctl.at[PC].add(1).at[STEPS].add(1), counts=st.counts.at[ins[1]].add(1))
             st, writes = lax.switch(ins[1], handlers, st, ins, pc)
+            st, writes = self._past_cycle_limit(old, st, writes, pc)
             st = self.apply_writes(st, writes)
             if self.profile:
                 st = self._attribute(old, st, ins, pc, handlers, running(old) if guarded else jnp.bool_(True))
