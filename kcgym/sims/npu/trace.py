@@ -206,7 +206,7 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
                 else:
                     gp[0] = 0
                     im[idx] = gp[f0]
-            if t_end > CYCLE_LIMIT and not fault:  # the interpreter's last check (_check)
+            if t_end > CYCLE_LIMIT and not fault:  # the interpreter's last check (machine._past_cycle_limit)
                 halted, fault, fault_pc, fault_detail = 1, M.F_CYCLE_LIMIT, cur, t_end
             gp[0] = 0
             continue
@@ -316,7 +316,7 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
             checks = [(addr >= 0 and addr // V + nr <= vrows, M.F_OOB_VSRAM, addr),
                       ((addr % V == 0) if mvwo else (addr % B == 0), M.F_MISALIGNED, addr)]
         ok = True
-        for cond, code, detail in [*checks, (t_end <= CYCLE_LIMIT, M.F_CYCLE_LIMIT, t_end)]:  # the limit: last
+        for cond, code, detail in [*checks, (t_end <= CYCLE_LIMIT, M.F_CYCLE_LIMIT, t_end)]:  # the limit last
             if not cond:
                 ok, halted, fault, fault_pc, fault_detail = False, 1, code, cur, detail
                 break
