@@ -85,6 +85,21 @@ MAX_MACHINE_STATE_BYTES = 64 << 20
 MAX_HW_CYCLES = 4096  # one latency, penalty or occupancy (the defaults are 1-100; a DRAM miss is ~300)
 MAX_HW_ENTRIES = 64  # entries of a structure the simulator scans every step: a queue, the loop stack, DM banks
 
+# -- the simulated clock ----------------------------------------------------------------------
+# Cycle counters (issue and end times, DMA engine and line times, every scoreboard value) are int32 in the
+# interpreters and the trace pre-passes alike. Past CYCLE_LIMIT a run stops with a CYCLE_LIMIT fault, checked at
+# one point per machine, the same on both paths (each guide states it): VLIW, a bundle that would issue once the
+# clock (max of T_ISSUE and T_END) has passed it faults before its other checks and commits nothing; NPU, an
+# instruction whose scheduled completion passes it faults as its last check (it writes nothing; its time counts,
+# as every NPU fault's); RVV and CPU, an instruction that would run once the clock (T_END) has passed it faults
+# before its other checks. A check reads clocks the bundle or instruction did not raise yet on VLIW, RVV and CPU:
+# that keeps it off the step's timing path, so the interpreters' steps cost what they did. So every counter stays
+# <= CYCLE_LIMIT + one step's largest increment, which the hw bounds limit (a few MAX_HW_CYCLES latencies plus the
+# longest transfer: tests/sims/test_cycle_limit.py computes it per machine and asserts the sum fits int32);
+# 2**30 leaves 2**30 of headroom. Every compiler and expert kernel is orders of magnitude below it
+# (benchmarks/results/*.jsonl hold their cycles).
+CYCLE_LIMIT = 1 << 30
+
 # -- evaluation -----------------------------------------------------------------------------
 MAX_SWEEP_POINTS = 256  # hw-config grid points of one `kcgym sweep` (each point is a new machine: a JAX compile)
 

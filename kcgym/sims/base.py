@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from kcgym.limits import step_budget
+from kcgym.limits import CYCLE_LIMIT, step_budget
 from kcgym.sims.layout import MemoryLayout as MemoryLayout  # re-exported: machines import it from here
 from kcgym.sims.layout import MemoryRegion as MemoryRegion
 from kcgym.sims.layout import build_layout
@@ -330,5 +330,14 @@ class SimulatedAccelerator(Accelerator[HW]):
                              "(an infinite or far too long loop?); it was executing this line when stopped")
         name = self.state_format.fault_names[fs.fault]
         line, source = self.locate(program, fs.fault_pc, fs.fault_slot)
-        return FaultInfo(code=fs.fault, name=name, pc=fs.fault_pc, line=line, source=source,
-                         message=self.fault_message(name, fs.fault_detail, hw))
+        message = cycle_limit_message(fs.fault_detail, self.issue_unit) if name == "CYCLE_LIMIT" else \
+            self.fault_message(name, fs.fault_detail, hw)
+        return FaultInfo(code=fs.fault, name=name, pc=fs.fault_pc, line=line, source=source, message=message)
+
+
+def cycle_limit_message(cycle: int, issue_unit: str) -> str:
+    """The CYCLE_LIMIT fault's message (every machine's); ``cycle``: the clock the machine's check saw (its guide
+    says which: the stopped step's completion, or the clock before it)."""
+    return (f"the simulated clock reached cycle {cycle:,} at this {issue_unit.removesuffix('s')}, past the limit of "
+            f"{CYCLE_LIMIT:,} cycles (kcgym.limits.CYCLE_LIMIT), so it did not execute; the kernel is far too slow "
+            "(a long loop of stalls, taken branches or DMAs?)")

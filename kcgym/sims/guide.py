@@ -37,9 +37,10 @@ def slug(title: str) -> str:
 def guide_sections(package: str, fields: dict[str, str], filename: str = "guide.md") -> list[DocSection]:
     """The sections of ``package``'s guide, placeholders filled from ``fields`` (unknown ones kept)."""
     from kcgym.isa.preprocess import DIRECTIVES_DOC
-    from kcgym.limits import assembly_limits_markdown
+    from kcgym.limits import CYCLE_LIMIT, assembly_limits_markdown
 
-    fields = {"assembler_directives": DIRECTIVES_DOC, "assembly_limits": assembly_limits_markdown(), **fields}
+    fields = {"assembler_directives": DIRECTIVES_DOC, "assembly_limits": assembly_limits_markdown(),
+              "cycle_limit": f"{CYCLE_LIMIT:,}", **fields}
     text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
     text = re.sub(r"\{\{(\w+)\}\}", lambda m: fields.get(m.group(1), m.group(0)), text)
     sections: list[DocSection] = []

@@ -42,8 +42,8 @@ from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import machine as R
 from kcgym.sims.rvv.machine import FAULT, FAULT_DETAIL, FAULT_PC, HALTED, PC, STEPS
 
-FAULT_NAMES = ("NONE", "OOB", "MISALIGNED", "BAD_JUMP", "STEP_BUDGET")
-F_OOB, F_MISALIGNED, F_BAD_JUMP, F_STEP_BUDGET = range(1, 5)
+FAULT_NAMES = ("NONE", "OOB", "MISALIGNED", "BAD_JUMP", "STEP_BUDGET", "CYCLE_LIMIT")
+F_OOB, F_MISALIGNED, F_BAD_JUMP, F_STEP_BUDGET, F_CYCLE_LIMIT = range(1, 6)
 UNITS = ("ALU", "MULDIV", "MEM", "BRANCH")  # functional-unit classes, each with its issue queue
 U_ALU, U_MULDIV, U_MEM, U_BRANCH = range(4)
 # what the state's ``stats`` vector counts
@@ -336,6 +336,7 @@ class Machine:
                    max_steps: jax.Array) -> tuple[State, Times, jax.Array]:
         """One instruction: the new state, its pipeline times and whether it ran (not halted, no fault)."""
         ins = R.Machine.decode(st, prog, max_steps)  # type: ignore[arg-type]  # reads only ctl[PC/STEPS/HALTED], x
+        ins, late = R.past_cycle_limit(st.ctl[T_END], ins)
         is_ = R.Is(ins.cls)
         no_vector = R.VType(*(jnp.int32(0),) * 6)  # the scalar ALU's CSR read (vl, vtype) is unused here
         alu, _ = R.Machine.scalar_alu(ins, is_, no_vector)
@@ -376,7 +377,8 @@ class Machine:
                                       sy["new_value"], trap & on, is_mret & on, 4 * ins.pc, cause, tval),
             lambda: (csr, ctl[PRIV]))
         cf_next = jnp.where(trap | is_mret, target, cf.next_pc)
-        faulted = run & (fault != 0)
+        fault, detail = jnp.where(late, F_CYCLE_LIMIT, fault), jnp.where(late, ctl[T_END], detail)
+        faulted = (run & (fault != 0)) | late
         values = {
             PC: jnp.where(on, cf_next, ins.pc), PRIV: jnp.where(on, new_priv, ctl[PRIV]),
             STEPS: ctl[STEPS] + jnp.where(on, 1, 0),

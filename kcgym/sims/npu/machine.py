@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from kcgym.limits import CYCLE_LIMIT
 from kcgym.sims import interpreter
 from kcgym.sims.interpreter import bf16, bucket  # noqa: F401  (bucket: tests and benchmarks use M.bucket)
 from kcgym.sims.npu.config import NPUConfig
@@ -36,8 +37,9 @@ from kcgym.sims.npu.isa import CLASSES, UNITS, make_isa
 
 UNSET = -(1 << 30)  # a-registers and STRIDE start here: using one before setting it faults OOB_HBM
 FAULT_NAMES = ("NONE", "OOB_VSRAM", "OOB_MSRAM", "OOB_HBM", "OOB_FPSRAM", "OOB_INTSRAM", "MISALIGNED",
-               "STEP_BUDGET")
-F_OOB_VSRAM, F_OOB_MSRAM, F_OOB_HBM, F_OOB_FPSRAM, F_OOB_INTSRAM, F_MISALIGNED, F_STEP_BUDGET = range(1, 8)
+               "STEP_BUDGET", "CYCLE_LIMIT")
+F_OOB_VSRAM, F_OOB_MSRAM, F_OOB_HBM, F_OOB_FPSRAM, F_OOB_INTSRAM, F_MISALIGNED, F_STEP_BUDGET, F_CYCLE_LIMIT = \
+    range(1, 9)
 
 # indices into State.ctl (packed: a loop carry with many scalar leaves is slow on XLA:CPU)
 PC, STEPS, HALTED, FAULT, FAULT_PC, FAULT_DETAIL, T_ISSUE, T_END, STRIDE, ACC_READY, MV_READY = range(11)
@@ -232,6 +234,20 @@ class Machine:
         c = c.at[FAULT_DETAIL].set(jnp.where(first, detail, c[FAULT_DETAIL]))
         c = c.at[HALTED].set(jnp.where(ok, c[HALTED], 1))
         return st._replace(ctl=c)
+
+    @staticmethod
+    def _past_cycle_limit(old: State, st: State, w: Writes, pc: jax.Array) -> tuple[State, Writes]:
+        """The clock's limit, after the handler's own checks: an instruction whose scheduled completion (``T_END``
+        after ``_schedule``) passes CYCLE_LIMIT faults and writes nothing (its time counts, as every fault's). One
+        fused select per step, not a check in every handler."""
+        ctl = st.ctl
+        late = (ctl[T_END] > CYCLE_LIMIT) & (ctl[FAULT] == 0)
+        rows = jnp.arange(ctl.shape[0])
+        ctl = jnp.where(late, jnp.select([rows == FAULT, rows == FAULT_PC, rows == FAULT_DETAIL, rows == HALTED],
+                                         [F_CYCLE_LIMIT, pc, ctl[T_END], 1], ctl), ctl)
+        w = w._replace(vs_mask=w.vs_mask & ~late, ms_on=w.ms_on & ~late, hbm_on=w.hbm_on & ~late,
+                       fpm_on=w.fpm_on & ~late)
+        return st._replace(ctl=ctl, nan_pc=jnp.where(late, old.nan_pc, st.nan_pc)), w
 
     @staticmethod
     def _note_nonfinite(st: State, values: jax.Array, pc: jax.Array, active: jax.Array | bool = True) -> State:
@@ -539,6 +555,7 @@ class Machine:
             old = st
             st = st._replace(ctl=st.ctl.at[PC].add(1).at[STEPS].add(1), counts=st.counts.at[ins[1]].add(1))
             st, writes = lax.switch(ins[1], handlers, st, ins, pc)
+            st, writes = self._past_cycle_limit(old, st, writes, pc)
             st = self.apply_writes(st, writes)
             if self.profile:
                 st = self._attribute(old, st, ins, pc, handlers, running(old) if guarded else jnp.bool_(True))

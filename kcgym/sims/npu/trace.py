@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from kcgym.limits import CYCLE_LIMIT
 from kcgym.sims import groups
 from kcgym.sims.device_inputs import on_device
 from kcgym.sims.jax_cache import enable_persistent_cache
@@ -205,6 +206,8 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
                 else:
                     gp[0] = 0
                     im[idx] = gp[f0]
+            if t_end > CYCLE_LIMIT and not fault:  # the interpreter's last check (machine._past_cycle_limit)
+                halted, fault, fault_pc, fault_detail = 1, M.F_CYCLE_LIMIT, cur, t_end
             gp[0] = 0
             continue
         checks: list = []
@@ -313,7 +316,7 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
             checks = [(addr >= 0 and addr // V + nr <= vrows, M.F_OOB_VSRAM, addr),
                       ((addr % V == 0) if mvwo else (addr % B == 0), M.F_MISALIGNED, addr)]
         ok = True
-        for cond, code, detail in checks:
+        for cond, code, detail in [*checks, (t_end <= CYCLE_LIMIT, M.F_CYCLE_LIMIT, t_end)]:  # the limit last
             if not cond:
                 ok, halted, fault, fault_pc, fault_detail = False, 1, code, cur, detail
                 break

@@ -23,14 +23,16 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from kcgym.limits import CYCLE_LIMIT
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB, RVVConfig
 
 LANES = 128  # bytes of the largest register group (8 x VLEN/8)
 VRF_BYTES = 32 * VLENB
-FAULT_NAMES = ("NONE", "OOB", "MISALIGNED", "ILLEGAL_VTYPE", "ILLEGAL_GROUP", "BAD_JUMP", "STEP_BUDGET")
-F_OOB, F_MISALIGNED, F_ILLEGAL_VTYPE, F_ILLEGAL_GROUP, F_BAD_JUMP, F_STEP_BUDGET = range(1, 7)
+FAULT_NAMES = ("NONE", "OOB", "MISALIGNED", "ILLEGAL_VTYPE", "ILLEGAL_GROUP", "BAD_JUMP", "STEP_BUDGET",
+               "CYCLE_LIMIT")
+F_OOB, F_MISALIGNED, F_ILLEGAL_VTYPE, F_ILLEGAL_GROUP, F_BAD_JUMP, F_STEP_BUDGET, F_CYCLE_LIMIT = range(1, 8)
 
 # ctl indices (one packed int32 vector: a loop carry with many scalar leaves is slow on XLA:CPU)
 (PC, STEPS, HALTED, FAULT, FAULT_PC, FAULT_DETAIL, VL, VTYPE, T_SCALAR, V_FREE, V_MEM_DONE, EXT_FREE, QI,
@@ -425,6 +427,14 @@ def _vmask(ins: Ins, vo: VOperands, r: jax.Array) -> tuple[jax.Array, jax.Array,
     return bytes_of_bits(jnp.where(mask_on, mask_new, old_mask_bits)), cpop, first
 
 
+def past_cycle_limit(t_end: jax.Array, ins: Ins) -> tuple[Ins, jax.Array]:
+    """The clock's limit, checked before anything else: an instruction (HALT too) that would run when the clock
+    (``t_end``: when everything before it completes) has passed CYCLE_LIMIT does not run, and faults CYCLE_LIMIT.
+    Returns ``ins`` with ``run`` off for it, and whether it faults (the CPU shares this rule)."""
+    late = ins.run & (t_end > CYCLE_LIMIT)
+    return ins._replace(run=ins.run & ~late), late
+
+
 class Machine:
     """One compiled interpreter per hardware config; memory sizes come from the array shapes.
 
@@ -709,7 +719,7 @@ class Machine:
     # ---- one step -------------------------------------------------------------------------
     def step(self, st: State, prog: jax.Array, prog_len: jax.Array, ext_size: jax.Array,
              max_steps: jax.Array) -> State:
-        ins = self.decode(st, prog, max_steps)
+        ins, late = past_cycle_limit(st.ctl[T_END], self.decode(st, prog, max_steps))
         is_ = Is(ins.cls)
         ctl, run, sub, rd = st.ctl, ins.run, ins.sub, ins.rd
         vt = self.vtype_state(ctl)
@@ -750,7 +760,8 @@ class Machine:
         tm = self.timing(st, ins, is_, vt, vs, mp, cf, on, x_on, writes_v)
         counts = st.counts.at[ins.cls].add(jnp.where(on, 1, 0))
         halt_now = run & is_.HALT
-        faulted = run & (fault != 0)
+        fault, detail = jnp.where(late, F_CYCLE_LIMIT, fault), jnp.where(late, ctl[T_END], detail)
+        faulted = (run & (fault != 0)) | late
         is_vset = on & is_.VSET
         new_ctl = ctl
         for index, value in {

@@ -47,7 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from kcgym.limits import RESOLVE_FREE, RESOLVE_MAX, RESOLVE_MIN_STEPS
+from kcgym.limits import CYCLE_LIMIT, RESOLVE_FREE, RESOLVE_MAX, RESOLVE_MIN_STEPS
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import machine as M
@@ -450,6 +450,9 @@ class _Run:
 
         try:
             while not halted and steps < max_steps:
+                if t_end > CYCLE_LIMIT:  # the interpreter's first check (machine.past_cycle_limit)
+                    halted, fault, fault_pc, fault_detail = 1, M.F_CYCLE_LIMIT, pc, t_end
+                    break
                 # ---- the fast paths: what the general path below does for these cases, decoded once ----------
                 fi = fast[pc]
                 if fi is not None:

@@ -37,13 +37,14 @@ import numpy as np
 from jax import lax
 
 from kcgym.isa.spec import Reg
+from kcgym.limits import CYCLE_LIMIT
 from kcgym.sims import interpreter
 from kcgym.sims.interpreter import bf16, bucket  # noqa: F401  (bucket: tests and benchmarks use M.bucket)
 from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
 from kcgym.sims.vliw.isa import CLASSES, make_isa
 
-FAULT_NAMES = ("NONE", "OOB_DM", "MISALIGNED", "OOB_EXT", "BAD_LANE", "LOOP_DEPTH", "STEP_BUDGET")
-F_OOB_DM, F_MISALIGNED, F_OOB_EXT, F_BAD_LANE, F_LOOP_DEPTH, F_STEP_BUDGET = range(1, 7)
+FAULT_NAMES = ("NONE", "OOB_DM", "MISALIGNED", "OOB_EXT", "BAD_LANE", "LOOP_DEPTH", "STEP_BUDGET", "CYCLE_LIMIT")
+F_OOB_DM, F_MISALIGNED, F_OOB_EXT, F_BAD_LANE, F_LOOP_DEPTH, F_STEP_BUDGET, F_CYCLE_LIMIT = range(1, 8)
 
 # indices into State.ctl
 PC, STEPS, HALTED, FAULT, FAULT_PC, FAULT_DETAIL, T_ISSUE, T_END, DEPTH, FAULT_SLOT = range(10)
@@ -372,7 +373,11 @@ class Machine:
         target = jnp.where(csub == sub["J"], c0, jnp.where(is_loop, c1, c1))
         push = is_loop & (count > 0)
         depth = st.ctl[DEPTH]
-        checks = [(S_LD0, *c) for c in ld[0][3]] + [(S_LD1, *c) for c in ld[1][3]] + \
+        # first, the clock's limit: a bundle that would issue once the clock (every earlier bundle's issue and
+        # completion) has passed CYCLE_LIMIT faults (-1: the whole bundle's line)
+        clock = jnp.maximum(st.ctl[T_ISSUE], st.ctl[T_END])
+        checks = [(-1, clock <= CYCLE_LIMIT, F_CYCLE_LIMIT, clock)] + \
+            [(S_LD0, *c) for c in ld[0][3]] + [(S_LD1, *c) for c in ld[1][3]] + \
             [(S_ST, *c) for c in st_checks] + [(S_VEC, *c) for c in v_checks] + [(S_MOV, *c) for c in m_checks] + \
             [(S_CTL, *c) for c in (geometry[7] if dma else [])] + \
             [(S_CTL, ~push | (depth < hw.loop_depth), F_LOOP_DEPTH, depth)]

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from kcgym.limits import CYCLE_LIMIT
 from kcgym.sims import groups
 from kcgym.sims.interpreter import bf16
 from kcgym.sims.jax_cache import enable_persistent_cache
@@ -255,6 +256,10 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         row, reads, writes, end_lat = dec[cur]
         ld0, ld1, st_, vec, scl, mov, ctl_ins = row
         steps += 1
+        clock = t_issue if t_issue > t_end else t_end
+        if clock > CYCLE_LIMIT:  # the interpreter's first check
+            halted, fault, fault_pc, fault_detail, fault_slot = 1, M.F_CYCLE_LIMIT, pc, clock, -1
+            break
         dep = 0
         for i in reads:
             if ready[i] > dep:
@@ -567,7 +572,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         events += branches
         if any(wk.r[i] != (r[i], dr[i]) for i in range(16)) or any(wk.p[i] != (p[i], dp_[i]) for i in range(8)):
             continue
-        k_max = min(lp[M.L_COUNT], (max_steps - steps) // n_steps, rolled.ROLL_ROWS // max(wk.n_local, 1) - 1)
+        k_max = min(lp[M.L_COUNT], (max_steps - steps) // n_steps, rolled.ROLL_ROWS // max(wk.n_local, 1) - 1,
+                    (CYCLE_LIMIT - max(t_issue, t_end)) // period)  # none past CYCLE_LIMIT: the stepped tail faults
         k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, prev[2], prev[3], T0)
         if k < rolled.ROLL_MIN or not rolled.ext_disjoint(events, k):
             continue
