@@ -136,6 +136,150 @@ def _decode(machine: M.Machine, words: np.ndarray) -> list:
     return out
 
 
+# ---- per-bundle records: the static half of a bundle, decoded once per program ----------------------------
+# control kinds of a record (the CTL slot's instruction as the pre-pass acts on it; 0: nothing to do)
+CK_NONE, CK_LOOPI, CK_LOOP, CK_J, CK_BEQZ, CK_BNEZ, CK_HALT, CK_DMA = range(8)
+_SCL_P_READS = 10  # scalar sub-ops from PADD on read a pointer register as their a operand (PADD, PADDI, MOVP)
+
+
+def _records(dec: list) -> list:
+    """Per decoded bundle, what :func:`prepass` needs of it, resolved once: the scoreboard's reads and
+    writes, and per active slot its register indices (clamped as the interpreter clamps them), access size,
+    data-operation kind and static fields, so the per-bundle loop does only the dynamic work. A record:
+    ``(reads, writes, end latency, ld0, ld1, st, vec, scl, mov, ctl, slow, multi)``; an inactive slot is None;
+    ``slow``: the bundle always takes the exact checks (a DMA); ``multi``: two or more DM accesses (banks)."""
+    S_VLDB, S_VMPYL, S_VMACL, S_VMPY = _SUB["VLDB"], _SUB["VMPYL"], _SUB["VMACL"], _SUB["VMPY"]
+    S_VMAC, S_VMMUL, S_PMOVI, S_PADDI = _SUB["VMAC"], _SUB["VMMUL"], _SUB["PMOVI"], _SUB["PADDI"]
+    S_VCONV, S_VUPS, S_VBCST, S_VBCSTL, S_VINS, S_CZERO = (_SUB[m] for m in ("VCONV", "VUPS", "VBCST", "VBCSTL", "VINS",
+                                                                              "CZERO"))
+    S_DMAO, S_DMAIT, S_DMAOT = _SUB["DMAO"], _SUB["DMAIT"], _SUB["DMAOT"]
+    C_LD, C_ST, C_VEC, C_SCL, C_MOV, C_CTL, C_DMA = (_CLS[c] for c in ("LD", "ST", "VEC", "SCL", "MOV", "CTL", "DMA"))
+    ctl_kind = {_SUB[m]: k for m, k in (("LOOPI", CK_LOOPI), ("LOOP", CK_LOOP), ("J", CK_J), ("BEQZ", CK_BEQZ),
+                                         ("BNEZ", CK_BNEZ), ("HALT", CK_HALT))}
+    vec_reads_c = {_SUB["VRADD"], _SUB["VEXP2C"], _SUB["VINVC"]}
+    vec_reads_cd = {_SUB["VMAC"], _SUB["VMACL"], _SUB["VMMUL"]}
+
+    def xr(f: int) -> int:
+        return min(max(f, 0), 11)
+
+    out = []
+    for row, reads, writes, end_lat in dec:
+        ld0, ld1, st_, vec, scl, mov, ctl = row
+        lds = []
+        for ins in (ld0, ld1):
+            if ins[1] != C_LD:
+                lds.append(None)
+                continue
+            size = 2 if ins[2] == S_VLDB else VECTOR_BYTES
+            lds.append((ins[4] & 7, size, int(ins[2] == S_VLDB), xr(ins[3]), ins[5]))
+        st = (st_[4] & 7, xr(st_[3]), st_[5]) if st_[1] == C_ST else None
+        v = None
+        if vec[1] == C_VEC:
+            vsub, f0, f1, f2, f3 = vec[2], vec[3], vec[4], vec[5], vec[6]
+            mode = 1 if vsub in vec_reads_c else 2 if vsub in vec_reads_cd else 0
+            to_c = vsub >= S_VMPY
+            kind = K_MMUL if vsub == S_VMMUL else K_MAC if vsub in (S_VMAC, S_VMACL) else K_VEC
+            v = (kind, vsub, mode, xr(f1), xr(f2), f1 & 7, f0 & 7, f3 & 15, f3 & 1, to_c, (f0 & 7) if to_c else xr(f0),
+                 vsub in (S_VMPYL, S_VMACL))
+        s = None
+        if scl[1] == C_SCL:
+            ssub, f0, f1, f2 = min(max(scl[2], 0), 12), scl[3], scl[4], scl[5]
+            to_p = S_PMOVI <= ssub <= S_PADDI
+            i1 = (f1 & 7) if ssub >= _SCL_P_READS else (f1 & 15)
+            i2 = f2 & 31 if ssub in (5, 6) else f2 & 15 if ssub in (1, 3, 4, 10) else f2
+            s = (ssub, i1, i2, to_p, (f0 & 7) if to_p else (f0 & 15), f1)
+        m = None
+        if mov[1] == C_MOV:
+            msub, f0, f1, f2 = mov[2], mov[3], mov[4], mov[5]
+            to_c = msub in (S_VUPS, S_CZERO)
+            a_c = msub == S_VCONV
+            rmode = 0 if msub in (S_CZERO, S_VBCST) else 1 if msub == S_VINS else 2
+            m = (msub, a_c, (f1 & 7) if a_c else xr(f1), xr(f0), f2 & 15, f1, rmode, to_c, (f0 & 7) if to_c else xr(f0),
+                 msub in (S_VBCSTL, S_VINS))
+        c: tuple = (CK_NONE,)
+        if ctl[1] == C_DMA:
+            csub = ctl[2]
+            c = (CK_DMA, ctl[3] & 7, ctl[4] & 15, ctl[5] & 15, ctl[6], ctl[7], ctl[8], csub in (S_DMAO, S_DMAOT),
+                 csub in (S_DMAIT, S_DMAOT))
+        elif ctl[1] == C_CTL and ctl[2] in ctl_kind:
+            k = ctl_kind[ctl[2]]
+            c = (k, ctl[3] if k in (CK_LOOPI, CK_J) else ctl[3] & 15, ctl[4])
+        n_mem = (lds[0] is not None) + (lds[1] is not None) + (st is not None)
+        out.append((tuple(reads), tuple(writes), end_lat, lds[0], lds[1], st, v, s, m, c, c[0] == CK_DMA, n_mem > 1))
+    return out
+
+
+def _exact_checks(row: list, r: list, p: list, depth: int, hw: VLIWConfig, limit: int) -> tuple[int, int, int, bool]:
+    """The bundle's checks in the interpreter's order: ``(fault code, detail, slot, wrapped)``; ``wrapped``: an
+    address whose bounds check passed only by wrapping around int32 (the trace leaves such a program to the
+    oracle). :func:`prepass` screens each bundle with cheaper tests that imply no fault and no wrap and
+    calls this only where they do not (and on every DMA)."""
+    S_VLDB, S_VMPYL, S_VMACL, S_VBCSTL, S_VINS = (_SUB[m] for m in ("VLDB", "VMPYL", "VMACL", "VBCSTL", "VINS"))
+    C_LD, C_ST, C_VEC, C_MOV, C_CTL, C_DMA = (_CLS[c] for c in ("LD", "ST", "VEC", "MOV", "CTL", "DMA"))
+    dm_bytes = hw.dm_bytes
+    ld0, ld1, st_, vec, scl, mov, ctl_ins = row
+    code = detail = fslot = 0
+    a0 = a1 = sa = 0
+    on0, on1, on_st = ld0[1] == C_LD, ld1[1] == C_LD, st_[1] == C_ST
+    for slot, ins, on in ((M.S_LD0, ld0, on0), (M.S_LD1, ld1, on1)):
+        if not on:
+            continue
+        addr = p[ins[4] & 7]
+        if slot == M.S_LD0:
+            a0 = addr
+        else:
+            a1 = addr
+        size = 2 if ins[2] == S_VLDB else VECTOR_BYTES
+        if not (addr >= 0 and _w(addr + size) <= dm_bytes):
+            code, detail = M.F_OOB_DM, addr
+        elif addr % size:
+            code, detail = M.F_MISALIGNED, addr
+        if code:
+            fslot = slot
+            break
+    if on_st:
+        sa = p[st_[4] & 7]
+        if not code:
+            if not (sa >= 0 and _w(sa + VECTOR_BYTES) <= dm_bytes):
+                code, detail, fslot = M.F_OOB_DM, sa, M.S_ST
+            elif sa % VECTOR_BYTES:
+                code, detail, fslot = M.F_MISALIGNED, sa, M.S_ST
+    if vec[1] == C_VEC and not code and vec[2] in (S_VMPYL, S_VMACL):
+        lane = r[vec[6] & 15]
+        if not 0 <= lane < LANES:
+            code, detail, fslot = M.F_BAD_LANE, lane, M.S_VEC
+    if mov[1] == C_MOV and not code and mov[2] in (S_VBCSTL, S_VINS):
+        lane = r[mov[5] & 15]
+        if not 0 <= lane < LANES:
+            code, detail, fslot = M.F_BAD_LANE, lane, M.S_MOV
+    is_dma = ctl_ins[1] == C_DMA
+    pm = total = 0
+    if is_dma:
+        pm, re, rs = p[ctl_ins[3] & 7], r[ctl_ins[4] & 15], r[ctl_ins[5] & 15]
+        n_r, rowbytes = ctl_ins[6], ctl_ins[7]
+        total = _w(n_r * rowbytes)
+        last = _w(re + _w((n_r - 1) * rs))
+        lo, hi = min(re, last), _w(max(re, last) + rowbytes)
+        if not code:
+            if not (pm >= 0 and _w(pm + total) <= dm_bytes):
+                code, detail, fslot = M.F_OOB_DM, pm, M.S_CTL
+            elif pm % LINE_BYTES:
+                code, detail, fslot = M.F_MISALIGNED, pm, M.S_CTL
+            elif re % 2 or rs % 2:
+                code, detail, fslot = M.F_MISALIGNED, rs if re % 2 == 0 else re, M.S_CTL
+            elif not (lo >= 0 and hi <= 2 * limit):
+                code, detail, fslot = M.F_OOB_EXT, lo if lo < 0 else hi, M.S_CTL
+    csub = ctl_ins[2]
+    is_loop = ctl_ins[1] == C_CTL and csub in (_SUB["LOOP"], _SUB["LOOPI"])
+    count = r[ctl_ins[3] & 15] if csub == _SUB["LOOP"] else ctl_ins[3]
+    if is_loop and count > 0 and not code and depth >= hw.loop_depth:
+        code, detail, fslot = M.F_LOOP_DEPTH, depth, M.S_CTL
+    wrapped = bool((on0 and a0 + (2 if ld0[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
+        on1 and a1 + (2 if ld1[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
+        on_st and sa + VECTOR_BYTES > dm_bytes) or (is_dma and pm + total > dm_bytes))
+    return code, detail, fslot, wrapped
+
+
 def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int, roll: bool = True) -> Trace:
     """Run the control side of ``words`` (the padded program) exactly as ``Machine.run_one`` does;
     ``roll``: roll steady loops (``rolled``) instead of stepping every iteration."""
@@ -183,28 +327,31 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     line_held = [False] * n_res
     for i in range(n_lines):
         line_held[i] = True
-    nxt = [0, 0, 0]  # ring positions of x, c and line slots
+    nx = nc = nl = 0  # ring positions of x, c and line slots
     ops = array("i")
     n_ops = 0
 
     def new_x() -> int:
+        nonlocal nx
         while True:
-            row = lay.x + 12 + nxt[0] % X_SLOTS
-            nxt[0] += 1
+            row = lay.x + 12 + nx % X_SLOTS
+            nx += 1
             if row not in xs:
                 return row
 
     def new_c() -> int:
+        nonlocal nc
         while True:
-            row = lay.c + 8 + nxt[1] % C_SLOTS
-            nxt[1] += 1
+            row = lay.c + 8 + nc % C_SLOTS
+            nc += 1
             if row not in cs:
                 return row
 
     def new_line(line: int) -> int:
+        nonlocal nl
         while True:
-            row = nxt[2] % (n_lines + LINE_SLOTS)
-            nxt[2] += 1
+            row = nl % (n_lines + LINE_SLOTS)
+            nl += 1
             if not line_held[row]:
                 break
         line_held[lines[line]] = False
@@ -230,204 +377,301 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             lw[x] = lvl
         return lvl
 
-    S_VLDB, S_VMPYL, S_VMACL = _SUB["VLDB"], _SUB["VMPYL"], _SUB["VMACL"]
-    S_VMPY, S_PMOVI, S_PADDI = _SUB["VMPY"], _SUB["PMOVI"], _SUB["PADDI"]
-    S_VMAC, S_VMMUL = _SUB["VMAC"], _SUB["VMMUL"]
-    S_VCONV, S_VUPS, S_VBCST, S_VBCSTL, S_VINS, S_CZERO = (_SUB[m] for m in ("VCONV", "VUPS", "VBCST", "VBCSTL", "VINS",
-                                                                              "CZERO"))
-    S_LOOP, S_LOOPI, S_J, S_BEQZ, S_BNEZ, S_HALT = (_SUB[m] for m in ("LOOP", "LOOPI", "J", "BEQZ", "BNEZ", "HALT"))
-    S_DMAO, S_DMAIT, S_DMAOT = _SUB["DMAO"], _SUB["DMAIT"], _SUB["DMAOT"]
-    C_LD, C_ST, C_VEC, C_SCL, C_MOV, C_CTL, C_DMA = (_CLS[c] for c in ("LD", "ST", "VEC", "SCL", "MOV", "CTL", "DMA"))
-    # VEC sub-ops reading an accumulator as their a operand / writing an accumulator
-    vec_reads_c = {_SUB["VRADD"], _SUB["VEXP2C"], _SUB["VINVC"]}
-    vec_reads_cd = {_SUB["VMAC"], _SUB["VMACL"], _SUB["VMMUL"]}
+    recs = _records(dec)
+    LB, xbase, cbase, n_ring = LINE_BYTES, lay.x + 12, lay.c + 8, n_lines + LINE_SLOTS
+    i32_lo, i32_hi = -0x80000000, 0x7FFFFFFF
+    push = False
+    count = rv = pm = re = rs = 0
 
     while not halted and steps < max_steps:
         cur = pc if pc < n_dec else n_dec - 1  # past the decoded rows: the trailing halt row (JAX clamps too)
-        row, reads, writes, end_lat = dec[cur]
-        ld0, ld1, st_, vec, scl, mov, ctl_ins = row
+        reads, writes, end_lat, ld0, ld1, st_, vec, scl, mov, ctl, slow, multi = recs[cur]
         steps += 1
         dep = 0
         for i in reads:
             if ready[i] > dep:
                 dep = ready[i]
-        # ---- checks, in the interpreter's order --------------------------------------------------
-        code = 0
+        # ---- checks: a screen that implies no fault and no wrap-around, else the exact ones ----------------
+        ok = not slow
         a0 = a1 = sa = 0
-        on0, on1, on_st = ld0[1] == C_LD, ld1[1] == C_LD, st_[1] == C_ST
-        for slot, ins, on in ((M.S_LD0, ld0, on0), (M.S_LD1, ld1, on1)):
-            if not on:
-                continue
-            addr = p[ins[4] & 7]
-            if slot == M.S_LD0:
-                a0 = addr
-            else:
-                a1 = addr
-            size = 2 if ins[2] == S_VLDB else VECTOR_BYTES
-            if not (addr >= 0 and _w(addr + size) <= dm_bytes):
-                code, detail = M.F_OOB_DM, addr
-            elif addr % size:
-                code, detail = M.F_MISALIGNED, addr
+        if ld0 is not None:
+            a0 = p[ld0[0]]
+            if a0 < 0 or a0 > dm_bytes - ld0[1] or a0 % ld0[1]:
+                ok = False
+        if ld1 is not None:
+            a1 = p[ld1[0]]
+            if a1 < 0 or a1 > dm_bytes - ld1[1] or a1 % ld1[1]:
+                ok = False
+        if st_ is not None:
+            sa = p[st_[0]]
+            if sa < 0 or sa > dm_bytes - VECTOR_BYTES or sa % VECTOR_BYTES:
+                ok = False
+        if vec is not None and vec[11] and not 0 <= r[vec[7]] < LANES:
+            ok = False
+        if mov is not None and mov[9] and not 0 <= r[mov[4]] < LANES:
+            ok = False
+        ck = ctl[0]
+        push = False
+        if ck:
+            if ck == CK_LOOPI:
+                count = ctl[1]
+                push = count > 0
+            elif ck == CK_LOOP:
+                count = r[ctl[1]]  # (the pre-bundle registers: the scalar slot writes later)
+                push = count > 0
+            elif ck in (CK_BEQZ, CK_BNEZ):
+                rv = r[ctl[1]]
+            elif ck == CK_DMA:
+                pm, re, rs = p[ctl[1]], r[ctl[2]], r[ctl[3]]
+            if push and depth >= depth_max:
+                ok = False
+        if not ok:
+            code, detail, fslot, wrapped = _exact_checks(dec[cur][0], r, p, depth, hw, limit)
             if code:
-                fslot = slot
+                halted, fault, fault_pc, fault_detail, fault_slot = 1, code, pc, detail, fslot
                 break
-        if on_st:
-            sa = p[st_[4] & 7]
-            if not code:
-                if not (sa >= 0 and _w(sa + VECTOR_BYTES) <= dm_bytes):
-                    code, detail, fslot = M.F_OOB_DM, sa, M.S_ST
-                elif sa % VECTOR_BYTES:
-                    code, detail, fslot = M.F_MISALIGNED, sa, M.S_ST
-        vsub = vec[2]
-        if vec[1] == C_VEC and not code and vsub in (S_VMPYL, S_VMACL):
-            lane = r[vec[6] & 15]
-            if not 0 <= lane < LANES:
-                code, detail, fslot = M.F_BAD_LANE, lane, M.S_VEC
-        msub = mov[2]
-        if mov[1] == C_MOV and not code and msub in (S_VBCSTL, S_VINS):
-            lane = r[mov[5] & 15]
-            if not 0 <= lane < LANES:
-                code, detail, fslot = M.F_BAD_LANE, lane, M.S_MOV
-        is_dma = ctl_ins[1] == C_DMA
-        if is_dma:
-            pm, re, rs = p[ctl_ins[3] & 7], r[ctl_ins[4] & 15], r[ctl_ins[5] & 15]
-            n_r, rowbytes = ctl_ins[6], ctl_ins[7]
-            total = _w(n_r * rowbytes)
-            last = _w(re + _w((n_r - 1) * rs))
-            lo, hi = min(re, last), _w(max(re, last) + rowbytes)
-            if not code:
-                if not (pm >= 0 and _w(pm + total) <= dm_bytes):
-                    code, detail, fslot = M.F_OOB_DM, pm, M.S_CTL
-                elif pm % LINE_BYTES:
-                    code, detail, fslot = M.F_MISALIGNED, pm, M.S_CTL
-                elif re % 2 or rs % 2:
-                    code, detail, fslot = M.F_MISALIGNED, rs if re % 2 == 0 else re, M.S_CTL
-                elif not (lo >= 0 and hi <= 2 * limit):
-                    code, detail, fslot = M.F_OOB_EXT, lo if lo < 0 else hi, M.S_CTL
-        is_ctl = ctl_ins[1] == C_CTL
-        csub = ctl_ins[2]
-        is_loop = is_ctl and csub in (S_LOOP, S_LOOPI)
-        rv = r[ctl_ins[3] & 15]  # the pre-bundle register a branch tests (the scalar slot writes later)
-        count = rv if csub == S_LOOP else ctl_ins[3]
-        push = is_loop and count > 0
-        if push and not code and depth >= depth_max:
-            code, detail, fslot = M.F_LOOP_DEPTH, depth, M.S_CTL
-        if code:
-            halted, fault, fault_pc, fault_detail, fault_slot = 1, code, pc, detail, fslot
-            break
-        if (on0 and a0 + (2 if ld0[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
-                on1 and a1 + (2 if ld1[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
-                on_st and sa + VECTOR_BYTES > dm_bytes) or (is_dma and pm + total > dm_bytes):
-            exotic = True  # an address whose bounds check passed only by wrapping around int32: the oracle's
-            break
+            if wrapped:
+                exotic = True  # an address whose bounds check passed only by wrapping around int32: the oracle's
+                break
         # ---- timing ------------------------------------------------------------------------------
-        if on0:
-            v = line_ready[min(max(a0 // LINE_BYTES, 0), n_lines - 1)]
+        if ld0 is not None:
+            v = line_ready[a0 // LB]
             if v > dep:
                 dep = int(v)
-        if on1:
-            v = line_ready[min(max(a1 // LINE_BYTES, 0), n_lines - 1)]
+        if ld1 is not None:
+            v = line_ready[a1 // LB]
             if v > dep:
                 dep = int(v)
-        if on_st:
-            ln = min(max(sa // LINE_BYTES, 0), n_lines - 1)
+        if st_ is not None:
+            ln = sa // LB
             v = max(line_ready[ln], line_read[ln])
             if v > dep:
                 dep = int(v)
-        conflicts = 0
-        if on0 + on1 + on_st > 1:
+        t = t_issue if t_issue > dep else dep
+        if multi:
+            on0, on1, on_st = ld0 is not None, ld1 is not None, st_ is not None
             b0, b1, b2 = a0 // bank, a1 // bank, sa // bank
-            conflicts = (on0 and on1 and b0 == b1) + (on0 and on_st and b0 == b2) + (on1 and on_st and b1 == b2)
-        t = (t_issue if t_issue > dep else dep) + conflicts
+            t += (on0 and on1 and b0 == b1) + (on0 and on_st and b0 == b2) + (on1 and on_st and b1 == b2)
         for i, lat in writes:
             ready[i] = t + lat
         ready[0] = 0
         execs[cur] += 1
         seq = steps
-        # ---- data operations, in the interpreter's order (loads read the DM before the store) -----
-        xw: list = []  # (register, row) written this bundle, in the interpreter's order
-        cw: list = []
-        for ins, on, addr in ((ld0, on0, a0), (ld1, on1, a1)):
-            if on:
-                row_in = lines[addr // LINE_BYTES]
-                dst = new_x()
-                b = ins[2] == S_VLDB
-                ops.extend((K_LD, seq, cur, level((row_in,), (dst,)), dst, row_in, (addr // 2) % LANES if b else 0,
-                            int(b), 0, 0, 0, 0))
-                n_ops += 1
-                xw.append((min(max(ins[3], 0), 11), dst))
-        if on_st:
-            row_in = xs[min(max(st_[3], 0), 11)]
-            dst = new_line(sa // LINE_BYTES)
-            ops.extend((K_LD, seq, cur, level((row_in,), (dst,)), dst, row_in, 0, 0, 0, 0, 0, 0))
+        # ---- data operations, in the interpreter's order (loads read the DM before the store); renaming and
+        # levels inlined (``new_x``, ``new_c``, ``new_line``, ``level``): a fresh row never is one read here
+        if ld0 is not None:
+            src = lines[a0 // LB]
+            while True:
+                d0 = xbase + nx % X_SLOTS
+                nx += 1
+                if d0 not in xs:
+                    break
+            lvl = lw[src]
+            if lw[d0] > lvl:
+                lvl = lw[d0]
+            if lr[d0] > lvl:
+                lvl = lr[d0]
+            lvl += 1
+            if lr[src] < lvl:
+                lr[src] = lvl
+            lw[d0] = lvl
+            b = ld0[2]
+            ops.extend((K_LD, seq, cur, lvl, d0, src, (a0 // 2) % LANES if b else 0, b, 0, 0, 0, 0))
             n_ops += 1
-        if vec[1] == C_VEC:
-            f0, f1, f2, f3 = vec[3], vec[4], vec[5], vec[6]
-            a, b = xs[min(max(f1, 0), 11)], xs[min(max(f2, 0), 11)]
-            ca, cd = cs[f1 & 7], cs[f0 & 7]
-            vreads = [a, b]
-            if vsub in vec_reads_c:
-                vreads = [ca]
-            elif vsub in vec_reads_cd:
-                vreads = [a, b, cd]
-            to_c = vsub >= S_VMPY
-            dst = new_c() if to_c else new_x()
-            lane = r[f3 & 15]
-            kind = K_MMUL if vsub == S_VMMUL else K_MAC if vsub in (S_VMAC, S_VMACL) else K_VEC
-            ops.extend((kind, seq, cur, level(vreads, (dst,)), dst, a, b, ca, cd, min(max(lane, 0), LANES - 1), f3 & 1,
-                        vsub))
+        if ld1 is not None:
+            src = lines[a1 // LB]
+            while True:
+                d1 = xbase + nx % X_SLOTS
+                nx += 1
+                if d1 not in xs:
+                    break
+            lvl = lw[src]
+            if lw[d1] > lvl:
+                lvl = lw[d1]
+            if lr[d1] > lvl:
+                lvl = lr[d1]
+            lvl += 1
+            if lr[src] < lvl:
+                lr[src] = lvl
+            lw[d1] = lvl
+            b = ld1[2]
+            ops.extend((K_LD, seq, cur, lvl, d1, src, (a1 // 2) % LANES if b else 0, b, 0, 0, 0, 0))
             n_ops += 1
-            (cw if to_c else xw).append(((f0 & 7) if to_c else min(max(f0, 0), 11), dst))
-        if mov[1] == C_MOV:
-            f0, f1, f2 = mov[3], mov[4], mov[5]
-            to_c = msub in (S_VUPS, S_CZERO)
-            a = cs[f1 & 7] if msub == S_VCONV else xs[min(max(f1, 0), 11)]
-            tgt = xs[min(max(f0, 0), 11)]
-            mreads = () if msub in (S_CZERO, S_VBCST) else (a, tgt) if msub == S_VINS else (a,)
-            dst = new_c() if to_c else new_x()
-            ops.extend((K_MOV, seq, cur, level(mreads, (dst,)), dst, a, tgt, r[f2 & 15], f1, msub, 0, 0))
+        if st_ is not None:
+            src = xs[st_[1]]
+            while True:
+                dst = nl % n_ring
+                nl += 1
+                if not line_held[dst]:
+                    break
+            ln = sa // LB
+            line_held[lines[ln]] = False
+            line_held[dst] = True
+            lines[ln] = dst
+            lvl = lw[src]
+            if lw[dst] > lvl:
+                lvl = lw[dst]
+            if lr[dst] > lvl:
+                lvl = lr[dst]
+            lvl += 1
+            if lr[src] < lvl:
+                lr[src] = lvl
+            lw[dst] = lvl
+            ops.extend((K_LD, seq, cur, lvl, dst, src, 0, 0, 0, 0, 0, 0))
             n_ops += 1
-            (cw if to_c else xw).append(((f0 & 7) if to_c else min(max(f0, 0), 11), dst))
-        for reg, dst in xw:
-            xs[reg] = dst
-        for reg, dst in cw:
-            cs[reg] = dst
-        # ---- registers -------------------------------------------------------------------------------
-        if scl[1] == C_SCL:  # read before the post-increments below (all slots read the pre-bundle state)
-            ssub, f0, f1, f2 = scl[2], scl[3], scl[4], scl[5]
-            ra, rb, pa = r[f1 & 15], r[f2 & 15], p[f1 & 7]
-            ssub = min(max(ssub, 0), 12)
-            val = (f1, ra + rb, ra + f2, ra - rb, ra * rb, ra << (f2 & 31), ra >> (f2 & 31), ra & f2, f1, ra,
-                   pa + rb, pa + f2, pa)[ssub]
-        if on0:
-            p[ld0[4] & 7] = _w(a0 + ld0[5])
-        if on1:
-            p[ld1[4] & 7] = _w(a1 + ld1[5])
-        if on_st:
-            p[st_[4] & 7] = _w(sa + st_[5])
-        if scl[1] == C_SCL:  # written last: the scalar slot's write wins (the interpreter's order)
-            if S_PMOVI <= ssub <= S_PADDI:
-                p[f0 & 7] = _w(val)
+        if vec is not None:
+            kind, vsub, mode, ia, ib, ica, icd, ilane, h, vc, vreg = vec[:11]
+            a, b, ca, cd = xs[ia], xs[ib], cs[ica], cs[icd]
+            if vc:
+                while True:
+                    dv = cbase + nc % C_SLOTS
+                    nc += 1
+                    if dv not in cs:
+                        break
             else:
-                r[f0 & 15] = _w(val)
-        r[0] = 0
+                while True:
+                    dv = xbase + nx % X_SLOTS
+                    nx += 1
+                    if dv not in xs:
+                        break
+            if mode == 1:
+                lvl = lw[ca]
+            else:
+                lvl = lw[a]
+                if lw[b] > lvl:
+                    lvl = lw[b]
+                if mode and lw[cd] > lvl:
+                    lvl = lw[cd]
+            if lw[dv] > lvl:
+                lvl = lw[dv]
+            if lr[dv] > lvl:
+                lvl = lr[dv]
+            lvl += 1
+            if mode == 1:
+                if lr[ca] < lvl:
+                    lr[ca] = lvl
+            else:
+                if lr[a] < lvl:
+                    lr[a] = lvl
+                if lr[b] < lvl:
+                    lr[b] = lvl
+                if mode and lr[cd] < lvl:
+                    lr[cd] = lvl
+            lw[dv] = lvl
+            lane = r[ilane]
+            ops.extend((kind, seq, cur, lvl, dv, a, b, ca, cd, 0 if lane < 0 else LANES - 1 if lane >= LANES else lane,
+                        h, vsub))
+            n_ops += 1
+        if mov is not None:
+            msub, a_c, ia, it, ilane, f1, rmode, mc, mreg = mov[:9]
+            a = cs[ia] if a_c else xs[ia]
+            tgt = xs[it]
+            if mc:
+                while True:
+                    dm = cbase + nc % C_SLOTS
+                    nc += 1
+                    if dm not in cs:
+                        break
+            else:
+                while True:
+                    dm = xbase + nx % X_SLOTS
+                    nx += 1
+                    if dm not in xs:
+                        break
+            lvl = 0
+            if rmode:
+                lvl = lw[a]
+                if rmode == 1 and lw[tgt] > lvl:
+                    lvl = lw[tgt]
+            if lw[dm] > lvl:
+                lvl = lw[dm]
+            if lr[dm] > lvl:
+                lvl = lr[dm]
+            lvl += 1
+            if rmode:
+                if lr[a] < lvl:
+                    lr[a] = lvl
+                if rmode == 1 and lr[tgt] < lvl:
+                    lr[tgt] = lvl
+            lw[dm] = lvl
+            ops.extend((K_MOV, seq, cur, lvl, dm, a, tgt, r[ilane], f1, msub, 0, 0))
+            n_ops += 1
+        # the register renames, in the interpreter's order (after every read of this bundle)
+        if ld0 is not None:
+            xs[ld0[3]] = d0
+        if ld1 is not None:
+            xs[ld1[3]] = d1
+        if vec is not None:
+            (cs if vc else xs)[vreg] = dv
+        if mov is not None:
+            (cs if mc else xs)[mreg] = dm
+        # ---- registers -------------------------------------------------------------------------------
+        if scl is not None:  # read before the post-increments below (all slots read the pre-bundle state)
+            ssub, i1, i2, to_p, sreg, f1 = scl
+            if ssub == 2:
+                val = r[i1] + i2
+            elif ssub == 11:
+                val = p[i1] + i2
+            elif ssub == 0 or ssub == 8:
+                val = f1
+            elif ssub == 1:
+                val = r[i1] + r[i2]
+            elif ssub == 3:
+                val = r[i1] - r[i2]
+            elif ssub == 4:
+                val = r[i1] * r[i2]
+            elif ssub == 5:
+                val = r[i1] << i2
+            elif ssub == 6:
+                val = r[i1] >> i2
+            elif ssub == 7:
+                val = r[i1] & i2
+            elif ssub == 9:
+                val = r[i1]
+            elif ssub == 10:
+                val = p[i1] + r[i2]
+            else:
+                val = p[i1]
+        if ld0 is not None:
+            v = a0 + ld0[4]
+            p[ld0[0]] = v if i32_lo <= v <= i32_hi else _w(v)
+        if ld1 is not None:
+            v = a1 + ld1[4]
+            p[ld1[0]] = v if i32_lo <= v <= i32_hi else _w(v)
+        if st_ is not None:
+            v = sa + st_[2]
+            p[st_[0]] = v if i32_lo <= v <= i32_hi else _w(v)
+        if scl is not None:  # written last: the scalar slot's write wins (the interpreter's order)
+            if not i32_lo <= val <= i32_hi:
+                val = _w(val)
+            if to_p:
+                p[sreg] = val
+            else:
+                r[sreg] = val
+            r[0] = 0
         # ---- control ---------------------------------------------------------------------------------
-        c0, c1 = ctl_ins[3], ctl_ins[4]
         taken = False
-        if is_ctl:
-            taken = csub == S_J or (is_loop and count <= 0)
-            if csub in (S_BEQZ, S_BNEZ):
-                taken = (rv == 0) if csub == S_BEQZ else (rv != 0)
-        target = c0 if csub == S_J else c1
-        if push:
-            loops[depth] = [pc + 1, c1, count]
-            snaps[depth], tries[depth] = None, 0
-            depth += 1
         next_pc = pc + 1
+        if ck:
+            if ck in (CK_LOOPI, CK_LOOP):
+                if push:
+                    loops[depth] = [pc + 1, ctl[2], count]
+                    snaps[depth], tries[depth] = None, 0
+                    depth += 1
+                else:
+                    taken, next_pc = True, ctl[2]
+            elif ck == CK_J:
+                taken, next_pc = True, ctl[1]
+            elif ck == CK_BEQZ:
+                if rv == 0:
+                    taken, next_pc = True, ctl[2]
+            elif ck == CK_BNEZ:
+                if rv != 0:
+                    taken, next_pc = True, ctl[2]
+            elif ck == CK_HALT:
+                halted = 1
         edge = 0
-        if taken:
-            next_pc = target
-        elif depth > 0:
+        if not taken and depth > 0:
             top = loops[depth - 1]
             if pc + 1 == top[M.L_END]:
                 if top[M.L_COUNT] > 1:
@@ -436,14 +680,12 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     edge = depth
                 else:
                     depth -= 1
-        if is_ctl and csub == S_HALT:
-            halted = 1
         t_issue = t + 1 + (penalty if taken else 0)
         if t + end_lat > t_end:
             t_end = t + end_lat
-        if is_dma:
-            is_out = ctl_ins[2] in (S_DMAO, S_DMAOT)
-            tiled = ctl_ins[2] in (S_DMAIT, S_DMAOT)
+        if ck == CK_DMA:
+            n_r, rowbytes, is_out, tiled = ctl[4], ctl[5], ctl[7], ctl[8]
+            total = _w(n_r * rowbytes)
             l0, l1 = pm // LINE_BYTES, (pm + total + LINE_BYTES - 1) // LINE_BYTES
             pend_w = int(line_ready[l0:l1].max()) if l1 > l0 else 0
             pend_r = int(line_read[l0:l1].max()) if l1 > l0 else 0
@@ -461,7 +703,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 t_end = done
             dma_free[eng] = start + occ
             # the data: one operation per DM line, all of one DMA at one level
-            width = max((ctl_ins[8] if tiled else rowbytes) // 2, 1)
+            width = max((ctl[6] if tiled else rowbytes) // 2, 1)
             per_strip = max(n_r * width, 1)
             tot_e = total // 2
             e = np.arange(min(tot_e, dma_elems), dtype=np.int32)
