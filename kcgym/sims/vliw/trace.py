@@ -52,6 +52,7 @@ X_SLOTS = 16384  # renamed vector-register values (a slot is reused after X_SLOT
 C_SLOTS = 8192  # renamed accumulator values (a tile of VMMULs takes one per VMMUL)
 LINE_SLOTS = 16384  # renamed DM lines beyond the DM's own (a DMA in of 16 KB takes 256)
 N_FIELDS = 8  # operand fields of one data operation
+FLUSH_OPS = 1 << 16  # the pre-pass moves its data operations from a list to their array every this many
 
 # data-operation kinds (one lax.switch branch each). K_LD: VLD, VLDB and VST (a row copy or a broadcast).
 # The multiply-accumulates have branches of their own, computing only their formula as the interpreter's
@@ -139,10 +140,11 @@ def _decode(machine: M.Machine, words: np.ndarray) -> list:
 # ---- per-bundle records: the static half of a bundle, decoded once per program ----------------------------
 # control kinds of a record (the CTL slot's instruction as the pre-pass acts on it; 0: nothing to do)
 CK_NONE, CK_LOOPI, CK_LOOP, CK_J, CK_BEQZ, CK_BNEZ, CK_HALT, CK_DMA = range(8)
+VECTOR_MASK = VECTOR_BYTES - 1  # (a power of two: ``addr & VECTOR_MASK`` is ``addr % VECTOR_BYTES``)
 _SCL_P_READS = 10  # scalar sub-ops from PADD on read a pointer register as their a operand (PADD, PADDI, MOVP)
 
 
-def _records(dec: list) -> list:
+def _records(dec: list, dm_bytes: int) -> list:
     """Per decoded bundle, what :func:`prepass` needs of it, resolved once: the scoreboard's reads and
     writes, and per active slot its register indices (clamped as the interpreter clamps them), access size,
     data-operation kind and static fields, so the per-bundle loop does only the dynamic work. A record:
@@ -171,7 +173,7 @@ def _records(dec: list) -> list:
                 lds.append(None)
                 continue
             size = 2 if ins[2] == S_VLDB else VECTOR_BYTES
-            lds.append((ins[4] & 7, size, int(ins[2] == S_VLDB), xr(ins[3]), ins[5]))
+            lds.append((ins[4] & 7, dm_bytes - size, size - 1, int(ins[2] == S_VLDB), xr(ins[3]), ins[5]))
         st = (st_[4] & 7, xr(st_[3]), st_[5]) if st_[1] == C_ST else None
         v = None
         if vec[1] == C_VEC:
@@ -280,6 +282,39 @@ def _exact_checks(row: list, r: list, p: list, depth: int, hw: VLIWConfig, limit
     return code, detail, fslot, wrapped
 
 
+def _dma_ext_rows(re: int, rs: int, n_r: int, width: int, per_strip: int, tot_e: int, dma_elems: int, H: int,
+                  is_out: bool) -> np.ndarray | None:
+    """The EXT rows (of LANES elements) a DMA's elements touch (``Machine._dma``'s element order), each at
+    least once -- the pre-pass takes maxima over them and assigns them one level, so repeats do not matter --
+    or None for a DMA out past the EXT image. The common case (whole strips, no int32 wrap-around, inside
+    the image) from the start of each run of ``width`` elements; else element by element as the interpreter."""
+    n_strips = tot_e // per_strip
+    if (0 < tot_e <= dma_elems and n_r >= 1 and n_strips * per_strip == tot_e
+            and abs(re) + (n_r + 1) * abs(rs) + 2 * tot_e + 2 * width < 1 << 30):
+        s = (re // 2 + (np.arange(n_r, dtype=np.int64) * (rs // 2))[:, None]
+             + (np.arange(n_strips, dtype=np.int64) * width)[None, :]).reshape(-1)
+        if s.min() >= 0 and s.max() + width <= H:
+            offs = np.append(np.arange(0, width, LANES), width - 1)  # every row a run spans has one of these
+            return _distinct_runs(((s[:, None] + offs[None, :]) // LANES).reshape(-1))
+    e = np.arange(min(tot_e, dma_elems), dtype=np.int32)
+    within = e % np.int32(per_strip)
+    with np.errstate(over="ignore"):
+        ext_idx = (np.int32(re // 2) + (within // np.int32(width)) * np.int32(rs // 2)
+                   + (e // np.int32(per_strip)) * np.int32(width) + within % np.int32(width))
+    if is_out:
+        ext_idx = np.where(ext_idx < 0, ext_idx + H, ext_idx)
+        if (ext_idx < 0).any() or (ext_idx >= H).any():
+            return None
+    return _distinct_runs(np.clip(ext_idx, 0, H - 1) // LANES)
+
+
+def _distinct_runs(rows: np.ndarray) -> np.ndarray:
+    """``rows`` without repeats of the entry before (cheaper than ``np.unique``; later repeats stay)."""
+    keep = np.ones(len(rows), bool)
+    np.not_equal(rows[1:], rows[:-1], out=keep[1:])
+    return rows[keep]
+
+
 def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int, roll: bool = True) -> Trace:
     """Run the control side of ``words`` (the padded program) exactly as ``Machine.run_one`` does;
     ``roll``: roll steady loops (``rolled``) instead of stepping every iteration."""
@@ -297,6 +332,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     dm_bytes, bank, penalty = hw.dm_bytes, hw.bank_bytes, hw.branch_penalty
     dma_lat, dma_bw = hw.dma_latency, hw.dma_bytes_per_cycle
     dma_elems = machine.dma_elems
+    st_lim = dm_bytes - VECTOR_BYTES
     r = [0] * 16
     p = [0] * 8
     ready = [0] * M.N_READY
@@ -328,7 +364,10 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     for i in range(n_lines):
         line_held[i] = True
     nx = nc = nl = 0  # ring positions of x, c and line slots
-    ops = array("i")
+    ops = array("i")  # the data operations (the hot loop collects them in ``buf``, moved here now and then)
+    buf: list = []
+    emit = buf.extend  # (a list takes a tuple several times faster than the array does)
+    check_at = min(FLUSH_OPS, TRACE_MAX_OPS)
     n_ops = 0
 
     def new_x() -> int:
@@ -377,11 +416,14 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             lw[x] = lvl
         return lvl
 
-    recs = _records(dec)
+    recs = _records(dec, dm_bytes)
     LB, xbase, cbase, n_ring = LINE_BYTES, lay.x + 12, lay.c + 8, n_lines + LINE_SLOTS
+    L_START, L_END, L_COUNT = M.L_START, M.L_END, M.L_COUNT
     i32_lo, i32_hi = -0x80000000, 0x7FFFFFFF
     push = False
     count = rv = pm = re = rs = 0
+    a0 = a1 = sa = d0 = d1 = dv = dm = 0
+    vc = mc = False
 
     while not halted and steps < max_steps:
         cur = pc if pc < n_dec else n_dec - 1  # past the decoded rows: the trailing halt row (JAX clamps too)
@@ -389,27 +431,51 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         steps += 1
         dep = 0
         for i in reads:
-            if ready[i] > dep:
-                dep = ready[i]
-        # ---- checks: a screen that implies no fault and no wrap-around, else the exact ones ----------------
+            v = ready[i]
+            if v > dep:
+                dep = v
+        # ---- checks: a screen that implies no fault and no wrap-around, else the exact ones; with the DM
+        # lines' timing of accesses that pass it (reading it has no effect where the bundle then faults)
         ok = not slow
-        a0 = a1 = sa = 0
         if ld0 is not None:
-            a0 = p[ld0[0]]
-            if a0 < 0 or a0 > dm_bytes - ld0[1] or a0 % ld0[1]:
+            p0, lim0, m0, b0, xd0, inc0 = ld0
+            a0 = p[p0]
+            if a0 < 0 or a0 > lim0 or a0 & m0:
                 ok = False
+            else:
+                v = line_ready[a0 // LB]
+                if v > dep:
+                    dep = int(v)
         if ld1 is not None:
-            a1 = p[ld1[0]]
-            if a1 < 0 or a1 > dm_bytes - ld1[1] or a1 % ld1[1]:
+            p1, lim1, m1, b1, xd1, inc1 = ld1
+            a1 = p[p1]
+            if a1 < 0 or a1 > lim1 or a1 & m1:
                 ok = False
+            else:
+                v = line_ready[a1 // LB]
+                if v > dep:
+                    dep = int(v)
         if st_ is not None:
-            sa = p[st_[0]]
-            if sa < 0 or sa > dm_bytes - VECTOR_BYTES or sa % VECTOR_BYTES:
+            ps, xsrc, incs = st_
+            sa = p[ps]
+            if sa < 0 or sa > st_lim or sa & VECTOR_MASK:
                 ok = False
-        if vec is not None and vec[11] and not 0 <= r[vec[7]] < LANES:
-            ok = False
-        if mov is not None and mov[9] and not 0 <= r[mov[4]] < LANES:
-            ok = False
+            else:
+                ln = sa // LB
+                v = line_ready[ln]
+                if v > dep:
+                    dep = int(v)
+                v = line_read[ln]
+                if v > dep:
+                    dep = int(v)
+        if vec is not None:
+            kind, vsub, mode, ia, ib, ica, icd, ilane, h, vc, vreg, vchk = vec
+            if vchk and not 0 <= r[ilane] < LANES:
+                ok = False
+        if mov is not None:
+            msub, a_c, ma, mt, mlane, f1, rmode, mc, mreg, mchk = mov
+            if mchk and not 0 <= r[mlane] < LANES:
+                ok = False
         ck = ctl[0]
         push = False
         if ck:
@@ -434,24 +500,11 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 exotic = True  # an address whose bounds check passed only by wrapping around int32: the oracle's
                 break
         # ---- timing ------------------------------------------------------------------------------
-        if ld0 is not None:
-            v = line_ready[a0 // LB]
-            if v > dep:
-                dep = int(v)
-        if ld1 is not None:
-            v = line_ready[a1 // LB]
-            if v > dep:
-                dep = int(v)
-        if st_ is not None:
-            ln = sa // LB
-            v = max(line_ready[ln], line_read[ln])
-            if v > dep:
-                dep = int(v)
         t = t_issue if t_issue > dep else dep
         if multi:
             on0, on1, on_st = ld0 is not None, ld1 is not None, st_ is not None
-            b0, b1, b2 = a0 // bank, a1 // bank, sa // bank
-            t += (on0 and on1 and b0 == b1) + (on0 and on_st and b0 == b2) + (on1 and on_st and b1 == b2)
+            k0, k1, k2 = a0 // bank, a1 // bank, sa // bank
+            t += (on0 and on1 and k0 == k1) + (on0 and on_st and k0 == k2) + (on1 and on_st and k1 == k2)
         for i, lat in writes:
             ready[i] = t + lat
         ready[0] = 0
@@ -475,8 +528,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             if lr[src] < lvl:
                 lr[src] = lvl
             lw[d0] = lvl
-            b = ld0[2]
-            ops.extend((K_LD, seq, cur, lvl, d0, src, (a0 // 2) % LANES if b else 0, b, 0, 0, 0, 0))
+            emit((K_LD, seq, cur, lvl, d0, src, (a0 // 2) % LANES if b0 else 0, b0, 0, 0, 0, 0))
             n_ops += 1
         if ld1 is not None:
             src = lines[a1 // LB]
@@ -494,11 +546,10 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             if lr[src] < lvl:
                 lr[src] = lvl
             lw[d1] = lvl
-            b = ld1[2]
-            ops.extend((K_LD, seq, cur, lvl, d1, src, (a1 // 2) % LANES if b else 0, b, 0, 0, 0, 0))
+            emit((K_LD, seq, cur, lvl, d1, src, (a1 // 2) % LANES if b1 else 0, b1, 0, 0, 0, 0))
             n_ops += 1
         if st_ is not None:
-            src = xs[st_[1]]
+            src = xs[xsrc]
             while True:
                 dst = nl % n_ring
                 nl += 1
@@ -517,10 +568,9 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             if lr[src] < lvl:
                 lr[src] = lvl
             lw[dst] = lvl
-            ops.extend((K_LD, seq, cur, lvl, dst, src, 0, 0, 0, 0, 0, 0))
+            emit((K_LD, seq, cur, lvl, dst, src, 0, 0, 0, 0, 0, 0))
             n_ops += 1
         if vec is not None:
-            kind, vsub, mode, ia, ib, ica, icd, ilane, h, vc, vreg = vec[:11]
             a, b, ca, cd = xs[ia], xs[ib], cs[ica], cs[icd]
             if vc:
                 while True:
@@ -559,13 +609,12 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     lr[cd] = lvl
             lw[dv] = lvl
             lane = r[ilane]
-            ops.extend((kind, seq, cur, lvl, dv, a, b, ca, cd, 0 if lane < 0 else LANES - 1 if lane >= LANES else lane,
-                        h, vsub))
+            emit((kind, seq, cur, lvl, dv, a, b, ca, cd, 0 if lane < 0 else LANES - 1 if lane >= LANES else lane, h,
+                  vsub))
             n_ops += 1
         if mov is not None:
-            msub, a_c, ia, it, ilane, f1, rmode, mc, mreg = mov[:9]
-            a = cs[ia] if a_c else xs[ia]
-            tgt = xs[it]
+            a = cs[ma] if a_c else xs[ma]
+            tgt = xs[mt]
             if mc:
                 while True:
                     dm = cbase + nc % C_SLOTS
@@ -594,13 +643,13 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 if rmode == 1 and lr[tgt] < lvl:
                     lr[tgt] = lvl
             lw[dm] = lvl
-            ops.extend((K_MOV, seq, cur, lvl, dm, a, tgt, r[ilane], f1, msub, 0, 0))
+            emit((K_MOV, seq, cur, lvl, dm, a, tgt, r[mlane], f1, msub, 0, 0))
             n_ops += 1
         # the register renames, in the interpreter's order (after every read of this bundle)
         if ld0 is not None:
-            xs[ld0[3]] = d0
+            xs[xd0] = d0
         if ld1 is not None:
-            xs[ld1[3]] = d1
+            xs[xd1] = d1
         if vec is not None:
             (cs if vc else xs)[vreg] = dv
         if mov is not None:
@@ -633,14 +682,14 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             else:
                 val = p[i1]
         if ld0 is not None:
-            v = a0 + ld0[4]
-            p[ld0[0]] = v if i32_lo <= v <= i32_hi else _w(v)
+            v = a0 + inc0
+            p[p0] = v if i32_lo <= v <= i32_hi else _w(v)
         if ld1 is not None:
-            v = a1 + ld1[4]
-            p[ld1[0]] = v if i32_lo <= v <= i32_hi else _w(v)
+            v = a1 + inc1
+            p[p1] = v if i32_lo <= v <= i32_hi else _w(v)
         if st_ is not None:
-            v = sa + st_[2]
-            p[st_[0]] = v if i32_lo <= v <= i32_hi else _w(v)
+            v = sa + incs
+            p[ps] = v if i32_lo <= v <= i32_hi else _w(v)
         if scl is not None:  # written last: the scalar slot's write wins (the interpreter's order)
             if not i32_lo <= val <= i32_hi:
                 val = _w(val)
@@ -673,10 +722,10 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         edge = 0
         if not taken and depth > 0:
             top = loops[depth - 1]
-            if pc + 1 == top[M.L_END]:
-                if top[M.L_COUNT] > 1:
-                    top[M.L_COUNT] -= 1
-                    next_pc = top[M.L_START]
+            if pc + 1 == top[L_END]:
+                if top[L_COUNT] > 1:
+                    top[L_COUNT] -= 1
+                    next_pc = top[L_START]
                     edge = depth
                 else:
                     depth -= 1
@@ -706,36 +755,42 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             width = max((ctl[6] if tiled else rowbytes) // 2, 1)
             per_strip = max(n_r * width, 1)
             tot_e = total // 2
-            e = np.arange(min(tot_e, dma_elems), dtype=np.int32)
-            within = e % np.int32(per_strip)
-            with np.errstate(over="ignore"):
-                ext_idx = (np.int32(re // 2) + (within // np.int32(width)) * np.int32(rs // 2)
-                           + (e // np.int32(per_strip)) * np.int32(width) + within % np.int32(width))
-            if is_out:
-                ext_idx = np.where(ext_idx < 0, ext_idx + H, ext_idx)
-                if (ext_idx < 0).any() or (ext_idx >= H).any():
-                    exotic = True  # past the EXT image: the interpreter drops those writes
-                    break
-            ext_rows = np.unique(np.clip(ext_idx, 0, H - 1) // LANES)
+            ext_rows = _dma_ext_rows(re, rs, n_r, width, per_strip, tot_e, dma_elems, H, is_out)
+            if ext_rows is None:
+                exotic = True  # past the EXT image: the interpreter drops those writes
+                break
             n_l = l1 - l0
             if is_out:
-                rows_in = [lines[ln] for ln in range(l0, l1)]
-                lvl = max(int(ext_lw[ext_rows].max()), int(ext_lr[ext_rows].max()), max(lw[x] for x in rows_in)) + 1
+                rows_in = lines[l0:l1]
+                lvl = max(int(ext_lw[ext_rows].max()), int(ext_lr[ext_rows].max()), max(map(lw.__getitem__, rows_in)))
+                lvl += 1
                 for x in rows_in:
                     if lr[x] < lvl:
                         lr[x] = lvl
                 ext_lw[ext_rows] = lvl
                 for i in range(n_l):
-                    ops.extend((K_DMAO, seq, cur, lvl, rows_in[i], i * LANES, re, rs, width, per_strip, tot_e, 0))
+                    emit((K_DMAO, seq, cur, lvl, rows_in[i], i * LANES, re, rs, width, per_strip, tot_e, 0))
             else:
                 partial = tot_e % LANES != 0
-                old = [lines[ln] for ln in range(l0, l1)]
-                new = [new_line(ln) for ln in range(l0, l1)]
+                old = lines[l0:l1]
                 lvl = int(ext_lw[ext_rows].max())
                 if partial and lw[old[-1]] > lvl:
                     lvl = lw[old[-1]]
-                for x in new:
-                    lvl = max(lvl, lw[x], lr[x])
+                new = []
+                for ln in range(l0, l1):  # (``new_line`` inlined; renaming touches no level)
+                    while True:
+                        row = nl % n_ring
+                        nl += 1
+                        if not line_held[row]:
+                            break
+                    line_held[lines[ln]] = False
+                    line_held[row] = True
+                    lines[ln] = row
+                    new.append(row)
+                    if lw[row] > lvl:
+                        lvl = lw[row]
+                    if lr[row] > lvl:
+                        lvl = lr[row]
                 lvl += 1
                 if partial and lr[old[-1]] < lvl:
                     lr[old[-1]] = lvl
@@ -743,12 +798,19 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     lw[x] = lvl
                 ext_lr[ext_rows] = np.maximum(ext_lr[ext_rows], lvl)  # (fancy indexing: a copy, not a view)
                 for i in range(n_l):
-                    ops.extend((K_DMAI, seq, cur, lvl, new[i], old[i], i * LANES, re, rs, width, per_strip, tot_e))
+                    emit((K_DMAI, seq, cur, lvl, new[i], old[i], i * LANES, re, rs, width, per_strip, tot_e))
             n_ops += n_l
         pc = next_pc
-        if n_ops > TRACE_MAX_OPS:
-            exotic = True
-            break
+        if n_ops > check_at:
+            if n_ops > TRACE_MAX_OPS:
+                exotic = True
+                break
+            ops.fromlist(buf)
+            buf.clear()
+            check_at = min(n_ops + FLUSH_OPS, TRACE_MAX_OPS)
+        if edge and roll and buf:  # (the back-edge block below edits ``ops`` in place)
+            ops.fromlist(buf)
+            buf.clear()
         if not edge or not roll:
             continue
         # ---- a loop's back-edge: roll the remaining iterations where they are steady (``rolled``) ----
@@ -884,6 +946,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     ctl[[M.PC, M.STEPS, M.HALTED, M.FAULT, M.FAULT_PC, M.FAULT_DETAIL, M.T_ISSUE, M.T_END, M.DEPTH,
          M.FAULT_SLOT]] = [pc, steps, halted, fault, fault_pc, fault_detail, t_issue, t_end, depth, fault_slot]
     i32 = np.int32
+    ops.fromlist(buf)
     op_arr = None if exotic else np.frombuffer(ops, i32).reshape(-1, 4 + N_FIELDS)
     return Trace(ctl.astype(i32), np.array(r, i32), np.array(p, i32), np.array(ready, i32),
                  np.array(loops, i32), line_ready.astype(i32), line_read.astype(i32), np.array(dma_free, i32),
