@@ -283,18 +283,23 @@ def _exact_checks(row: list, r: list, p: list, depth: int, hw: VLIWConfig, limit
 
 
 def _dma_ext_rows(re: int, rs: int, n_r: int, width: int, per_strip: int, tot_e: int, dma_elems: int, H: int,
-                  is_out: bool) -> np.ndarray | None:
+                  is_out: bool) -> np.ndarray | slice | None:
     """The EXT rows (of LANES elements) a DMA's elements touch (``Machine._dma``'s element order), each at
     least once -- the pre-pass takes maxima over them and assigns them one level, so repeats do not matter --
     or None for a DMA out past the EXT image. The common case (whole strips, no int32 wrap-around, inside
-    the image) from the start of each run of ``width`` elements; else element by element as the interpreter."""
+    the image) from each DMA row's run of elements (its strips lie side by side in EXT), a slice where the
+    runs overlap or abut; else element by element as the interpreter."""
     n_strips = tot_e // per_strip
     if (0 < tot_e <= dma_elems and n_r >= 1 and n_strips * per_strip == tot_e
             and abs(re) + (n_r + 1) * abs(rs) + 2 * tot_e + 2 * width < 1 << 30):
-        s = (re // 2 + (np.arange(n_r, dtype=np.int64) * (rs // 2))[:, None]
-             + (np.arange(n_strips, dtype=np.int64) * width)[None, :]).reshape(-1)
-        if s.min() >= 0 and s.max() + width <= H:
-            offs = np.append(np.arange(0, width, LANES), width - 1)  # every row a run spans has one of these
+        run, rs2, first = n_strips * width, rs // 2, re // 2
+        last = first + (n_r - 1) * rs2
+        lo, hi = min(first, last), max(first, last) + run - 1
+        if lo >= 0 and hi < H:
+            if abs(rs2) <= run:
+                return slice(lo // LANES, hi // LANES + 1)
+            s = first + np.arange(n_r, dtype=np.int64) * rs2
+            offs = np.append(np.arange(0, run, LANES), run - 1)  # every row a run spans has one of these
             return _distinct_runs(((s[:, None] + offs[None, :]) // LANES).reshape(-1))
     e = np.arange(min(tot_e, dma_elems), dtype=np.int32)
     within = e % np.int32(per_strip)
@@ -768,16 +773,14 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     if lr[x] < lvl:
                         lr[x] = lvl
                 ext_lw[ext_rows] = lvl
-                for i in range(n_l):
-                    emit((K_DMAO, seq, cur, lvl, rows_in[i], i * LANES, re, rs, width, per_strip, tot_e, 0))
+                blk = np.empty((n_l, 4 + N_FIELDS), np.int32)  # the DMA's operations, a row per line
+                blk[:] = (K_DMAO, seq, cur, lvl, 0, 0, re, rs, width, per_strip, tot_e, 0)
+                blk[:, 4] = rows_in
             else:
                 partial = tot_e % LANES != 0
                 old = lines[l0:l1]
-                lvl = int(ext_lw[ext_rows].max())
-                if partial and lw[old[-1]] > lvl:
-                    lvl = lw[old[-1]]
                 new = []
-                for ln in range(l0, l1):  # (``new_line`` inlined; renaming touches no level)
+                for ln in range(l0, l1):  # (``new_line`` inlined)
                     while True:
                         row = nl % n_ring
                         nl += 1
@@ -787,18 +790,23 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     line_held[row] = True
                     lines[ln] = row
                     new.append(row)
-                    if lw[row] > lvl:
-                        lvl = lw[row]
-                    if lr[row] > lvl:
-                        lvl = lr[row]
-                lvl += 1
+                lvl = int(ext_lw[ext_rows].max())
+                if partial and lw[old[-1]] > lvl:
+                    lvl = lw[old[-1]]
+                lvl = max(lvl, max(map(lw.__getitem__, new)), max(map(lr.__getitem__, new))) + 1
                 if partial and lr[old[-1]] < lvl:
                     lr[old[-1]] = lvl
                 for x in new:
                     lw[x] = lvl
                 ext_lr[ext_rows] = np.maximum(ext_lr[ext_rows], lvl)  # (fancy indexing: a copy, not a view)
-                for i in range(n_l):
-                    emit((K_DMAI, seq, cur, lvl, new[i], old[i], i * LANES, re, rs, width, per_strip, tot_e))
+                blk = np.empty((n_l, 4 + N_FIELDS), np.int32)
+                blk[:] = (K_DMAI, seq, cur, lvl, 0, 0, 0, re, rs, width, per_strip, tot_e)
+                blk[:, 4] = new
+                blk[:, 5] = old
+            blk[:, 5 if is_out else 6] = np.arange(0, n_l * LANES, LANES)
+            ops.fromlist(buf)  # (in order: what the list holds first)
+            buf.clear()
+            ops.frombytes(blk.tobytes())
             n_ops += n_l
         pc = next_pc
         if n_ops > check_at:
