@@ -427,7 +427,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     i32_lo, i32_hi = -0x80000000, 0x7FFFFFFF
     push = False
     count = rv = pm = re = rs = 0
-    a0 = a1 = sa = d0 = d1 = dv = dm = 0
+    a0 = a1 = sa = d0 = d1 = dv = dm = ln0 = ln1 = lns = 0
     vc = mc = False
 
     while not halted and steps < max_steps:
@@ -448,7 +448,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             if a0 < 0 or a0 > lim0 or a0 & m0:
                 ok = False
             else:
-                v = line_ready[a0 // LB]
+                ln0 = a0 // LB
+                v = line_ready[ln0]
                 if v > dep:
                     dep = int(v)
         if ld1 is not None:
@@ -457,7 +458,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             if a1 < 0 or a1 > lim1 or a1 & m1:
                 ok = False
             else:
-                v = line_ready[a1 // LB]
+                ln1 = a1 // LB
+                v = line_ready[ln1]
                 if v > dep:
                     dep = int(v)
         if st_ is not None:
@@ -466,11 +468,11 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             if sa < 0 or sa > st_lim or sa & VECTOR_MASK:
                 ok = False
             else:
-                ln = sa // LB
-                v = line_ready[ln]
+                lns = sa // LB
+                v = line_ready[lns]
                 if v > dep:
                     dep = int(v)
-                v = line_read[ln]
+                v = line_read[lns]
                 if v > dep:
                     dep = int(v)
         if vec is not None:
@@ -518,7 +520,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         # ---- data operations, in the interpreter's order (loads read the DM before the store); renaming and
         # levels inlined (``new_x``, ``new_c``, ``new_line``, ``level``): a fresh row never is one read here
         if ld0 is not None:
-            src = lines[a0 // LB]
+            src = lines[ln0]
             while True:
                 d0 = xbase + nx % X_SLOTS
                 nx += 1
@@ -536,7 +538,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             emit((K_LD, seq, cur, lvl, d0, src, (a0 // 2) % LANES if b0 else 0, b0, 0, 0, 0, 0))
             n_ops += 1
         if ld1 is not None:
-            src = lines[a1 // LB]
+            src = lines[ln1]
             while True:
                 d1 = xbase + nx % X_SLOTS
                 nx += 1
@@ -560,10 +562,9 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 nl += 1
                 if not line_held[dst]:
                     break
-            ln = sa // LB
-            line_held[lines[ln]] = False
+            line_held[lines[lns]] = False
             line_held[dst] = True
-            lines[ln] = dst
+            lines[lns] = dst
             lvl = lw[src]
             if lw[dst] > lvl:
                 lvl = lw[dst]
@@ -576,7 +577,10 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             emit((K_LD, seq, cur, lvl, dst, src, 0, 0, 0, 0, 0, 0))
             n_ops += 1
         if vec is not None:
-            a, b, ca, cd = xs[ia], xs[ib], cs[ica], cs[icd]
+            a = xs[ia]
+            b = xs[ib]
+            ca = cs[ica]
+            cd = cs[icd]
             if vc:
                 while True:
                     dv = cbase + nc % C_SLOTS
@@ -737,7 +741,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         t_issue = t + 1 + (penalty if taken else 0)
         if t + end_lat > t_end:
             t_end = t + end_lat
-        if ck == CK_DMA:
+        if slow:  # a DMA
             n_r, rowbytes, is_out, tiled = ctl[4], ctl[5], ctl[7], ctl[8]
             total = _w(n_r * rowbytes)
             l0, l1 = pm // LINE_BYTES, (pm + total + LINE_BYTES - 1) // LINE_BYTES
@@ -779,17 +783,18 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             else:
                 partial = tot_e % LANES != 0
                 old = lines[l0:l1]
-                new = []
-                for ln in range(l0, l1):  # (``new_line`` inlined)
-                    while True:
-                        row = nl % n_ring
-                        nl += 1
-                        if not line_held[row]:
-                            break
-                    line_held[lines[ln]] = False
-                    line_held[row] = True
-                    lines[ln] = row
-                    new.append(row)
+                at = nl % n_ring
+                if at + n_l <= n_ring and not any(line_held[at:at + n_l]):
+                    # the ring's next n_l rows are free: ``new_line`` would take them in order (a row it frees
+                    # is held before, so not among them)
+                    new = list(range(at, at + n_l))
+                    nl += n_l
+                    for x in old:
+                        line_held[x] = False
+                    line_held[at:at + n_l] = [True] * n_l
+                    lines[l0:l1] = new
+                else:
+                    new = [new_line(ln) for ln in range(l0, l1)]
                 lvl = int(ext_lw[ext_rows].max())
                 if partial and lw[old[-1]] > lvl:
                     lvl = lw[old[-1]]
