@@ -167,7 +167,7 @@ def _records(dec: list, dm_bytes: int) -> list:
     out = []
     for row, reads, writes, end_lat in dec:
         ld0, ld1, st_, vec, scl, mov, ctl = row
-        lds = []
+        lds: list = []
         for ins in (ld0, ld1):
             if ins[1] != C_LD:
                 lds.append(None)
