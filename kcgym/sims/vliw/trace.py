@@ -128,12 +128,13 @@ def _decode(machine: M.Machine, words: np.ndarray) -> list:
     widx = np.where(wbase >= 0, wbase + fields, M.N_READY)
     wlat = machine.write_latency[ops]
     end = np.maximum(np.max(np.where(wbase >= 0, wlat, 0), axis=(1, 2)), 1)
+    n = rows.shape[0]
+    r_l, w_l, t_l = ridx.reshape(n, -1).tolist(), widx.reshape(n, -1).tolist(), wlat.reshape(n, -1).tolist()
     out = []
-    for b in range(rows.shape[0]):
-        reads = sorted({int(i) for i in ridx[b].reshape(-1) if i})
-        writes = [(int(i), int(t)) for i, t in zip(widx[b].reshape(-1), wlat[b].reshape(-1), strict=True)
-                  if i < M.N_READY]
-        out.append((rows[b].tolist(), reads, writes, int(end[b])))
+    for b, (row, e) in enumerate(zip(rows.tolist(), end.tolist(), strict=True)):  # (Python ints: cheap to walk)
+        reads = sorted({i for i in r_l[b] if i})
+        writes = [(i, t) for i, t in zip(w_l[b], t_l[b], strict=True) if i < M.N_READY]
+        out.append((row, reads, writes, e))
     return out
 
 
