@@ -52,7 +52,7 @@ X_SLOTS = 16384  # renamed vector-register values (a slot is reused after X_SLOT
 C_SLOTS = 8192  # renamed accumulator values (a tile of VMMULs takes one per VMMUL)
 LINE_SLOTS = 16384  # renamed DM lines beyond the DM's own (a DMA in of 16 KB takes 256)
 N_FIELDS = 8  # operand fields of one data operation
-FLUSH_OPS = 1 << 16  # the pre-pass moves its data operations from a list to their array every this many
+FLUSH_OPS = 1 << 16  # data operations the pre-pass holds in a list before moving them to their array (memory)
 
 # data-operation kinds (one lax.switch branch each). K_LD: VLD, VLDB and VST (a row copy or a broadcast).
 # The multiply-accumulates have branches of their own, computing only their formula as the interpreter's
