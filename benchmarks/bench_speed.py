@@ -28,6 +28,7 @@ and C2 rows.
     PYTHONPATH=. python benchmarks/bench_speed.py --crossover [--quick] [--machines VLIW]  # the dispatch threshold
     PYTHONPATH=. nice -n 5 python benchmarks/bench_speed.py --sweep [--quick]  # every kernel: the 10 s target
     PYTHONPATH=. python benchmarks/bench_speed.py --cold --base /tmp/base [--machines NPU]  # cold starts, before/after
+    PYTHONPATH=. python benchmarks/bench_speed.py --prepass --base /tmp/base [--quick]  # VLIW pre-pass, before/after
 
 ``--sweep``: every registered env of every machine (NPU, VLIW, RVV, CPU) x configs 1..5 x {compiler kernel,
 expert kernel where one exists}, on one input set: the first ``simulate`` in the process (a compile where
@@ -295,6 +296,105 @@ def cold_row(machine: str, name: str, index: int, base: Path | None, repeats: in
     return {**row, "load1": round(os.getloadavg()[0], 2)}
 
 
+# ---- the VLIW pre-pass alone (``--prepass``): this tree against a checkout of the tree before ------------------
+PREPASS_KERNELS = (("matmul", 3, "compiler"), ("batch_matmul", 3, "expert"), ("decoder_llama", 3, "compiler"),
+                   ("softmax", 3, "compiler"))  # (task, config, kernel)
+PREPASS_QUICK = (("matmul", 3, "compiler"), ("softmax", 3, "compiler"))
+PREPASS_CALLS = 3  # pre-pass calls timed after the first simulate, in the same process (their median)
+
+_PREPASS_CODE = f"""
+import hashlib, json, os, statistics, sys, time
+from kcgym.evaluation import Evaluator
+from kcgym.registry import ACCELERATORS, task_for
+from kcgym.sims.vliw import trace
+name, index, kind, calls = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+acc = ACCELERATORS["VLIW"]
+hw = acc.make_hw()
+task = task_for("VLIW", name)
+cfg = task.config("VLIW", index)
+program = acc.assemble(acc.compile(task, cfg, hw) if kind == "compiler" else acc.expert(task, cfg, hw), hw)
+inputs = Evaluator(acc, task, cfg, hw).input_sets(0, 1)
+seen, real = [], trace.prepass
+def prepass(*a, **k):
+    seen.append((a, k))
+    return real(*a, **k)
+trace.prepass = prepass
+os.environ["KCGYM_SIM"] = "trace"
+t0, c0 = time.perf_counter(), time.process_time()
+(res,) = acc.run(program, task, cfg, hw, inputs, {MAX_STEPS})
+first, first_cpu = time.perf_counter() - t0, time.process_time() - c0
+a, k = seen[0]
+walls, cpus = [], []
+for _ in range(calls):
+    t0, c0 = time.perf_counter(), time.process_time()
+    tr = real(*a, **k)
+    walls.append(time.perf_counter() - t0)
+    cpus.append(time.process_time() - c0)
+digest = hashlib.sha1()
+for f in tr._fields:
+    v = getattr(tr, f)
+    digest.update(f.encode() + (v.tobytes() if hasattr(v, "tobytes") else repr(v).encode()))
+print(json.dumps(dict(first_s=first, first_cpu_s=first_cpu, prepass_s=statistics.median(walls),
+                      prepass_cpu_s=statistics.median(cpus), bundles=int(tr.ctl[1]), cycles=int(res.cycles),
+                      trace=digest.hexdigest())))
+"""
+
+
+def prepass_times(tree: Path, name: str, index: int, kind: str, calls: int) -> dict:
+    """A fresh process of ``tree``'s kcgym: its first simulate of the VLIW ``kind`` kernel (the trace path; JAX's
+    persistent cache as it is), then ``calls`` pre-passes of the same program alone (median wall and CPU s),
+    its dynamic bundles and a digest of the whole Trace."""
+    env = {k: v for k, v in os.environ.items() if k != "KCGYM_SIM"}
+    env["PYTHONPATH"] = str(tree)
+    out = subprocess.run([sys.executable, "-c", _PREPASS_CODE, name, str(index), kind, str(calls)], env=env, cwd=tree,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def prepass_row(name: str, index: int, kind: str, base: Path, repeats: int, calls: int) -> dict:
+    """Pre-pass CPU per bundle and the first simulate, this tree and ``base`` alternating ``repeats`` times
+    (medians); ``identical``: the same Trace and cycles from both."""
+    here = Path(__file__).resolve().parent.parent
+    trees = {"new": here, "base": base}
+    got: dict = {k: [] for k in trees}
+    for i in range(repeats):
+        for key in list(trees)[i % 2:] + list(trees)[:i % 2]:
+            got[key].append(prepass_times(trees[key], name, index, kind, calls))
+    new, old = got["new"][0], got["base"][0]
+    row: dict = {"kind": "prepass", "machine": "VLIW", "task": name, "config": index, "kernel": kind,
+                 "bundles": new["bundles"], "repeats": repeats, "calls": calls, "base": _git_commit(base),
+                 "identical": bool(new["trace"] == old["trace"] and new["cycles"] == old["cycles"]
+                                   and new["bundles"] == old["bundles"])}
+    for key, runs in got.items():
+        for field in ("prepass_s", "prepass_cpu_s", "first_s", "first_cpu_s"):
+            row[f"{key}_{field}"] = statistics.median(r[field] for r in runs)
+        row[f"{key}_us_per_bundle"] = 1e6 * row[f"{key}_prepass_cpu_s"] / max(row["bundles"], 1)
+    return {**row, "load1": round(os.getloadavg()[0], 2)}
+
+
+def run_prepass(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--prepass``: PREPASS_KERNELS (``--quick``: PREPASS_QUICK), this tree against ``--base``; rows replace
+    the results file's prepass rows of the same kernels."""
+    if args.base is None or not (args.base / "kcgym").is_dir():
+        ap.error("--prepass needs --base DIR, a kcgym checkout of the tree before")
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "command": "python benchmarks/bench_speed.py " + " ".join(sys.argv[1:]), "commit": _git_commit()}
+    rows = []
+    for name, index, kind in PREPASS_QUICK if args.quick else PREPASS_KERNELS:
+        if args.tasks and name not in args.tasks.split(","):
+            continue
+        row = {**prepass_row(name, index, kind, args.base, args.repeats, PREPASS_CALLS), **meta}
+        rows.append(row)
+        print(f"prepass VLIW {name} C{index} {kind}: {row['bundles']} bundles, CPU us/bundle "
+              f"{row['base_us_per_bundle']:.2f} -> {row['new_us_per_bundle']:.2f}; first simulate CPU s "
+              f"{row['base_first_cpu_s']:.2f} -> "
+              f"{row['new_first_cpu_s']:.2f}  identical={row['identical']}  load {row['load1']}", flush=True)
+    keys = {_key(r) for r in rows}
+    kept = [line for line in (args.out.read_text().splitlines() if args.out.exists() else [])
+            if line.strip() and _key(json.loads(line)) not in keys]
+    args.out.write_text("".join(line + "\n" for line in kept) + "".join(json.dumps(r) + "\n" for r in rows))
+
+
 _VARIANT = itertools.count(1)
 
 
@@ -395,6 +495,18 @@ def readme_table(rows: list[dict]) -> str:
         out += [f"| {r['machine']} | {r['task']} | C{r['config']} | {r['sim']} | {r['base_ms']:.3f} ({r['base']}) | "
                 f"{r['base_p10_ms']:.3f} | {r['new_ms']:.3f} | {r['new_p10_ms']:.3f} | {r['load1']:.1f} |"
                 for r in calls]
+    pre = [r for r in rows if r.get("kind") == "prepass"]
+    if pre:
+        out += ["", "The VLIW trace path's pre-pass alone (CPU microseconds per dynamic bundle, median of "
+                f"{PREPASS_CALLS} calls) and the first simulate of a fresh process (CPU s; JAX's persistent cache "
+                "warm), before (the tree named) and after (this one), a process each, alternating:", "",
+                "| task | config | kernel | bundles | before us/bundle | after us/bundle | less CPU | "
+                "before first CPU s | after first CPU s | same Trace | load |", "|---" * 11 + "|"]
+        out += [f"| {r['task']} | C{r['config']} | {r['kernel']} | {r['bundles']:,} | {r['base_us_per_bundle']:.2f} "
+                f"({r['base']}) | {r['new_us_per_bundle']:.2f} | "
+                f"{r['base_us_per_bundle'] / r['new_us_per_bundle']:.1f}x | "
+                f"{r['base_first_cpu_s']:.2f} | {r['new_first_cpu_s']:.2f} | {'yes' if r['identical'] else 'NO'} | "
+                f"{r['load1']:.1f} |" for r in pre]
     runs = dict.fromkeys((r.get("date", ""), r.get("command", ""), r.get("load")) for r in rows)
     return "\n".join(out) + "".join(f"\n\n(measured {d}{'' if load is None else f', load {load:.3g}'}: `{c}`)"
                                    for d, c, load in runs)
@@ -617,6 +729,8 @@ def main() -> None:
                     "REV | tar -x -C DIR; echo REV > DIR/COMMIT), timed alternating with this one")
     ap.add_argument("--per-call", action="store_true", help="warm per-call time of short kernels "
                     "(PER_CALL_KERNELS), this tree against --base, a process each, alternating")
+    ap.add_argument("--prepass", action="store_true", help="the VLIW pre-pass alone (CPU per bundle) and the first "
+                    "simulate of PREPASS_KERNELS, this tree against --base, a process each, alternating")
     ap.add_argument("--sweep-worker", default=None, help=argparse.SUPPRESS)  # one machine's cells (sweep's child)
     ap.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -632,6 +746,9 @@ def main() -> None:
         return
     if args.cold:
         run_cold(ap, args)
+        return
+    if args.prepass:
+        run_prepass(ap, args)
         return
     if args.per_call:
         if args.base is None or not (args.base / "kcgym").is_dir():

@@ -60,6 +60,7 @@ X_SLOTS = 16384  # renamed vector-register values (a slot is reused after X_SLOT
 C_SLOTS = 8192  # renamed accumulator values (a tile of VMMULs takes one per VMMUL)
 LINE_SLOTS = 16384  # renamed DM lines beyond the DM's own (a DMA in of 16 KB takes 256)
 N_FIELDS = 8  # operand fields of one data operation
+FLUSH_OPS = 1 << 16  # data operations the pre-pass holds in a list before moving them to their array (memory)
 
 # data-operation kinds (one lax.switch branch each). K_LD: VLD, VLDB and VST (a row copy or a broadcast).
 # The multiply-accumulates have branches of their own, computing only their formula as the interpreter's
@@ -135,13 +136,197 @@ def _decode(machine: M.Machine, words: np.ndarray) -> list:
     widx = np.where(wbase >= 0, wbase + fields, M.N_READY)
     wlat = machine.write_latency[ops]
     end = np.maximum(np.max(np.where(wbase >= 0, wlat, 0), axis=(1, 2)), 1)
+    n = rows.shape[0]
+    r_l, w_l, t_l = ridx.reshape(n, -1).tolist(), widx.reshape(n, -1).tolist(), wlat.reshape(n, -1).tolist()
     out = []
-    for b in range(rows.shape[0]):
-        reads = sorted({int(i) for i in ridx[b].reshape(-1) if i})
-        writes = [(int(i), int(t)) for i, t in zip(widx[b].reshape(-1), wlat[b].reshape(-1), strict=True)
-                  if i < M.N_READY]
-        out.append((rows[b].tolist(), reads, writes, int(end[b])))
+    for b, (row, e) in enumerate(zip(rows.tolist(), end.tolist(), strict=True)):  # (Python ints: cheap to walk)
+        reads = sorted({i for i in r_l[b] if i})
+        writes = [(i, t) for i, t in zip(w_l[b], t_l[b], strict=True) if i < M.N_READY]
+        out.append((row, reads, writes, e))
     return out
+
+
+# ---- per-bundle records: the static half of a bundle, decoded once per program ----------------------------
+# control kinds of a record (the CTL slot's instruction as the pre-pass acts on it; 0: nothing to do)
+CK_NONE, CK_LOOPI, CK_LOOP, CK_J, CK_BEQZ, CK_BNEZ, CK_HALT, CK_DMA = range(8)
+VECTOR_MASK = VECTOR_BYTES - 1  # (a power of two: ``addr & VECTOR_MASK`` is ``addr % VECTOR_BYTES``)
+_SCL_P_READS = 10  # scalar sub-ops from PADD on read a pointer register as their a operand (PADD, PADDI, MOVP)
+
+
+def _records(dec: list, dm_bytes: int) -> list:
+    """Per decoded bundle, what :func:`prepass` needs of it, resolved once: the scoreboard's reads and
+    writes, and per active slot its register indices (clamped as the interpreter clamps them), access size,
+    data-operation kind and static fields, so the per-bundle loop does only the dynamic work. A record:
+    ``(reads, writes, end latency, ld0, ld1, st, vec, scl, mov, ctl, slow, multi)``; an inactive slot is None;
+    ``slow``: the bundle always takes the exact checks (a DMA); ``multi``: two or more DM accesses (banks)."""
+    S_VLDB, S_VMPYL, S_VMACL, S_VMPY = _SUB["VLDB"], _SUB["VMPYL"], _SUB["VMACL"], _SUB["VMPY"]
+    S_VMAC, S_VMMUL, S_PMOVI, S_PADDI = _SUB["VMAC"], _SUB["VMMUL"], _SUB["PMOVI"], _SUB["PADDI"]
+    S_VCONV, S_VUPS, S_VBCST, S_VBCSTL, S_VINS, S_CZERO = (_SUB[m] for m in ("VCONV", "VUPS", "VBCST", "VBCSTL", "VINS",
+                                                                              "CZERO"))
+    S_DMAO, S_DMAIT, S_DMAOT = _SUB["DMAO"], _SUB["DMAIT"], _SUB["DMAOT"]
+    C_LD, C_ST, C_VEC, C_SCL, C_MOV, C_CTL, C_DMA = (_CLS[c] for c in ("LD", "ST", "VEC", "SCL", "MOV", "CTL", "DMA"))
+    ctl_kind = {_SUB[m]: k for m, k in (("LOOPI", CK_LOOPI), ("LOOP", CK_LOOP), ("J", CK_J), ("BEQZ", CK_BEQZ),
+                                         ("BNEZ", CK_BNEZ), ("HALT", CK_HALT))}
+    vec_reads_c = {_SUB["VRADD"], _SUB["VEXP2C"], _SUB["VINVC"]}
+    vec_reads_cd = {_SUB["VMAC"], _SUB["VMACL"], _SUB["VMMUL"]}
+
+    def xr(f: int) -> int:
+        return min(max(f, 0), 11)
+
+    out = []
+    for row, reads, writes, end_lat in dec:
+        ld0, ld1, st_, vec, scl, mov, ctl = row
+        lds: list = []
+        for ins in (ld0, ld1):
+            if ins[1] != C_LD:
+                lds.append(None)
+                continue
+            size = 2 if ins[2] == S_VLDB else VECTOR_BYTES
+            lds.append((ins[4] & 7, dm_bytes - size, size - 1, int(ins[2] == S_VLDB), xr(ins[3]), ins[5]))
+        st = (st_[4] & 7, xr(st_[3]), st_[5]) if st_[1] == C_ST else None
+        v = None
+        if vec[1] == C_VEC:
+            vsub, f0, f1, f2, f3 = vec[2], vec[3], vec[4], vec[5], vec[6]
+            mode = 1 if vsub in vec_reads_c else 2 if vsub in vec_reads_cd else 0
+            to_c = vsub >= S_VMPY
+            kind = K_MMUL if vsub == S_VMMUL else K_MAC if vsub in (S_VMAC, S_VMACL) else K_VEC
+            v = (kind, vsub, mode, xr(f1), xr(f2), f1 & 7, f0 & 7, f3 & 15, f3 & 1, to_c, (f0 & 7) if to_c else xr(f0),
+                 vsub in (S_VMPYL, S_VMACL))
+        s = None
+        if scl[1] == C_SCL:
+            ssub, f0, f1, f2 = min(max(scl[2], 0), 12), scl[3], scl[4], scl[5]
+            to_p = S_PMOVI <= ssub <= S_PADDI
+            i1 = (f1 & 7) if ssub >= _SCL_P_READS else (f1 & 15)
+            i2 = f2 & 31 if ssub in (5, 6) else f2 & 15 if ssub in (1, 3, 4, 10) else f2
+            s = (ssub, i1, i2, to_p, (f0 & 7) if to_p else (f0 & 15), f1)
+        m = None
+        if mov[1] == C_MOV:
+            msub, f0, f1, f2 = mov[2], mov[3], mov[4], mov[5]
+            to_c = msub in (S_VUPS, S_CZERO)
+            a_c = msub == S_VCONV
+            rmode = 0 if msub in (S_CZERO, S_VBCST) else 1 if msub == S_VINS else 2
+            m = (msub, a_c, (f1 & 7) if a_c else xr(f1), xr(f0), f2 & 15, f1, rmode, to_c, (f0 & 7) if to_c else xr(f0),
+                 msub in (S_VBCSTL, S_VINS))
+        c: tuple = (CK_NONE,)
+        if ctl[1] == C_DMA:
+            csub = ctl[2]
+            c = (CK_DMA, ctl[3] & 7, ctl[4] & 15, ctl[5] & 15, ctl[6], ctl[7], ctl[8], csub in (S_DMAO, S_DMAOT),
+                 csub in (S_DMAIT, S_DMAOT))
+        elif ctl[1] == C_CTL and ctl[2] in ctl_kind:
+            k = ctl_kind[ctl[2]]
+            c = (k, ctl[3] if k in (CK_LOOPI, CK_J) else ctl[3] & 15, ctl[4])
+        n_mem = (lds[0] is not None) + (lds[1] is not None) + (st is not None)
+        out.append((tuple(reads), tuple(writes), end_lat, lds[0], lds[1], st, v, s, m, c, c[0] == CK_DMA, n_mem > 1))
+    return out
+
+
+def _exact_checks(row: list, r: list, p: list, depth: int, hw: VLIWConfig, limit: int) -> tuple[int, int, int, bool]:
+    """The bundle's checks in the interpreter's order: ``(fault code, detail, slot, wrapped)``; ``wrapped``: an
+    address whose bounds check passed only by wrapping around int32 (the trace leaves such a program to the
+    oracle). :func:`prepass` screens each bundle with cheaper tests that imply no fault and no wrap and
+    calls this only where they do not (and on every DMA)."""
+    S_VLDB, S_VMPYL, S_VMACL, S_VBCSTL, S_VINS = (_SUB[m] for m in ("VLDB", "VMPYL", "VMACL", "VBCSTL", "VINS"))
+    C_LD, C_ST, C_VEC, C_MOV, C_CTL, C_DMA = (_CLS[c] for c in ("LD", "ST", "VEC", "MOV", "CTL", "DMA"))
+    dm_bytes = hw.dm_bytes
+    ld0, ld1, st_, vec, scl, mov, ctl_ins = row
+    code = detail = fslot = 0
+    a0 = a1 = sa = 0
+    on0, on1, on_st = ld0[1] == C_LD, ld1[1] == C_LD, st_[1] == C_ST
+    for slot, ins, on in ((M.S_LD0, ld0, on0), (M.S_LD1, ld1, on1)):
+        if not on:
+            continue
+        addr = p[ins[4] & 7]
+        if slot == M.S_LD0:
+            a0 = addr
+        else:
+            a1 = addr
+        size = 2 if ins[2] == S_VLDB else VECTOR_BYTES
+        if not (addr >= 0 and _w(addr + size) <= dm_bytes):
+            code, detail = M.F_OOB_DM, addr
+        elif addr % size:
+            code, detail = M.F_MISALIGNED, addr
+        if code:
+            fslot = slot
+            break
+    if on_st:
+        sa = p[st_[4] & 7]
+        if not code:
+            if not (sa >= 0 and _w(sa + VECTOR_BYTES) <= dm_bytes):
+                code, detail, fslot = M.F_OOB_DM, sa, M.S_ST
+            elif sa % VECTOR_BYTES:
+                code, detail, fslot = M.F_MISALIGNED, sa, M.S_ST
+    if vec[1] == C_VEC and not code and vec[2] in (S_VMPYL, S_VMACL):
+        lane = r[vec[6] & 15]
+        if not 0 <= lane < LANES:
+            code, detail, fslot = M.F_BAD_LANE, lane, M.S_VEC
+    if mov[1] == C_MOV and not code and mov[2] in (S_VBCSTL, S_VINS):
+        lane = r[mov[5] & 15]
+        if not 0 <= lane < LANES:
+            code, detail, fslot = M.F_BAD_LANE, lane, M.S_MOV
+    is_dma = ctl_ins[1] == C_DMA
+    pm = total = 0
+    if is_dma:
+        pm, re, rs = p[ctl_ins[3] & 7], r[ctl_ins[4] & 15], r[ctl_ins[5] & 15]
+        n_r, rowbytes = ctl_ins[6], ctl_ins[7]
+        total = _w(n_r * rowbytes)
+        last = _w(re + _w((n_r - 1) * rs))
+        lo, hi = min(re, last), _w(max(re, last) + rowbytes)
+        if not code:
+            if not (pm >= 0 and _w(pm + total) <= dm_bytes):
+                code, detail, fslot = M.F_OOB_DM, pm, M.S_CTL
+            elif pm % LINE_BYTES:
+                code, detail, fslot = M.F_MISALIGNED, pm, M.S_CTL
+            elif re % 2 or rs % 2:
+                code, detail, fslot = M.F_MISALIGNED, rs if re % 2 == 0 else re, M.S_CTL
+            elif not (lo >= 0 and hi <= 2 * limit):
+                code, detail, fslot = M.F_OOB_EXT, lo if lo < 0 else hi, M.S_CTL
+    csub = ctl_ins[2]
+    is_loop = ctl_ins[1] == C_CTL and csub in (_SUB["LOOP"], _SUB["LOOPI"])
+    count = r[ctl_ins[3] & 15] if csub == _SUB["LOOP"] else ctl_ins[3]
+    if is_loop and count > 0 and not code and depth >= hw.loop_depth:
+        code, detail, fslot = M.F_LOOP_DEPTH, depth, M.S_CTL
+    wrapped = bool((on0 and a0 + (2 if ld0[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
+        on1 and a1 + (2 if ld1[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
+        on_st and sa + VECTOR_BYTES > dm_bytes) or (is_dma and pm + total > dm_bytes))
+    return code, detail, fslot, wrapped
+
+
+def _dma_ext_rows(re: int, rs: int, n_r: int, width: int, per_strip: int, tot_e: int, dma_elems: int, H: int,
+                  is_out: bool) -> np.ndarray | slice | None:
+    """The EXT rows (of LANES elements) a DMA's elements touch (``Machine._dma``'s element order), each at
+    least once -- the pre-pass takes maxima over them and assigns them one level, so repeats do not matter --
+    or None for a DMA out past the EXT image. The common case (whole strips, no int32 wrap-around, inside
+    the image) from each DMA row's run of elements (its strips lie side by side in EXT), a slice where the
+    runs overlap or abut; else element by element as the interpreter."""
+    n_strips = tot_e // per_strip
+    if (0 < tot_e <= dma_elems and n_r >= 1 and n_strips * per_strip == tot_e
+            and abs(re) + (n_r + 1) * abs(rs) + 2 * tot_e + 2 * width < 1 << 30):
+        run, rs2, first = n_strips * width, rs // 2, re // 2
+        last = first + (n_r - 1) * rs2
+        lo, hi = min(first, last), max(first, last) + run - 1
+        if lo >= 0 and hi < H:
+            if abs(rs2) <= run:
+                return slice(lo // LANES, hi // LANES + 1)
+            s = first + np.arange(n_r, dtype=np.int64) * rs2
+            offs = np.append(np.arange(0, run, LANES), run - 1)  # every row a run spans has one of these
+            return _distinct_runs(((s[:, None] + offs[None, :]) // LANES).reshape(-1))
+    e = np.arange(min(tot_e, dma_elems), dtype=np.int32)
+    within = e % np.int32(per_strip)
+    with np.errstate(over="ignore"):
+        ext_idx = (np.int32(re // 2) + (within // np.int32(width)) * np.int32(rs // 2)
+                   + (e // np.int32(per_strip)) * np.int32(width) + within % np.int32(width))
+    if is_out:
+        ext_idx = np.where(ext_idx < 0, ext_idx + H, ext_idx)
+        if (ext_idx < 0).any() or (ext_idx >= H).any():
+            return None
+    return _distinct_runs(np.clip(ext_idx, 0, H - 1) // LANES)
+
+
+def _distinct_runs(rows: np.ndarray) -> np.ndarray:
+    """``rows`` without repeats of the entry before (cheaper than ``np.unique``; later repeats stay)."""
+    keep = np.ones(len(rows), bool)
+    np.not_equal(rows[1:], rows[:-1], out=keep[1:])
+    return rows[keep]
 
 
 def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int, roll: bool = True) -> Trace:
@@ -161,6 +346,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     dm_bytes, bank, penalty = hw.dm_bytes, hw.bank_bytes, hw.branch_penalty
     dma_lat, dma_bw = hw.dma_latency, hw.dma_bytes_per_cycle
     dma_elems = machine.dma_elems
+    st_lim = dm_bytes - VECTOR_BYTES
     r = [0] * 16
     p = [0] * 8
     ready = [0] * M.N_READY
@@ -192,28 +378,34 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     line_held = [False] * n_res
     for i in range(n_lines):
         line_held[i] = True
-    nxt = [0, 0, 0]  # ring positions of x, c and line slots
-    ops = array("i")
+    nx = nc = nl = 0  # ring positions of x, c and line slots
+    ops = array("i")  # the data operations (the hot loop collects them in ``buf``, moved here now and then)
+    buf: list = []
+    emit = buf.extend  # (a list takes a tuple several times faster than the array does)
+    check_at = min(FLUSH_OPS, TRACE_MAX_OPS)
     n_ops = 0
 
     def new_x() -> int:
+        nonlocal nx
         while True:
-            row = lay.x + 12 + nxt[0] % X_SLOTS
-            nxt[0] += 1
+            row = lay.x + 12 + nx % X_SLOTS
+            nx += 1
             if row not in xs:
                 return row
 
     def new_c() -> int:
+        nonlocal nc
         while True:
-            row = lay.c + 8 + nxt[1] % C_SLOTS
-            nxt[1] += 1
+            row = lay.c + 8 + nc % C_SLOTS
+            nc += 1
             if row not in cs:
                 return row
 
     def new_line(line: int) -> int:
+        nonlocal nl
         while True:
-            row = nxt[2] % (n_lines + LINE_SLOTS)
-            nxt[2] += 1
+            row = nl % (n_lines + LINE_SLOTS)
+            nl += 1
             if not line_held[row]:
                 break
         line_held[lines[line]] = False
@@ -239,22 +431,18 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             lw[x] = lvl
         return lvl
 
-    S_VLDB, S_VMPYL, S_VMACL = _SUB["VLDB"], _SUB["VMPYL"], _SUB["VMACL"]
-    S_VMPY, S_PMOVI, S_PADDI = _SUB["VMPY"], _SUB["PMOVI"], _SUB["PADDI"]
-    S_VMAC, S_VMMUL = _SUB["VMAC"], _SUB["VMMUL"]
-    S_VCONV, S_VUPS, S_VBCST, S_VBCSTL, S_VINS, S_CZERO = (_SUB[m] for m in ("VCONV", "VUPS", "VBCST", "VBCSTL", "VINS",
-                                                                              "CZERO"))
-    S_LOOP, S_LOOPI, S_J, S_BEQZ, S_BNEZ, S_HALT = (_SUB[m] for m in ("LOOP", "LOOPI", "J", "BEQZ", "BNEZ", "HALT"))
-    S_DMAO, S_DMAIT, S_DMAOT = _SUB["DMAO"], _SUB["DMAIT"], _SUB["DMAOT"]
-    C_LD, C_ST, C_VEC, C_SCL, C_MOV, C_CTL, C_DMA = (_CLS[c] for c in ("LD", "ST", "VEC", "SCL", "MOV", "CTL", "DMA"))
-    # VEC sub-ops reading an accumulator as their a operand / writing an accumulator
-    vec_reads_c = {_SUB["VRADD"], _SUB["VEXP2C"], _SUB["VINVC"]}
-    vec_reads_cd = {_SUB["VMAC"], _SUB["VMACL"], _SUB["VMMUL"]}
+    recs = _records(dec, dm_bytes)
+    LB, xbase, cbase, n_ring = LINE_BYTES, lay.x + 12, lay.c + 8, n_lines + LINE_SLOTS
+    L_START, L_END, L_COUNT = M.L_START, M.L_END, M.L_COUNT
+    i32_lo, i32_hi = -0x80000000, 0x7FFFFFFF
+    push = False
+    count = rv = pm = re = rs = 0
+    a0 = a1 = sa = d0 = d1 = dv = dm = ln0 = ln1 = lns = 0
+    vc = mc = False
 
     while not halted and steps < max_steps:
         cur = pc if pc < n_dec else n_dec - 1  # past the decoded rows: the trailing halt row (JAX clamps too)
-        row, reads, writes, end_lat = dec[cur]
-        ld0, ld1, st_, vec, scl, mov, ctl_ins = row
+        reads, writes, end_lat, ld0, ld1, st_, vec, scl, mov, ctl, slow, multi = recs[cur]
         steps += 1
         clock = t_issue if t_issue > t_end else t_end
         if clock > CYCLE_LIMIT:  # the interpreter's first check
@@ -262,201 +450,314 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             break
         dep = 0
         for i in reads:
-            if ready[i] > dep:
-                dep = ready[i]
-        # ---- checks, in the interpreter's order --------------------------------------------------
-        code = 0
-        a0 = a1 = sa = 0
-        on0, on1, on_st = ld0[1] == C_LD, ld1[1] == C_LD, st_[1] == C_ST
-        for slot, ins, on in ((M.S_LD0, ld0, on0), (M.S_LD1, ld1, on1)):
-            if not on:
-                continue
-            addr = p[ins[4] & 7]
-            if slot == M.S_LD0:
-                a0 = addr
+            v = ready[i]
+            if v > dep:
+                dep = v
+        # ---- checks: a screen that implies no fault and no wrap-around, else the exact ones; with the DM
+        # lines' timing of accesses that pass it (reading it has no effect where the bundle then faults)
+        ok = not slow
+        if ld0 is not None:
+            p0, lim0, m0, b0, xd0, inc0 = ld0
+            a0 = p[p0]
+            if a0 < 0 or a0 > lim0 or a0 & m0:
+                ok = False
             else:
-                a1 = addr
-            size = 2 if ins[2] == S_VLDB else VECTOR_BYTES
-            if not (addr >= 0 and _w(addr + size) <= dm_bytes):
-                code, detail = M.F_OOB_DM, addr
-            elif addr % size:
-                code, detail = M.F_MISALIGNED, addr
+                ln0 = a0 // LB
+                v = line_ready[ln0]
+                if v > dep:
+                    dep = int(v)
+        if ld1 is not None:
+            p1, lim1, m1, b1, xd1, inc1 = ld1
+            a1 = p[p1]
+            if a1 < 0 or a1 > lim1 or a1 & m1:
+                ok = False
+            else:
+                ln1 = a1 // LB
+                v = line_ready[ln1]
+                if v > dep:
+                    dep = int(v)
+        if st_ is not None:
+            ps, xsrc, incs = st_
+            sa = p[ps]
+            if sa < 0 or sa > st_lim or sa & VECTOR_MASK:
+                ok = False
+            else:
+                lns = sa // LB
+                v = line_ready[lns]
+                if v > dep:
+                    dep = int(v)
+                v = line_read[lns]
+                if v > dep:
+                    dep = int(v)
+        if vec is not None:
+            kind, vsub, mode, ia, ib, ica, icd, ilane, h, vc, vreg, vchk = vec
+            if vchk and not 0 <= r[ilane] < LANES:
+                ok = False
+        if mov is not None:
+            msub, a_c, ma, mt, mlane, f1, rmode, mc, mreg, mchk = mov
+            if mchk and not 0 <= r[mlane] < LANES:
+                ok = False
+        ck = ctl[0]
+        push = False
+        if ck:
+            if ck == CK_LOOPI:
+                count = ctl[1]
+                push = count > 0
+            elif ck == CK_LOOP:
+                count = r[ctl[1]]  # (the pre-bundle registers: the scalar slot writes later)
+                push = count > 0
+            elif ck in (CK_BEQZ, CK_BNEZ):
+                rv = r[ctl[1]]
+            elif ck == CK_DMA:
+                pm, re, rs = p[ctl[1]], r[ctl[2]], r[ctl[3]]
+            if push and depth >= depth_max:
+                ok = False
+        if not ok:
+            code, detail, fslot, wrapped = _exact_checks(dec[cur][0], r, p, depth, hw, limit)
             if code:
-                fslot = slot
+                halted, fault, fault_pc, fault_detail, fault_slot = 1, code, pc, detail, fslot
                 break
-        if on_st:
-            sa = p[st_[4] & 7]
-            if not code:
-                if not (sa >= 0 and _w(sa + VECTOR_BYTES) <= dm_bytes):
-                    code, detail, fslot = M.F_OOB_DM, sa, M.S_ST
-                elif sa % VECTOR_BYTES:
-                    code, detail, fslot = M.F_MISALIGNED, sa, M.S_ST
-        vsub = vec[2]
-        if vec[1] == C_VEC and not code and vsub in (S_VMPYL, S_VMACL):
-            lane = r[vec[6] & 15]
-            if not 0 <= lane < LANES:
-                code, detail, fslot = M.F_BAD_LANE, lane, M.S_VEC
-        msub = mov[2]
-        if mov[1] == C_MOV and not code and msub in (S_VBCSTL, S_VINS):
-            lane = r[mov[5] & 15]
-            if not 0 <= lane < LANES:
-                code, detail, fslot = M.F_BAD_LANE, lane, M.S_MOV
-        is_dma = ctl_ins[1] == C_DMA
-        if is_dma:
-            pm, re, rs = p[ctl_ins[3] & 7], r[ctl_ins[4] & 15], r[ctl_ins[5] & 15]
-            n_r, rowbytes = ctl_ins[6], ctl_ins[7]
-            total = _w(n_r * rowbytes)
-            last = _w(re + _w((n_r - 1) * rs))
-            lo, hi = min(re, last), _w(max(re, last) + rowbytes)
-            if not code:
-                if not (pm >= 0 and _w(pm + total) <= dm_bytes):
-                    code, detail, fslot = M.F_OOB_DM, pm, M.S_CTL
-                elif pm % LINE_BYTES:
-                    code, detail, fslot = M.F_MISALIGNED, pm, M.S_CTL
-                elif re % 2 or rs % 2:
-                    code, detail, fslot = M.F_MISALIGNED, rs if re % 2 == 0 else re, M.S_CTL
-                elif not (lo >= 0 and hi <= 2 * limit):
-                    code, detail, fslot = M.F_OOB_EXT, lo if lo < 0 else hi, M.S_CTL
-        is_ctl = ctl_ins[1] == C_CTL
-        csub = ctl_ins[2]
-        is_loop = is_ctl and csub in (S_LOOP, S_LOOPI)
-        rv = r[ctl_ins[3] & 15]  # the pre-bundle register a branch tests (the scalar slot writes later)
-        count = rv if csub == S_LOOP else ctl_ins[3]
-        push = is_loop and count > 0
-        if push and not code and depth >= depth_max:
-            code, detail, fslot = M.F_LOOP_DEPTH, depth, M.S_CTL
-        if code:
-            halted, fault, fault_pc, fault_detail, fault_slot = 1, code, pc, detail, fslot
-            break
-        if (on0 and a0 + (2 if ld0[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
-                on1 and a1 + (2 if ld1[2] == S_VLDB else VECTOR_BYTES) > dm_bytes) or (
-                on_st and sa + VECTOR_BYTES > dm_bytes) or (is_dma and pm + total > dm_bytes):
-            exotic = True  # an address whose bounds check passed only by wrapping around int32: the oracle's
-            break
+            if wrapped:
+                exotic = True  # an address whose bounds check passed only by wrapping around int32: the oracle's
+                break
         # ---- timing ------------------------------------------------------------------------------
-        if on0:
-            v = line_ready[min(max(a0 // LINE_BYTES, 0), n_lines - 1)]
-            if v > dep:
-                dep = int(v)
-        if on1:
-            v = line_ready[min(max(a1 // LINE_BYTES, 0), n_lines - 1)]
-            if v > dep:
-                dep = int(v)
-        if on_st:
-            ln = min(max(sa // LINE_BYTES, 0), n_lines - 1)
-            v = max(line_ready[ln], line_read[ln])
-            if v > dep:
-                dep = int(v)
-        conflicts = 0
-        if on0 + on1 + on_st > 1:
-            b0, b1, b2 = a0 // bank, a1 // bank, sa // bank
-            conflicts = (on0 and on1 and b0 == b1) + (on0 and on_st and b0 == b2) + (on1 and on_st and b1 == b2)
-        t = (t_issue if t_issue > dep else dep) + conflicts
+        t = t_issue if t_issue > dep else dep
+        if multi:
+            on0, on1, on_st = ld0 is not None, ld1 is not None, st_ is not None
+            k0, k1, k2 = a0 // bank, a1 // bank, sa // bank
+            t += (on0 and on1 and k0 == k1) + (on0 and on_st and k0 == k2) + (on1 and on_st and k1 == k2)
         for i, lat in writes:
             ready[i] = t + lat
         ready[0] = 0
         execs[cur] += 1
         seq = steps
-        # ---- data operations, in the interpreter's order (loads read the DM before the store) -----
-        xw: list = []  # (register, row) written this bundle, in the interpreter's order
-        cw: list = []
-        for ins, on, addr in ((ld0, on0, a0), (ld1, on1, a1)):
-            if on:
-                row_in = lines[addr // LINE_BYTES]
-                dst = new_x()
-                b = ins[2] == S_VLDB
-                ops.extend((K_LD, seq, cur, level((row_in,), (dst,)), dst, row_in, (addr // 2) % LANES if b else 0,
-                            int(b), 0, 0, 0, 0))
-                n_ops += 1
-                xw.append((min(max(ins[3], 0), 11), dst))
-        if on_st:
-            row_in = xs[min(max(st_[3], 0), 11)]
-            dst = new_line(sa // LINE_BYTES)
-            ops.extend((K_LD, seq, cur, level((row_in,), (dst,)), dst, row_in, 0, 0, 0, 0, 0, 0))
+        # ---- data operations, in the interpreter's order (loads read the DM before the store); renaming and
+        # levels inlined (``new_x``, ``new_c``, ``new_line``, ``level``): a fresh row never is one read here
+        if ld0 is not None:
+            src = lines[ln0]
+            while True:
+                d0 = xbase + nx % X_SLOTS
+                nx += 1
+                if d0 not in xs:
+                    break
+            lvl = lw[src]
+            if lw[d0] > lvl:
+                lvl = lw[d0]
+            if lr[d0] > lvl:
+                lvl = lr[d0]
+            lvl += 1
+            if lr[src] < lvl:
+                lr[src] = lvl
+            lw[d0] = lvl
+            emit((K_LD, seq, cur, lvl, d0, src, (a0 // 2) % LANES if b0 else 0, b0, 0, 0, 0, 0))
             n_ops += 1
-        if vec[1] == C_VEC:
-            f0, f1, f2, f3 = vec[3], vec[4], vec[5], vec[6]
-            a, b = xs[min(max(f1, 0), 11)], xs[min(max(f2, 0), 11)]
-            ca, cd = cs[f1 & 7], cs[f0 & 7]
-            vreads = [a, b]
-            if vsub in vec_reads_c:
-                vreads = [ca]
-            elif vsub in vec_reads_cd:
-                vreads = [a, b, cd]
-            to_c = vsub >= S_VMPY
-            dst = new_c() if to_c else new_x()
-            lane = r[f3 & 15]
-            kind = K_MMUL if vsub == S_VMMUL else K_MAC if vsub in (S_VMAC, S_VMACL) else K_VEC
-            ops.extend((kind, seq, cur, level(vreads, (dst,)), dst, a, b, ca, cd, min(max(lane, 0), LANES - 1), f3 & 1,
-                        vsub))
+        if ld1 is not None:
+            src = lines[ln1]
+            while True:
+                d1 = xbase + nx % X_SLOTS
+                nx += 1
+                if d1 not in xs:
+                    break
+            lvl = lw[src]
+            if lw[d1] > lvl:
+                lvl = lw[d1]
+            if lr[d1] > lvl:
+                lvl = lr[d1]
+            lvl += 1
+            if lr[src] < lvl:
+                lr[src] = lvl
+            lw[d1] = lvl
+            emit((K_LD, seq, cur, lvl, d1, src, (a1 // 2) % LANES if b1 else 0, b1, 0, 0, 0, 0))
             n_ops += 1
-            (cw if to_c else xw).append(((f0 & 7) if to_c else min(max(f0, 0), 11), dst))
-        if mov[1] == C_MOV:
-            f0, f1, f2 = mov[3], mov[4], mov[5]
-            to_c = msub in (S_VUPS, S_CZERO)
-            a = cs[f1 & 7] if msub == S_VCONV else xs[min(max(f1, 0), 11)]
-            tgt = xs[min(max(f0, 0), 11)]
-            mreads = () if msub in (S_CZERO, S_VBCST) else (a, tgt) if msub == S_VINS else (a,)
-            dst = new_c() if to_c else new_x()
-            ops.extend((K_MOV, seq, cur, level(mreads, (dst,)), dst, a, tgt, r[f2 & 15], f1, msub, 0, 0))
+        if st_ is not None:
+            src = xs[xsrc]
+            while True:
+                dst = nl % n_ring
+                nl += 1
+                if not line_held[dst]:
+                    break
+            line_held[lines[lns]] = False
+            line_held[dst] = True
+            lines[lns] = dst
+            lvl = lw[src]
+            if lw[dst] > lvl:
+                lvl = lw[dst]
+            if lr[dst] > lvl:
+                lvl = lr[dst]
+            lvl += 1
+            if lr[src] < lvl:
+                lr[src] = lvl
+            lw[dst] = lvl
+            emit((K_LD, seq, cur, lvl, dst, src, 0, 0, 0, 0, 0, 0))
             n_ops += 1
-            (cw if to_c else xw).append(((f0 & 7) if to_c else min(max(f0, 0), 11), dst))
-        for reg, dst in xw:
-            xs[reg] = dst
-        for reg, dst in cw:
-            cs[reg] = dst
-        # ---- registers -------------------------------------------------------------------------------
-        if scl[1] == C_SCL:  # read before the post-increments below (all slots read the pre-bundle state)
-            ssub, f0, f1, f2 = scl[2], scl[3], scl[4], scl[5]
-            ra, rb, pa = r[f1 & 15], r[f2 & 15], p[f1 & 7]
-            ssub = min(max(ssub, 0), 12)
-            val = (f1, ra + rb, ra + f2, ra - rb, ra * rb, ra << (f2 & 31), ra >> (f2 & 31), ra & f2, f1, ra,
-                   pa + rb, pa + f2, pa)[ssub]
-        if on0:
-            p[ld0[4] & 7] = _w(a0 + ld0[5])
-        if on1:
-            p[ld1[4] & 7] = _w(a1 + ld1[5])
-        if on_st:
-            p[st_[4] & 7] = _w(sa + st_[5])
-        if scl[1] == C_SCL:  # written last: the scalar slot's write wins (the interpreter's order)
-            if S_PMOVI <= ssub <= S_PADDI:
-                p[f0 & 7] = _w(val)
+        if vec is not None:
+            a = xs[ia]
+            b = xs[ib]
+            ca = cs[ica]
+            cd = cs[icd]
+            if vc:
+                while True:
+                    dv = cbase + nc % C_SLOTS
+                    nc += 1
+                    if dv not in cs:
+                        break
             else:
-                r[f0 & 15] = _w(val)
-        r[0] = 0
+                while True:
+                    dv = xbase + nx % X_SLOTS
+                    nx += 1
+                    if dv not in xs:
+                        break
+            if mode == 1:
+                lvl = lw[ca]
+            else:
+                lvl = lw[a]
+                if lw[b] > lvl:
+                    lvl = lw[b]
+                if mode and lw[cd] > lvl:
+                    lvl = lw[cd]
+            if lw[dv] > lvl:
+                lvl = lw[dv]
+            if lr[dv] > lvl:
+                lvl = lr[dv]
+            lvl += 1
+            if mode == 1:
+                if lr[ca] < lvl:
+                    lr[ca] = lvl
+            else:
+                if lr[a] < lvl:
+                    lr[a] = lvl
+                if lr[b] < lvl:
+                    lr[b] = lvl
+                if mode and lr[cd] < lvl:
+                    lr[cd] = lvl
+            lw[dv] = lvl
+            lane = r[ilane]
+            emit((kind, seq, cur, lvl, dv, a, b, ca, cd, 0 if lane < 0 else LANES - 1 if lane >= LANES else lane, h,
+                  vsub))
+            n_ops += 1
+        if mov is not None:
+            a = cs[ma] if a_c else xs[ma]
+            tgt = xs[mt]
+            if mc:
+                while True:
+                    dm = cbase + nc % C_SLOTS
+                    nc += 1
+                    if dm not in cs:
+                        break
+            else:
+                while True:
+                    dm = xbase + nx % X_SLOTS
+                    nx += 1
+                    if dm not in xs:
+                        break
+            lvl = 0
+            if rmode:
+                lvl = lw[a]
+                if rmode == 1 and lw[tgt] > lvl:
+                    lvl = lw[tgt]
+            if lw[dm] > lvl:
+                lvl = lw[dm]
+            if lr[dm] > lvl:
+                lvl = lr[dm]
+            lvl += 1
+            if rmode:
+                if lr[a] < lvl:
+                    lr[a] = lvl
+                if rmode == 1 and lr[tgt] < lvl:
+                    lr[tgt] = lvl
+            lw[dm] = lvl
+            emit((K_MOV, seq, cur, lvl, dm, a, tgt, r[mlane], f1, msub, 0, 0))
+            n_ops += 1
+        # the register renames, in the interpreter's order (after every read of this bundle)
+        if ld0 is not None:
+            xs[xd0] = d0
+        if ld1 is not None:
+            xs[xd1] = d1
+        if vec is not None:
+            (cs if vc else xs)[vreg] = dv
+        if mov is not None:
+            (cs if mc else xs)[mreg] = dm
+        # ---- registers -------------------------------------------------------------------------------
+        if scl is not None:  # read before the post-increments below (all slots read the pre-bundle state)
+            ssub, i1, i2, to_p, sreg, f1 = scl
+            if ssub == 2:
+                val = r[i1] + i2
+            elif ssub == 11:
+                val = p[i1] + i2
+            elif ssub == 0 or ssub == 8:
+                val = f1
+            elif ssub == 1:
+                val = r[i1] + r[i2]
+            elif ssub == 3:
+                val = r[i1] - r[i2]
+            elif ssub == 4:
+                val = r[i1] * r[i2]
+            elif ssub == 5:
+                val = r[i1] << i2
+            elif ssub == 6:
+                val = r[i1] >> i2
+            elif ssub == 7:
+                val = r[i1] & i2
+            elif ssub == 9:
+                val = r[i1]
+            elif ssub == 10:
+                val = p[i1] + r[i2]
+            else:
+                val = p[i1]
+        if ld0 is not None:
+            v = a0 + inc0
+            p[p0] = v if i32_lo <= v <= i32_hi else _w(v)
+        if ld1 is not None:
+            v = a1 + inc1
+            p[p1] = v if i32_lo <= v <= i32_hi else _w(v)
+        if st_ is not None:
+            v = sa + incs
+            p[ps] = v if i32_lo <= v <= i32_hi else _w(v)
+        if scl is not None:  # written last: the scalar slot's write wins (the interpreter's order)
+            if not i32_lo <= val <= i32_hi:
+                val = _w(val)
+            if to_p:
+                p[sreg] = val
+            else:
+                r[sreg] = val
+            r[0] = 0
         # ---- control ---------------------------------------------------------------------------------
-        c0, c1 = ctl_ins[3], ctl_ins[4]
         taken = False
-        if is_ctl:
-            taken = csub == S_J or (is_loop and count <= 0)
-            if csub in (S_BEQZ, S_BNEZ):
-                taken = (rv == 0) if csub == S_BEQZ else (rv != 0)
-        target = c0 if csub == S_J else c1
-        if push:
-            loops[depth] = [pc + 1, c1, count]
-            snaps[depth], tries[depth] = None, 0
-            depth += 1
         next_pc = pc + 1
+        if ck:
+            if ck in (CK_LOOPI, CK_LOOP):
+                if push:
+                    loops[depth] = [pc + 1, ctl[2], count]
+                    snaps[depth], tries[depth] = None, 0
+                    depth += 1
+                else:
+                    taken, next_pc = True, ctl[2]
+            elif ck == CK_J:
+                taken, next_pc = True, ctl[1]
+            elif ck == CK_BEQZ:
+                if rv == 0:
+                    taken, next_pc = True, ctl[2]
+            elif ck == CK_BNEZ:
+                if rv != 0:
+                    taken, next_pc = True, ctl[2]
+            elif ck == CK_HALT:
+                halted = 1
         edge = 0
-        if taken:
-            next_pc = target
-        elif depth > 0:
+        if not taken and depth > 0:
             top = loops[depth - 1]
-            if pc + 1 == top[M.L_END]:
-                if top[M.L_COUNT] > 1:
-                    top[M.L_COUNT] -= 1
-                    next_pc = top[M.L_START]
+            if pc + 1 == top[L_END]:
+                if top[L_COUNT] > 1:
+                    top[L_COUNT] -= 1
+                    next_pc = top[L_START]
                     edge = depth
                 else:
                     depth -= 1
-        if is_ctl and csub == S_HALT:
-            halted = 1
         t_issue = t + 1 + (penalty if taken else 0)
         if t + end_lat > t_end:
             t_end = t + end_lat
-        if is_dma:
-            is_out = ctl_ins[2] in (S_DMAO, S_DMAOT)
-            tiled = ctl_ins[2] in (S_DMAIT, S_DMAOT)
+        if slow:  # a DMA
+            n_r, rowbytes, is_out, tiled = ctl[4], ctl[5], ctl[7], ctl[8]
+            total = _w(n_r * rowbytes)
             l0, l1 = pm // LINE_BYTES, (pm + total + LINE_BYTES - 1) // LINE_BYTES
             pend_w = int(line_ready[l0:l1].max()) if l1 > l0 else 0
             pend_r = int(line_read[l0:l1].max()) if l1 > l0 else 0
@@ -474,52 +775,69 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 t_end = done
             dma_free[eng] = start + occ
             # the data: one operation per DM line, all of one DMA at one level
-            width = max((ctl_ins[8] if tiled else rowbytes) // 2, 1)
+            width = max((ctl[6] if tiled else rowbytes) // 2, 1)
             per_strip = max(n_r * width, 1)
             tot_e = total // 2
-            e = np.arange(min(tot_e, dma_elems), dtype=np.int32)
-            within = e % np.int32(per_strip)
-            with np.errstate(over="ignore"):
-                ext_idx = (np.int32(re // 2) + (within // np.int32(width)) * np.int32(rs // 2)
-                           + (e // np.int32(per_strip)) * np.int32(width) + within % np.int32(width))
-            if is_out:
-                ext_idx = np.where(ext_idx < 0, ext_idx + H, ext_idx)
-                if (ext_idx < 0).any() or (ext_idx >= H).any():
-                    exotic = True  # past the EXT image: the interpreter drops those writes
-                    break
-            ext_rows = np.unique(np.clip(ext_idx, 0, H - 1) // LANES)
+            ext_rows = _dma_ext_rows(re, rs, n_r, width, per_strip, tot_e, dma_elems, H, is_out)
+            if ext_rows is None:
+                exotic = True  # past the EXT image: the interpreter drops those writes
+                break
             n_l = l1 - l0
             if is_out:
-                rows_in = [lines[ln] for ln in range(l0, l1)]
-                lvl = max(int(ext_lw[ext_rows].max()), int(ext_lr[ext_rows].max()), max(lw[x] for x in rows_in)) + 1
+                rows_in = lines[l0:l1]
+                lvl = max(int(ext_lw[ext_rows].max()), int(ext_lr[ext_rows].max()), max(map(lw.__getitem__, rows_in)))
+                lvl += 1
                 for x in rows_in:
                     if lr[x] < lvl:
                         lr[x] = lvl
                 ext_lw[ext_rows] = lvl
-                for i in range(n_l):
-                    ops.extend((K_DMAO, seq, cur, lvl, rows_in[i], i * LANES, re, rs, width, per_strip, tot_e, 0))
+                blk = np.empty((n_l, 4 + N_FIELDS), np.int32)  # the DMA's operations, a row per line
+                blk[:] = (K_DMAO, seq, cur, lvl, 0, 0, re, rs, width, per_strip, tot_e, 0)
+                blk[:, 4] = rows_in
             else:
                 partial = tot_e % LANES != 0
-                old = [lines[ln] for ln in range(l0, l1)]
-                new = [new_line(ln) for ln in range(l0, l1)]
+                old = lines[l0:l1]
+                at = nl % n_ring
+                if at + n_l <= n_ring and not any(line_held[at:at + n_l]):
+                    # the ring's next n_l rows are free: ``new_line`` would take them in order (a row it frees
+                    # is held before, so not among them)
+                    new = list(range(at, at + n_l))
+                    nl += n_l
+                    for x in old:
+                        line_held[x] = False
+                    line_held[at:at + n_l] = [True] * n_l
+                    lines[l0:l1] = new
+                else:
+                    new = [new_line(ln) for ln in range(l0, l1)]
                 lvl = int(ext_lw[ext_rows].max())
                 if partial and lw[old[-1]] > lvl:
                     lvl = lw[old[-1]]
-                for x in new:
-                    lvl = max(lvl, lw[x], lr[x])
-                lvl += 1
+                lvl = max(lvl, max(map(lw.__getitem__, new)), max(map(lr.__getitem__, new))) + 1
                 if partial and lr[old[-1]] < lvl:
                     lr[old[-1]] = lvl
                 for x in new:
                     lw[x] = lvl
                 ext_lr[ext_rows] = np.maximum(ext_lr[ext_rows], lvl)  # (fancy indexing: a copy, not a view)
-                for i in range(n_l):
-                    ops.extend((K_DMAI, seq, cur, lvl, new[i], old[i], i * LANES, re, rs, width, per_strip, tot_e))
+                blk = np.empty((n_l, 4 + N_FIELDS), np.int32)
+                blk[:] = (K_DMAI, seq, cur, lvl, 0, 0, 0, re, rs, width, per_strip, tot_e)
+                blk[:, 4] = new
+                blk[:, 5] = old
+            blk[:, 5 if is_out else 6] = np.arange(0, n_l * LANES, LANES)
+            ops.fromlist(buf)  # (in order: what the list holds first)
+            buf.clear()
+            ops.frombytes(blk.tobytes())
             n_ops += n_l
         pc = next_pc
-        if n_ops > TRACE_MAX_OPS:
-            exotic = True
-            break
+        if n_ops > check_at:
+            if n_ops > TRACE_MAX_OPS:
+                exotic = True
+                break
+            ops.fromlist(buf)
+            buf.clear()
+            check_at = min(n_ops + FLUSH_OPS, TRACE_MAX_OPS)
+        if edge and roll and buf:  # (the back-edge block below edits ``ops`` in place)
+            ops.fromlist(buf)
+            buf.clear()
         if not edge or not roll:
             continue
         # ---- a loop's back-edge: roll the remaining iterations where they are steady (``rolled``) ----
@@ -670,6 +988,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     ctl[[M.PC, M.STEPS, M.HALTED, M.FAULT, M.FAULT_PC, M.FAULT_DETAIL, M.T_ISSUE, M.T_END, M.DEPTH,
          M.FAULT_SLOT]] = [pc, steps, halted, fault, fault_pc, fault_detail, t_issue, t_end, depth, fault_slot]
     i32 = np.int32
+    ops.fromlist(buf)
     op_arr = None if exotic else np.frombuffer(ops, i32).reshape(-1, 4 + N_FIELDS)
     return Trace(ctl.astype(i32), np.array(r, i32), np.array(p, i32), np.array(ready, i32),
                  np.array(loops, i32), line_ready.astype(i32), line_read.astype(i32), np.array(dma_free, i32),

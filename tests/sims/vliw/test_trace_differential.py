@@ -70,7 +70,12 @@ def _check_kernel(monkeypatch, name: str, kind: str, index: int) -> None:
     trace._TRACES.clear()
     ran = []
     real_run = trace.run
-    monkeypatch.setattr(trace, "run", lambda *a: ran.append(real_run(*a)) or ran[-1])
+
+    def run(*args):
+        ran.append(real_run(*args))
+        return ran[-1]
+
+    monkeypatch.setattr(trace, "run", run)
     new, old = _both(monkeypatch, program, task, cfg, inputs)
     assert old[0].fault is None
     assert_same_results(new, old)
