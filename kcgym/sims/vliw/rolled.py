@@ -616,28 +616,40 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
         ok &= c[1:] == c[0]
     # the data: a line this iteration wrote, or one no rolled iteration has written yet (its row is then
     # the one it has at the loop's back-edge, ``Rolled.table``)
-    n_ops = len(ops)
-    first = np.full(hw.dm_lines + 1, np.iinfo(np.int64).max, np.int64)  # first (iteration, op) writing a line
+    # (each as one array over operations x iterations: a body has thousands of operations, and a call per
+    # operation was most of a long kernel's first simulate)
+    n_ops, n_lines = len(ops), hw.dm_lines
+    first = np.full(n_lines + 1, np.iinfo(np.int64).max, np.int64)  # first (iteration, op) writing a line
     writers = [i for i, o in enumerate(ops) if o.line_w is not None]
-    for i in writers:
-        a, d, n = ops[i].line_w or (0, 0, 0)
-        ln = np.clip(_lines(a, d, m_all), 0, hw.dm_lines - 1)
-        for j in range(n):
-            np.minimum.at(first, np.minimum(ln + j, hw.dm_lines), m_all * n_ops + i)
-    for i, o in enumerate(ops):
-        if o.line_r is None:
-            continue
-        ln = np.clip(_lines(o.line_r[0], o.line_r[1], m), 0, hw.dm_lines - 1)
-        if o.local_r < 0:
-            ok &= first[ln] > m * n_ops + i
-            continue
-        a, d, n = ops[o.local_r].line_w or (0, 0, 0)
-        lw = _lines(a, d, m)
-        ok &= (lw <= ln) & (ln < lw + n)
-        for j in writers[bisect.bisect_right(writers, o.local_r):bisect.bisect_left(writers, i)]:
-            a, d, n = ops[j].line_w or (0, 0, 0)
-            lw = _lines(a, d, m)
-            ok &= ~((lw <= ln) & (ln < lw + n))
+    w_at = np.asarray(writers, np.int64)
+    w_rec = np.asarray([ops[i].line_w or (0, 0, 0) for i in writers], np.int64).reshape(-1, 3)
+    w_a, w_d, w_n = w_rec[:, 0], w_rec[:, 1], w_rec[:, 2]
+    if writers:
+        ln_w = np.clip((w_a[:, None] + w_d[:, None] * m_all[None, :]) // LINE_BYTES, 0, n_lines - 1)
+        order = m_all[None, :] * n_ops + w_at[:, None]
+        for j in range(int(w_n.max())):
+            more = w_n > j
+            np.minimum.at(first, np.minimum(ln_w[more] + j, n_lines), order[more])
+        lw_m = (w_a[:, None] + w_d[:, None] * m[None, :]) // LINE_BYTES  # their first line, iterations 1..k
+    readers = [i for i, o in enumerate(ops) if o.line_r is not None]
+    if readers:
+        r_rec = np.asarray([ops[i].line_r or (0, 0) for i in readers], np.int64).reshape(-1, 2)
+        ln_r = np.clip((r_rec[:, 0, None] + r_rec[:, 1, None] * m[None, :]) // LINE_BYTES, 0, n_lines - 1)
+        before = np.asarray([ops[i].local_r < 0 for i in readers], bool)
+        if before.any():  # the line as before the loop: no rolled iteration wrote it before this read
+            at = np.asarray(readers, np.int64)[before]
+            ok &= np.all(first[ln_r[before]] > m[None, :] * n_ops + at[:, None], axis=0)
+        for row in np.flatnonzero(~before):  # a line this iteration wrote, and no later writer before the read
+            i = readers[row]
+            ln = ln_r[row]
+            if ops[ops[i].local_r].line_w is None:  # (its line came from no write: never rolled)
+                ok[:] = False
+                break
+            w = bisect.bisect_left(writers, ops[i].local_r)
+            ok &= (lw_m[w] <= ln) & (ln < lw_m[w] + w_n[w])
+            lo, hi = bisect.bisect_right(writers, ops[i].local_r), bisect.bisect_left(writers, i)
+            if hi > lo:
+                ok &= ~np.any((lw_m[lo:hi] <= ln) & (ln < lw_m[lo:hi] + w_n[lo:hi, None]), axis=0)
     bad = np.flatnonzero(~ok)
     return int(bad[0]) if len(bad) else k_max
 

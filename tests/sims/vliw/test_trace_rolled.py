@@ -115,6 +115,17 @@ end:
 VCONV x3, c1
 VST x3, p0, 0
 """
+# a value carried through DM: iteration m reads the line iteration m - 1 stored (must not roll)
+CARRIED_DM = """VBCST x5, 0.75
+PMOVI p0, 0
+VST x5, p0, 0
+PMOVI p1, 64
+LOOPI 60, end
+VLD x0, p0, 64
+VADD x1, x0, x5
+VST x1, p1, 64
+end:
+"""
 # iteration 37 divides by zero (a lane of the loaded line is 0): the first non-finite line is inside the loop
 NONFINITE = """DMAI p0, r0, r0, 1, 4096
 MOVI r1, 0
@@ -213,6 +224,7 @@ end:
 
 CASES = {"steady": (STEADY, True), "banks": (BANKS, True), "fault_last": (FAULT_LAST, True), "nested": (NESTED, True),
          "nested_both": (NESTED_BOTH, True), "dma_loop": (DMA_LOOP, True), "carried": (CARRIED, False),
+         "carried_dm": (CARRIED_DM, False),
          "nonfinite": (NONFINITE, True), "branch_mid": (BRANCH_MID, True), "branch_last": (BRANCH_LAST, True),
          "branch_never": (BRANCH_NEVER, True), "branch_not_affine": (BRANCH_NOT_AFFINE, False),
          "outer": (OUTER, True), "outer_moving": (OUTER_MOVING, True), "fault_after_flip": (FAULT_AFTER_FLIP, True)}
