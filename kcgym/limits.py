@@ -111,4 +111,5 @@ MAX_CACHED_SCORERS = 64  # BatchScorers kept by scoring.scorer_for (each holds o
 MAX_CACHED_PROGRAMS = 4096  # assembly outcomes kept per process, by (machine, hw, source hash): RL repeats sources
 MAX_CACHED_PROGRAM_CHARS = 64_000_000  # source characters those entries may hold in all (~64 MB of text)
 MAX_CACHED_OPERATIONS = 1 << 17  # facts about operation texts the VLIW -O2 compiler memoises per hw config
+MAX_MEMOISED_CONFIGS = 8  # hw configs whose operation facts it keeps at once (a sweep compiles for many)
 MAX_COLD_START_SHAPES = 256  # interpreter shapes whose cold start kcgym.sims.interpreter.COLD_START tracks

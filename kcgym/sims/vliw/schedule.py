@@ -18,7 +18,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from kcgym.isa.spec import InstrSpec, Reg
-from kcgym.limits import MAX_CACHED_OPERATIONS
+from kcgym.limits import MAX_CACHED_OPERATIONS, MAX_MEMOISED_CONFIGS
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.sims.vliw.isa import SLOTS, make_isa
 
@@ -85,7 +85,7 @@ def per_config_memo(hw: VLIWConfig) -> dict:
     ``make_isa`` keys on) per question cost most of a C1 decoder compile. Bounded by MAX_CACHED_OPERATIONS."""
     entry = _PER_CONFIG.get(id(hw))
     if entry is None or entry[0] is not hw:
-        if len(_PER_CONFIG) >= 8:
+        if len(_PER_CONFIG) >= MAX_MEMOISED_CONFIGS:
             _PER_CONFIG.clear()
         entry = _PER_CONFIG[id(hw)] = (hw, {})
     memo = entry[1]
