@@ -95,6 +95,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("speed", "bench_speed", ("speed.jsonl",), _speed),
     Block("speed-sweep", "bench_speed", ("speed_sweep.jsonl",), lambda m, p: m.readme_sweep(_jsonl(p[0]))),
     Block("cpu-machine", "bench_cpu_machine", ("cpu_machine.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
+    Block("eval-side-by-side", "bench_eval", ("eval_side_by_side.jsonl",), lambda m, p: m.render(_jsonl(p[0]))),
     Block("sweep", "bench_sweep", ("sweep_npu_matmul_c3/episodes.jsonl",), lambda m, p: m.render(p[0])),
 )
 
