@@ -107,11 +107,11 @@ def side_by_side(before_tree: Path, extra: list[str], nice: int, label: str, out
             started[name] = time.perf_counter()
             procs[name] = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL)
         wall, cpu = {}, {}
-        by_pid: dict[int, str | None] = {p.pid: name for name, p in procs.items()}
+        by_pid = {p.pid: name for name, p in procs.items()}
         while by_pid:
             pid, status, usage = os.wait4(-1, 0)
-            name = by_pid.pop(pid, None)
-            if name is None:
+            name = by_pid.pop(pid, "")
+            if not name:  # not one of ours
                 continue
             procs[name].returncode = os.waitstatus_to_exitcode(status)
             wall[name] = round(time.perf_counter() - started[name], 1)
