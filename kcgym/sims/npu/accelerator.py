@@ -120,7 +120,7 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
         hw_json = hw.model_dump_json()
         halt = trace.batched_runner(hw_json)[0].halt_row
         words = [p.padded(bucket(p.length, PROGRAM_BUCKET), halt) for p in programs]
-        states = trace.run_batch(hw_json, words, hbm, fpm, np.int32(limit), np.int32(max_steps))
+        states = trace.run_batch(hw_json, words, hbm, fpm, np.int32(limit), np.int32(max_steps), whole=False)
         return [[self.result(st, b, p, task, layout, hw, max_steps) for b in range(len(inputs))]
                 for p, st in zip(programs, states, strict=True)]
 

@@ -419,11 +419,6 @@ def dims_of(hw: NPUConfig, H: int) -> Dims:
                 MV_SLOTS)
 
 
-def merged_dims(d: Dims, programs: int) -> Dims:
-    """The memories of ``programs`` programs side by side: program ``p`` owns the ``p``-th range of each."""
-    return Dims(*(programs * x for x in d))
-
-
 # (field, memory) pairs per kind: which operand fields are rows, words or slots of which memory (Dims order:
 # 0 vs, 1 ms, 2 hbm, 3 fpm, 4 fp, 5 acc, 6 mv), so a merged run can move program p's into its own range
 _FIELD_SPACE = {K_SFP: ((0, 4), (1, 4), (2, 4)), K_FLD: ((0, 4), (1, 3)), K_FST: ((0, 3), (1, 4)),
@@ -635,12 +630,19 @@ class DataPath:
     """The data side of the NPU for one config: one branch per kind, each a whole group at once.
     Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row/slot."""
 
-    def __init__(self, hw: NPUConfig, d: Dims, programs: int = 1):
-        self.hw, self.d, self.programs = hw, d, programs  # d: of all ``programs`` (merged_dims) together
+    def __init__(self, hw: NPUConfig, d: Dims, programs: int = 1, private: int = 0):
+        self.hw, self.d, self.programs = hw, d, programs  # d: of all ``programs`` together
         W, B, R, L = GROUP_WIDTH, hw.BLEN, hw.v_prefetch_rows, hw.MLEN
-        self.o_ms = d.vs
-        self.o_h = self.o_ms + d.ms
-        self.o_mv = self.o_h + d.hbm
+        if programs == 1:  # VSRAM | MSRAM | HBM, each row field relative to its memory
+            self.o_ms = d.vs
+            self.o_h = self.o_ms + d.ms
+            self.o_mv = self.o_h + d.hbm
+            self.h_hi = d.hbm - 1
+        else:  # compact (run_many): the shared HBM image, then ``private`` rows; row fields are absolute rows
+            self.o_ms = self.o_h = 0
+            self.o_mv = d.hbm + private
+            self.h_hi = self.o_mv - 1
+        self.private = private
         self.dump = self.o_mv + d.mv
         self.cr = max(W * R, 2 * W, WIDTH[K_LDM] * L)
         self.ce = W * B * B
@@ -730,7 +732,7 @@ class DataPath:
         r = jnp.arange(self.hw.v_prefetch_rows)
         rv, nrow, base, srow = f[:, 0], f[:, 1], f[:, 2], f[:, 3]
         live = (r[None, :] < nrow[:, None]) & on[:, None]
-        loaded = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [W, R, V]
+        loaded = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.h_hi)]  # [W, R, V]
         w = self.rows(rv[:, None] + r, loaded, live)
         return w._replace(nan=_first_bad(~jnp.isfinite(loaded) & live[:, :, None], seq, f, self.programs))
 
@@ -745,7 +747,7 @@ class DataPath:
         f, seq, on = f[:n], seq[:n], on[:n]
         r = jnp.arange(self.hw.MLEN)
         mrow, base, srow = f[:, 0] + self.o_ms, f[:, 1], f[:, 2]
-        tile = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [n, L, L]
+        tile = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.h_hi)]  # [n, L, L]
         w = self.rows(mrow[:, None] + r, tile, jnp.broadcast_to(on[:, None], (n, self.hw.MLEN)))
         return w._replace(nan=_first_bad(~jnp.isfinite(tile) & on[:, None, None], seq, f, self.programs))
 
@@ -755,13 +757,21 @@ class DataPath:
                     fpm=st.fpm.at[w.fpm_i].set(w.fpm_v), fp=st.fp.at[w.fp_i].set(w.fp_v),
                     acc=st.acc.at[w.acc_i].set(w.acc_v), nan_seq=jnp.minimum(st.nan_seq, w.nan))
 
-    def initial(self, hbm: jax.Array, fpm: jax.Array) -> Data:
+    def initial(self, hbm: jax.Array, fpm: jax.Array, src: jax.Array | None = None) -> Data:
+        """The state before the first group: zero SRAMs, the HBM image (one input set). Merged (``src``: the
+        HBM row each private row starts as, ``d.hbm`` for a zero row): the HBM image once, shared by every
+        program, then the programs' private rows."""
         hw, d = self.hw, self.d
         f32 = jnp.float32
         V = hw.VLEN
-        P = self.programs  # each program its own copy of the inputs (merged_dims)
-        hbm_rows = jnp.tile(hbm.reshape(d.hbm // P, V), (P, 1))
-        mem = jnp.concatenate([jnp.zeros((d.vs + d.ms, V), f32), hbm_rows, jnp.zeros((d.mv + 1, V), f32)])
+        P = self.programs
+        if P == 1:
+            mem = jnp.concatenate([jnp.zeros((d.vs + d.ms, V), f32), hbm.reshape(d.hbm, V),
+                                   jnp.zeros((d.mv + 1, V), f32)])
+        else:
+            rows = hbm.reshape(d.hbm, V)
+            private = jnp.concatenate([rows, jnp.zeros((1, V), f32)])[src]
+            mem = jnp.concatenate([rows, private, jnp.zeros((d.mv + 1, V), f32)])
         return Data(mem=mem, fpm=jnp.concatenate([jnp.tile(fpm, P), jnp.zeros(1, f32)]), fp=jnp.zeros(d.fp + 1, f32),
                     acc=jnp.zeros((d.acc + 1, hw.BLEN, hw.BLEN), f32),
                     nan_seq=jnp.int32(NO_SEQ) if P == 1 else jnp.full(P, NO_SEQ, jnp.int32))
@@ -781,14 +791,19 @@ class DataPath:
 
 
 @functools.lru_cache(maxsize=16)
-def data_runner(hw_json: str, H: int, programs: int = 1):
+def data_runner(hw_json: str, H: int, programs: int = 1, private: int = 0):
     """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and HBM bucket
-    (``programs``: of that many programs at once, :func:`run_many`)."""
+    (``programs`` > 1: of that many programs at once with ``private`` compact rows, :func:`run_many`)."""
     enable_persistent_cache()
     hw = NPUConfig.model_validate_json(hw_json)
-    dp = DataPath(hw, merged_dims(dims_of(hw, H), programs), programs)
+    d = dims_of(hw, H)
+    if programs > 1:  # one HBM image, the SRAMs only as private rows (compact_rows)
+        d = Dims(0, 0, d.hbm, *(programs * x for x in d[3:]))
+    dp = DataPath(hw, d, programs, private)
     # the state is donated: each chunk updates the memories in place instead of copying them (MBs per call)
-    return (jax.jit(jax.vmap(dp.initial, in_axes=(0, None))),
+    initial = jax.vmap(dp.initial, in_axes=(0, None)) if programs == 1 else jax.vmap(dp.initial, in_axes=(0, None,
+                                                                                                         None))
+    return (jax.jit(initial),
             jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0))
 
 
@@ -823,6 +838,128 @@ def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps
     return tr, groups, chunks
 
 
+def _state(tr: Trace, data: Data, first: np.ndarray, p: int, d: Dims, op_seq: np.ndarray, op_pc: np.ndarray,
+           vs: np.ndarray, ms: np.ndarray, hbm: np.ndarray, mv: np.ndarray) -> M.State:
+    """Program ``p``'s final State from the data path's (host) state, its memories (``vs``, ``ms``, ``hbm``:
+    [N, rows, VLEN], ``hbm`` flat; ``mv``: its MV accumulator's row) and the pre-pass's control side;
+    ``first``: its first non-finite step per input set; ``d``: the dims of one program."""
+    N = data.mem.shape[0]
+
+    def each(x: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(x, (N, *x.shape)).copy()
+
+    hit = first != NO_SEQ
+    nan_pc = np.full(N, -1, np.int32)
+    if hit.any():
+        nan_pc[hit] = op_pc[np.searchsorted(op_seq, first[hit])]
+    zeros = np.zeros((N, 1), np.int32)
+    return M.State(
+        ctl=each(tr.ctl), gp=each(tr.gp), ar=each(tr.ar), unit_free=each(tr.unit_free), busy=each(tr.busy),
+        counts=each(tr.counts), fp_ready=each(tr.fp_ready), vs_ready=each(tr.vs_ready), vs_read=each(tr.vs_read),
+        ms_ready=each(tr.ms_ready), ms_read=each(tr.ms_read), im=each(tr.im),
+        fp=np.asarray(data.fp)[:, [p * d.fp + s for s in tr.fp_slots]],
+        acc=np.asarray(data.acc)[:, p * d.acc + tr.acc_slot], mv=mv, nan_pc=nan_pc, vs=vs, ms=ms, hbm=hbm,
+        fpm=np.asarray(data.fpm)[:, p * d.fpm:(p + 1) * d.fpm],
+        prof=np.zeros((N, 1, M.N_PROF), np.int32), vsr_dma=zeros, vs_dma=zeros, ms_dma=zeros)
+
+
+def _union(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of the row ranges ``[lo, hi)`` (each non-empty) as disjoint ranges: their starts and ends,
+    ascending (touching ranges are joined)."""
+    if not len(lo):
+        return lo, hi
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    reach = np.maximum.accumulate(hi)
+    new = np.ones(len(lo), bool)
+    new[1:] = lo[1:] > reach[:-1]
+    at = np.flatnonzero(new)
+    return lo[at], reach[np.r_[at[1:] - 1, len(lo) - 1]]
+
+
+def _rows_of(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Every row of the disjoint ranges ``[starts, ends)``, in order."""
+    sizes = ends - starts
+    return np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+
+
+def _remap(x: np.ndarray, starts: np.ndarray, dest: np.ndarray) -> np.ndarray:
+    """Rows ``x`` (each inside one of the ranges starting at ``starts``) moved so that range ``c`` starts at
+    ``dest[c]``; a row outside every range (an operand no lane uses) lands somewhere harmless."""
+    if not len(starts):
+        return np.zeros_like(x)
+    c = np.clip(np.searchsorted(starts, x, "right") - 1, 0, len(starts) - 1)
+    return dest[c] + x - starts[c]
+
+
+class Compact(NamedTuple):
+    """One program's rows in a merged call (:func:`compact_rows`): its operand fields with every VSRAM, MSRAM
+    and HBM row moved to a row of the merged memory, and where its private rows came from."""
+
+    fields: np.ndarray  # int32[ops, N_FIELDS]: as Levelled.fields, rows absolute (other spaces: its own)
+    sram: np.ndarray  # int64[k]: the SRAM row (VSRAM rows, then MSRAM rows after d.vs) of private row i
+    hbm: np.ndarray  # int64[m]: the HBM row of private row k + i (rows the program writes)
+
+
+@functools.lru_cache(maxsize=16)
+def _reach_tables(B: int, L: int, R: int) -> tuple[np.ndarray, ...]:
+    """Per kind, what the data path's branches touch: up to three SRAM reaches (operand field, MSRAM or not,
+    rows; 0 rows: the DMA's row count, at most R) and one HBM reach (base field, rows as before, row-step
+    field, written)."""
+    sram = {K_VEC: ((0, 0, 1), (1, 0, 1), (2, 0, 1)), K_VRED: ((2, 0, 1),), K_MM: ((1, 0, B), (2, 1, L)),
+            K_MV: ((1, 0, 1), (2, 1, L)), K_WOMM: ((1, 0, B),), K_WOMV: ((1, 0, 1),), K_LDV: ((0, 0, 0),),
+            K_STV: ((0, 0, 0),), K_LDM: ((0, 1, L),)}
+    hbm = {K_LDV: (2, 0, 3, False), K_STV: (2, 0, 3, True), K_LDM: (1, L, 2, False)}
+    s_field = np.full((N_KINDS, 3), -1, np.int64)
+    s_ms, s_rows = np.zeros((N_KINDS, 3), np.int64), np.zeros((N_KINDS, 3), np.int64)
+    for kind, reaches in sram.items():
+        for j, (field, ms, rows) in enumerate(reaches):
+            s_field[kind, j], s_ms[kind, j], s_rows[kind, j] = field, ms, rows
+    h_field, h_rows = np.full(N_KINDS, -1, np.int64), np.zeros(N_KINDS, np.int64)
+    h_step, h_written = np.zeros(N_KINDS, np.int64), np.zeros(N_KINDS, bool)
+    for kind, (field, rows, step, written) in hbm.items():
+        h_field[kind], h_rows[kind], h_step[kind], h_written[kind] = field, rows, step, written
+    return s_field, s_ms, s_rows, h_field, h_rows, h_step, h_written
+
+
+def compact_rows(lv: Levelled, hw: NPUConfig, d: Dims, base: int) -> Compact:
+    """Program ``lv``'s operands moved into a compact memory: only the VSRAM and MSRAM rows it touches (the
+    reach of every gather, window and scatter of the data path, so each block stays contiguous), placed from
+    row ``base`` on, then its own copy of the HBM rows it writes (every range of HBM it reads or writes that
+    holds a written row: a strided DMA's whole span). The HBM rows it only reads stay where they are: the
+    shared HBM image (rows ``0..d.hbm``) every merged program reads. Untouched memory is never read, and
+    every touched row starts as it would alone (zero SRAM, the input HBM), so the results are the same."""
+    s_field, s_ms, s_rows, h_field, h_rows, h_step, h_written = _reach_tables(hw.BLEN, hw.MLEN, hw.v_prefetch_rows)
+    k, f = lv.kinds, lv.fields.astype(np.int64)
+    n_dma = np.clip(f[:, 1], 0, hw.v_prefetch_rows)  # rows an H_PREFETCH_V / H_STORE_V moves (its lanes)
+    h_off = d.vs + d.ms + 1  # HBM rows as keys past the SRAM ones (with a gap: their ranges never join)
+    # SRAM reaches: MSRAM rows follow the d.vs VSRAM rows
+    field = s_field[k]
+    lo = np.take_along_axis(f, np.maximum(field, 0), 1) + s_ms[k] * d.vs
+    n = np.where(s_rows[k] > 0, s_rows[k], n_dma[:, None])
+    m = (field >= 0) & (n > 0)
+    # HBM reaches: a strided DMA's whole span, from its lowest row
+    hm = h_field[k] >= 0
+    kh, fh = k[hm], f[hm]
+    first = np.take_along_axis(fh, h_field[kh][:, None], 1)[:, 0]
+    count = np.where(h_rows[kh] > 0, h_rows[kh], n_dma[hm])
+    span = (count - 1) * np.take_along_axis(fh, h_step[kh][:, None], 1)[:, 0]
+    live = count > 0
+    h_lo, h_hi = (first + np.minimum(span, 0) + h_off)[live], (first + np.maximum(span, 0) + 1 + h_off)[live]
+    starts, ends = _union(np.concatenate([lo[m], h_lo]), np.concatenate([lo[m] + n[m], h_hi]))
+    sram = starts < h_off
+    own = sram.copy()  # an HBM range with a written row is the program's own copy
+    own[np.searchsorted(starts, h_lo[h_written[kh][live]], "right") - 1] = True
+    size = np.where(own, ends - starts, 0)
+    dest = np.where(own, base + np.cumsum(size) - size, starts - h_off)  # only read: the shared HBM image
+    space = _SPACE[k]
+    rows = space <= 2
+    out = lv.fields.copy()
+    out[rows] = _remap(f[rows] + np.where(space == 1, d.vs, np.where(space == 2, h_off, 0))[rows], starts, dest)
+    hbm = own & ~sram
+    return Compact(out, _rows_of(starts[sram], ends[sram]), _rows_of(starts[hbm], ends[hbm]) - h_off)
+
+
 def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit, max_steps) -> M.State | None:
     """The interpreter's final State (as numpy, batched over input sets), or None for the rare program
     the data path leaves to the oracle. Profiling counters are not kept (``prof`` as unprofiled)."""
@@ -837,90 +974,99 @@ def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit
     for part in chunks:
         data = chunk(data, *part)
     data = jax.device_get(data)
-    return _state(tr, data, np.asarray(data.nan_seq), 0, dims_of(hw, H), groups.op_seq, groups.op_pc)
-
-
-def _state(tr: Trace, data: Data, first: np.ndarray, p: int, d: Dims, op_seq: np.ndarray,
-           op_pc: np.ndarray, hbm_tail: np.ndarray | None = None) -> M.State:
-    """Program ``p``'s final State from the data path's (host) state and the pre-pass's control side;
-    ``first``: its first non-finite step per input set; ``d``: the dims of one program; ``hbm_tail``: the HBM
-    image past the rows the data path held (unchanged by any program)."""
-    N, rows, V = data.mem.shape
-    P = (rows - 1) // (d.vs + d.ms + d.hbm + d.mv)  # programs side by side (merged_dims), then the dump row
-    H = d.hbm * V
-
-    def each(x: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(x, (N, *x.shape)).copy()
-
-    hit = first != NO_SEQ
-    nan_pc = np.full(N, -1, np.int32)
-    if hit.any():
-        nan_pc[hit] = op_pc[np.searchsorted(op_seq, first[hit])]
+    d = dims_of(hw, H)
     mem = np.asarray(data.mem)
-    o_vs = p * d.vs
-    o_ms = P * d.vs + p * d.ms
-    o_h = P * (d.vs + d.ms) + p * d.hbm
-    o_mv = P * (d.vs + d.ms + d.hbm) + p * d.mv
-    zeros = np.zeros((N, 1), np.int32)
-    hbm = mem[:, o_h:o_h + d.hbm].reshape(N, H)
-    if hbm_tail is not None and hbm_tail.shape[1]:
-        hbm = np.concatenate([hbm, hbm_tail], axis=1)
-    return M.State(
-        ctl=each(tr.ctl), gp=each(tr.gp), ar=each(tr.ar), unit_free=each(tr.unit_free), busy=each(tr.busy),
-        counts=each(tr.counts), fp_ready=each(tr.fp_ready), vs_ready=each(tr.vs_ready), vs_read=each(tr.vs_read),
-        ms_ready=each(tr.ms_ready), ms_read=each(tr.ms_read), im=each(tr.im),
-        fp=np.asarray(data.fp)[:, [p * d.fp + s for s in tr.fp_slots]],
-        acc=np.asarray(data.acc)[:, p * d.acc + tr.acc_slot],
-        mv=mem[:, o_mv + tr.mv_slot], nan_pc=nan_pc, vs=mem[:, o_vs:o_vs + d.vs], ms=mem[:, o_ms:o_ms + d.ms],
-        hbm=hbm, fpm=np.asarray(data.fpm)[:, p * d.fpm:(p + 1) * d.fpm],
-        prof=np.zeros((N, 1, M.N_PROF), np.int32), vsr_dma=zeros, vs_dma=zeros, ms_dma=zeros)
+    o_h = d.vs + d.ms
+    return _state(tr, data, np.asarray(data.nan_seq), 0, d, groups.op_seq, groups.op_pc, mem[:, :d.vs],
+                  mem[:, d.vs:o_h], mem[:, o_h:o_h + d.hbm].reshape(N, H), mem[:, o_h + d.hbm + tr.mv_slot])
+
+
+def _bucket_rows(n: int) -> int:
+    """The private rows a merged call holds for ``n``: a power of two (few compiles), at least MERGE_MIN_ROWS."""
+    return max(MERGE_MIN_ROWS, 1 << max(n - 1, 0).bit_length())
 
 
 def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.ndarray, limit,
-             max_steps) -> list[M.State | None]:
+             max_steps, whole: bool = True) -> list[M.State | None]:
     """The final State of each program on the same input sets, as :func:`run` gives it, bit for bit, from
-    one data-path call per ``MERGE_PROGRAMS`` programs: each program's operations are levelled on their own
-    and moved into their own range of every memory (:func:`merged_dims`), so the programs' levels run
-    together (the call's depth is the deepest program's, not the sum). None: a program :func:`run` leaves
-    to the oracle. Nothing is cached: each program is assumed new (batch scoring of distinct kernels)."""
+    one data-path call per ``MERGE_PROGRAMS`` programs (fewer where their rows pass ``MERGE_ROWS``): each
+    program's operations are levelled on their own and moved into their own compact rows
+    (:func:`compact_rows`), so the programs' levels run together (the call's depth is the deepest program's,
+    not the sum) on a memory that holds only what they touch. None: a program :func:`run` leaves to the
+    oracle. Nothing is cached: each program is assumed new (batch scoring of distinct kernels).
+    ``whole=False``: only what a run's results read (``accelerator.Final``) is filled in, and HBM only up to
+    the rows the data path holds (past the limit nothing can have changed); VSRAM and MSRAM come back empty,
+    which spares copying memories no result reads."""
     hw = _config(hw_json)
     hbm = np.asarray(hbm, np.float32)
     N, H = hbm.shape
+    V = hw.VLEN
     # no operation reaches past the HBM limit (the pre-pass faults first), so the data path holds only the HBM
     # rows below it (a power of two: few compiles), and the rest comes back as it went in
-    Hs = min(H, 1 << max(int(limit) - 1, hw.VLEN - 1).bit_length())
-    tail = hbm[:, Hs:]
-    hbm_d, fpm = on_device(hbm[:, :Hs]), on_device(fpm)
+    Hs = min(H, 1 << max(int(limit) - 1, V - 1).bit_length())
+    hbm_d, fpm_d = on_device(hbm[:, :Hs]), on_device(fpm)
     d = dims_of(hw, Hs)
-    sizes = np.array([*d, 0], np.int64)
+    P = MERGE_PROGRAMS
+    sizes = np.array([0, 0, 0, *d[3:], 0], np.int64)  # per-program offsets of the other spaces (FP, acc, MV)
     out: list[M.State | None] = [None] * len(programs)
-    for start in range(0, len(programs), MERGE_PROGRAMS):
-        part: list[tuple[int, Trace, Levelled]] = []
-        for i in range(start, min(start + MERGE_PROGRAMS, len(programs))):
-            tr = prepass(np.ascontiguousarray(programs[i], np.int32), hw, int(limit), int(max_steps))
-            if not tr.exotic:
-                part.append((i, tr._replace(ops=[]), levelled(tr.ops, hw, d)))
+    todo = iter(range(len(programs)))
+    ahead: tuple[int, Trace, Levelled] | None = None  # pre-passed, for the next call (the last one was full)
+    while True:
+        part: list[tuple[int, Trace, Levelled, Compact]] = []
+        rows = 0
+        while len(part) < P:
+            if ahead is None:
+                i = next(todo, None)
+                if i is None:
+                    break
+                tr = prepass(np.ascontiguousarray(programs[i], np.int32), hw, int(limit), int(max_steps))
+                if tr.exotic:
+                    continue
+                ahead = (i, tr._replace(ops=[]), levelled(tr.ops, hw, d))
+            i, tr, lv = ahead
+            c = compact_rows(lv, hw, d, d.hbm + rows)
+            n = len(c.sram) + len(c.hbm)
+            if part and rows + n > MERGE_ROWS:
+                break
+            part.append((i, tr, lv, c))
+            ahead, rows = None, rows + n
         if not part:
-            continue
-        kinds = np.concatenate([lv.kinds for _, _, lv in part])
-        fields = np.concatenate([lv.fields + p * sizes[_SPACE[lv.kinds]] for p, (_, _, lv) in enumerate(part)])
-        fields[:, PROG] = np.repeat(np.arange(len(part), dtype=np.int32), [len(lv.kinds) for _, _, lv in part])
-        seqs = np.concatenate([lv.seqs for _, _, lv in part])
-        order = np.concatenate([lv.seqs.astype(np.int64) + (p << 32) for p, (_, _, lv) in enumerate(part)])
-        levels = np.concatenate([lv.levels for _, _, lv in part])
+            break
+        src = np.full(_bucket_rows(rows), d.hbm, np.int32)  # zero rows, but each program's copy of HBM rows
+        at = 0
+        for _, _, _, c in part:
+            src[at + len(c.sram):at + len(c.sram) + len(c.hbm)] = c.hbm
+            at += len(c.sram) + len(c.hbm)
+        kinds = np.concatenate([lv.kinds for _, _, lv, _ in part])
+        fields = np.concatenate([c.fields + p * sizes[_SPACE[lv.kinds]] for p, (_, _, lv, c) in enumerate(part)])
+        fields[:, PROG] = np.repeat(np.arange(len(part), dtype=np.int32), [len(lv.kinds) for _, _, lv, _ in part])
+        seqs = np.concatenate([lv.seqs for _, _, lv, _ in part])
+        order = np.concatenate([lv.seqs.astype(np.int64) + (p << 32) for p, (_, _, lv, _) in enumerate(part)])
+        levels = np.concatenate([lv.levels for _, _, lv, _ in part])
         g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, order, levels, fields, seqs, WIDTH, N_KINDS,
                                                         GROUP_WIDTH, chunk_size)
         ch = chunk_size(n_groups)
         chunks = jax.device_put([(g_kind[c:c + ch], g_fields[c:c + ch], g_seq[c:c + ch],
                                   np.int32(min(ch, n_groups - c))) for c in range(0, max(n_groups, 1), ch)])
-        initial, chunk = data_runner(hw_json, Hs, MERGE_PROGRAMS)
-        data = initial(hbm_d, fpm)
+        initial, chunk = data_runner(hw_json, Hs, P, len(src))
+        data = initial(hbm_d, fpm_d, src)
         for c in chunks:
             data = chunk(data, *c)
         data = jax.device_get(data)
-        first = np.asarray(data.nan_seq).reshape(N, -1)  # per input set and program (one program: a scalar)
-        for p, (i, tr, lv) in enumerate(part):
-            out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, tail)
+        mem = np.asarray(data.mem)
+        first = np.asarray(data.nan_seq).reshape(N, -1)  # per input set and program
+        o_mv = d.hbm + len(src)
+        at = d.hbm
+        for p, (i, tr, lv, c) in enumerate(part):
+            sram = np.zeros((N, d.vs + d.ms if whole else 0, V), np.float32)
+            if whole:
+                sram[:, c.sram] = mem[:, at:at + len(c.sram)]
+            at += len(c.sram)
+            image = hbm.copy() if whole else hbm[:, :Hs].copy()
+            image.reshape(N, -1, V)[:, c.hbm] = mem[:, at:at + len(c.hbm)]
+            at += len(c.hbm)
+            out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, sram[:, :d.vs], sram[:, d.vs:], image,
+                            mem[:, o_mv + p * d.mv + tr.mv_slot])
     return out
 
 
@@ -931,8 +1077,11 @@ SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =tr
 # From ``python benchmarks/bench_speed.py --crossover`` (benchmarks/results/speed_crossover.jsonl, its
 # "choice" row: the threshold that minimises the summed CPU time of distinct kernels over its rows).
 ORACLE_MAX_INSTRUCTIONS = 194
-# Programs per data-path call of run_many (one compile per config and HBM bucket serves any batch).
+# Programs per data-path call of run_many (one compile per config, HBM bucket and private-row bucket).
 MERGE_PROGRAMS = 8
+# ... and at most this many private rows (compact_rows) in one call: the merged state stays small
+MERGE_ROWS = 8192
+MERGE_MIN_ROWS = 256  # the smallest private-row bucket (rows round up to a power of two: few compiles)
 # In a batch (run_batch), programs of at most this many dynamic instructions are merged; longer ones run
 # alone, where their own levels fill the groups. A tuning constant: every path gives the same results.
 # From ``python benchmarks/bench_scoring.py --merge`` (scoring_merge.jsonl): merging saves most per kernel
@@ -1009,17 +1158,18 @@ def batched_runner(hw_json: str, profile: bool = False):
 
 
 def run_batch(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.ndarray, limit,
-              max_steps) -> list[M.State]:
+              max_steps, whole: bool = True) -> list[M.State]:
     """The final State of each program on the same input sets, bit for bit what :func:`batched_runner`'s
     runner gives it alone: programs of at most ``MERGE_MAX_INSTRUCTIONS`` instructions through
-    :func:`run_many` (unless ``KCGYM_SIM=oracle``), the rest (and what it leaves to the oracle) one by one."""
+    :func:`run_many` (unless ``KCGYM_SIM=oracle``; ``whole`` as there), the rest (and what it leaves to the
+    oracle) one by one."""
     runner = batched_runner(hw_json)[1]
     out: list = [None] * len(programs)
     small = [] if sim_mode() == "oracle" or len(programs) < 2 else [
         i for i, w in enumerate(programs) if dynamic_count(w, MERGE_MAX_INSTRUCTIONS) <= MERGE_MAX_INSTRUCTIONS]
     if len(small) > 1:
-        for i, st in zip(small, run_many(hw_json, [programs[i] for i in small], hbm, fpm, limit, max_steps),
-                         strict=True):
+        merged = run_many(hw_json, [programs[i] for i in small], hbm, fpm, limit, max_steps, whole)
+        for i, st in zip(small, merged, strict=True):
             out[i] = st
     for i, w in enumerate(programs):
         if out[i] is None:
