@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -91,8 +91,10 @@ def _costs(hw_json: str) -> tuple[list[int], list[int]]:
     return [int(x) for x in isa.table("occupancy", hw)], [int(x) for x in isa.table("latency", hw)]
 
 
-def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Trace:
-    """Run the control side of ``words`` (a padded program) exactly as ``Machine.run_one`` does."""
+def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int, whole: bool = True) -> Trace:
+    """Run the control side of ``words`` (a padded program) exactly as ``Machine.run_one`` does.
+    ``whole=False``: the final scoreboard rows and INT SRAM (``vs_ready`` .. ``im``, which no run result
+    reads) come back empty, which spares converting thousands of list entries per program."""
     occ_t, lat_t = _costs(hw.model_dump_json())
     V, L, B, R = hw.VLEN, hw.MLEN, hw.BLEN, hw.v_prefetch_rows
     kv = max(B, R)
@@ -394,10 +396,17 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
          M.ACC_READY, M.MV_READY]] = [pc, steps, halted, fault, fault_pc, fault_detail, t_issue, t_end, stride,
                                       acc_ready, mv_ready]
     i32 = np.int32
+    if whole:
+        rows = (np.array(vs_ready, i32), np.array(vs_read, i32), ms_ready.astype(i32), ms_read.astype(i32),
+                np.array(im, i32))
+    else:
+        rows = (_EMPTY,) * 5
     return Trace(ctl, np.array(gp, i32), np.array(ar, i32), np.array(unit_free, i32), np.array(busy, i32),
-                 np.array(counts, i32), np.array(fp_ready, i32), np.array(vs_ready, i32), np.array(vs_read, i32),
-                 ms_ready.astype(i32), ms_read.astype(i32), np.array(im, i32), ops, acc_slot, mv_slot, tuple(fps),
-                 exotic)
+                 np.array(counts, i32), np.array(fp_ready, i32), *rows, ops, acc_slot, mv_slot, tuple(fps), exotic)
+
+
+_EMPTY = np.zeros(0, np.int32)  # a field a partial Trace or State (whole=False) does not hold
+_EMPTY.flags.writeable = False
 
 
 # ---- scheduling: dependency levels, then fixed-width groups ------------------------------------
@@ -839,10 +848,11 @@ def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps
 
 
 def _state(tr: Trace, data: Data, first: np.ndarray, p: int, d: Dims, op_seq: np.ndarray, op_pc: np.ndarray,
-           vs: np.ndarray, ms: np.ndarray, hbm: np.ndarray, mv: np.ndarray) -> M.State:
+           vs: np.ndarray, ms: np.ndarray, hbm: np.ndarray, mv: np.ndarray, whole: bool = True) -> M.State:
     """Program ``p``'s final State from the data path's (host) state, its memories (``vs``, ``ms``, ``hbm``:
     [N, rows, VLEN], ``hbm`` flat; ``mv``: its MV accumulator's row) and the pre-pass's control side;
-    ``first``: its first non-finite step per input set; ``d``: the dims of one program."""
+    ``first``: its first non-finite step per input set; ``d``: the dims of one program. ``whole=False``: only
+    the fields a run's results read (``accelerator.Final``), the others empty."""
     N = data.mem.shape[0]
 
     def each(x: np.ndarray) -> np.ndarray:
@@ -853,14 +863,30 @@ def _state(tr: Trace, data: Data, first: np.ndarray, p: int, d: Dims, op_seq: np
     if hit.any():
         nan_pc[hit] = op_pc[np.searchsorted(op_seq, first[hit])]
     zeros = np.zeros((N, 1), np.int32)
+    prof = np.zeros((N, 1, M.N_PROF), np.int32)
+    if not whole:
+        return M.State(ctl=each(tr.ctl), counts=each(tr.counts), busy=each(tr.busy), nan_pc=nan_pc, hbm=hbm,
+                       prof=prof, **{f: _EMPTY for f in M.State._fields if f not in Final._fields})
     return M.State(
         ctl=each(tr.ctl), gp=each(tr.gp), ar=each(tr.ar), unit_free=each(tr.unit_free), busy=each(tr.busy),
         counts=each(tr.counts), fp_ready=each(tr.fp_ready), vs_ready=each(tr.vs_ready), vs_read=each(tr.vs_read),
         ms_ready=each(tr.ms_ready), ms_read=each(tr.ms_read), im=each(tr.im),
         fp=np.asarray(data.fp)[:, [p * d.fp + s for s in tr.fp_slots]],
         acc=np.asarray(data.acc)[:, p * d.acc + tr.acc_slot], mv=mv, nan_pc=nan_pc, vs=vs, ms=ms, hbm=hbm,
-        fpm=np.asarray(data.fpm)[:, p * d.fpm:(p + 1) * d.fpm],
-        prof=np.zeros((N, 1, M.N_PROF), np.int32), vsr_dma=zeros, vs_dma=zeros, ms_dma=zeros)
+        fpm=np.asarray(data.fpm)[:, p * d.fpm:(p + 1) * d.fpm], prof=prof, vsr_dma=zeros, vs_dma=zeros,
+        ms_dma=zeros)
+
+
+class Final(NamedTuple):
+    """What a run's results read of the final :class:`machine.State` (``final_state``, ``read_region``, the
+    profiler): fetched alone, the memories a kernel's results never read stay on the device."""
+
+    ctl: Any
+    counts: Any
+    busy: Any
+    nan_pc: Any
+    hbm: Any
+    prof: Any
 
 
 def _union(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -893,12 +919,14 @@ def _remap(x: np.ndarray, starts: np.ndarray, dest: np.ndarray) -> np.ndarray:
 
 
 class Compact(NamedTuple):
-    """One program's rows in a merged call (:func:`compact_rows`): its operand fields with every VSRAM, MSRAM
-    and HBM row moved to a row of the merged memory, and where its private rows came from."""
+    """Programs merged into one compact memory (:func:`compact_rows`): their operand fields with every
+    VSRAM, MSRAM and HBM row moved to a row of the merged memory, and where each private row came from."""
 
-    fields: np.ndarray  # int32[ops, N_FIELDS]: as Levelled.fields, rows absolute (other spaces: its own)
-    sram: np.ndarray  # int64[k]: the SRAM row (VSRAM rows, then MSRAM rows after d.vs) of private row i
-    hbm: np.ndarray  # int64[m]: the HBM row of private row k + i (rows the program writes)
+    fields: np.ndarray  # int64[ops, N_FIELDS]: the programs' Levelled.fields one after another, rows moved
+    src: np.ndarray  # int32[rows]: the HBM row each private row starts as (d.hbm: a zero row)
+    local: np.ndarray  # int64[rows]: each private row's SRAM row (VSRAM, then MSRAM after d.vs), or d.vs + d.ms
+    #                    + 1 + its HBM row
+    bounds: np.ndarray  # int64[programs, 3]: program p's private rows are [p, 0]..[p, 1] (SRAM), ..[p, 2] (HBM)
 
 
 @functools.lru_cache(maxsize=16)
@@ -922,42 +950,53 @@ def _reach_tables(B: int, L: int, R: int) -> tuple[np.ndarray, ...]:
     return s_field, s_ms, s_rows, h_field, h_rows, h_step, h_written
 
 
-def compact_rows(lv: Levelled, hw: NPUConfig, d: Dims, base: int) -> Compact:
-    """Program ``lv``'s operands moved into a compact memory: only the VSRAM and MSRAM rows it touches (the
-    reach of every gather, window and scatter of the data path, so each block stays contiguous), placed from
-    row ``base`` on, then its own copy of the HBM rows it writes (every range of HBM it reads or writes that
-    holds a written row: a strided DMA's whole span). The HBM rows it only reads stay where they are: the
-    shared HBM image (rows ``0..d.hbm``) every merged program reads. Untouched memory is never read, and
-    every touched row starts as it would alone (zero SRAM, the input HBM), so the results are the same."""
+def compact_rows(lvs: list[Levelled], hw: NPUConfig, d: Dims) -> Compact:
+    """The programs ``lvs`` moved into one compact memory: after the HBM image (rows ``0..d.hbm``, shared:
+    every HBM row a program only reads stays there), each program's private rows, in order: the VSRAM and
+    MSRAM rows it touches (the reach of every gather, window and scatter of the data path, so each block
+    stays contiguous), then its own copy of the HBM rows it writes (every range of HBM it reads or writes
+    that holds a written row: a strided DMA's whole span). Untouched memory is never read, and every touched
+    row starts as it would alone (zero SRAM, the input HBM), so the results are the same. One pass over the
+    operations of all programs (the numpy calls are shared by the batch)."""
     s_field, s_ms, s_rows, h_field, h_rows, h_step, h_written = _reach_tables(hw.BLEN, hw.MLEN, hw.v_prefetch_rows)
-    k, f = lv.kinds, lv.fields.astype(np.int64)
+    P = len(lvs)
+    k = np.concatenate([lv.kinds for lv in lvs])
+    fields = np.concatenate([lv.fields for lv in lvs])
+    f = fields.astype(np.int64)
+    h_off = d.vs + d.ms + 1  # a program's HBM rows as keys past its SRAM ones, its next program's past a gap
+    key = np.repeat(np.arange(P, dtype=np.int64) * (h_off + d.hbm + 1), [len(lv.kinds) for lv in lvs])
     n_dma = np.clip(f[:, 1], 0, hw.v_prefetch_rows)  # rows an H_PREFETCH_V / H_STORE_V moves (its lanes)
-    h_off = d.vs + d.ms + 1  # HBM rows as keys past the SRAM ones (with a gap: their ranges never join)
+    ops = np.arange(len(k))[:, None]
     # SRAM reaches: MSRAM rows follow the d.vs VSRAM rows
     field = s_field[k]
-    lo = np.take_along_axis(f, np.maximum(field, 0), 1) + s_ms[k] * d.vs
+    lo = f[ops, np.maximum(field, 0)] + s_ms[k] * d.vs + key[:, None]
     n = np.where(s_rows[k] > 0, s_rows[k], n_dma[:, None])
     m = (field >= 0) & (n > 0)
     # HBM reaches: a strided DMA's whole span, from its lowest row
-    hm = h_field[k] >= 0
+    hm = np.flatnonzero(h_field[k] >= 0)
     kh, fh = k[hm], f[hm]
-    first = np.take_along_axis(fh, h_field[kh][:, None], 1)[:, 0]
     count = np.where(h_rows[kh] > 0, h_rows[kh], n_dma[hm])
-    span = (count - 1) * np.take_along_axis(fh, h_step[kh][:, None], 1)[:, 0]
+    span = (count - 1) * fh[np.arange(len(hm)), h_step[kh]]
+    first = fh[np.arange(len(hm)), h_field[kh]] + key[hm] + h_off
     live = count > 0
-    h_lo, h_hi = (first + np.minimum(span, 0) + h_off)[live], (first + np.maximum(span, 0) + 1 + h_off)[live]
+    h_lo, h_hi = (first + np.minimum(span, 0))[live], (first + np.maximum(span, 0) + 1)[live]
     starts, ends = _union(np.concatenate([lo[m], h_lo]), np.concatenate([lo[m] + n[m], h_hi]))
-    sram = starts < h_off
-    own = sram.copy()  # an HBM range with a written row is the program's own copy
+    period = h_off + d.hbm + 1
+    sram = starts % period < h_off
+    own = sram.copy()  # an HBM range with a written row is its program's own copy
     own[np.searchsorted(starts, h_lo[h_written[kh][live]], "right") - 1] = True
     size = np.where(own, ends - starts, 0)
-    dest = np.where(own, base + np.cumsum(size) - size, starts - h_off)  # only read: the shared HBM image
+    dest = np.where(own, d.hbm + np.cumsum(size) - size, starts % period - h_off)  # read only: the shared image
     space = _SPACE[k]
     rows = space <= 2
-    out = lv.fields.copy()
-    out[rows] = _remap(f[rows] + np.where(space == 1, d.vs, np.where(space == 2, h_off, 0))[rows], starts, dest)
-    hbm = own & ~sram
-    return Compact(out, _rows_of(starts[sram], ends[sram]), _rows_of(starts[hbm], ends[hbm]) - h_off)
+    moved = f + key[:, None] + np.where(space == 1, d.vs, np.where(space == 2, h_off, 0))
+    fields = f.copy()
+    fields[rows] = _remap(moved[rows], starts, dest)
+    keys = _rows_of(starts[own], ends[own])
+    local = keys % period
+    edges = np.arange(P, dtype=np.int64)[:, None] * period + np.array([0, h_off, period])
+    return Compact(fields, np.where(local >= h_off, local - h_off, d.hbm).astype(np.int32), local,
+                   np.searchsorted(keys, edges))
 
 
 def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit, max_steps) -> M.State | None:
@@ -1010,39 +1049,33 @@ def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.
     sizes = np.array([0, 0, 0, *d[3:], 0], np.int64)  # per-program offsets of the other spaces (FP, acc, MV)
     out: list[M.State | None] = [None] * len(programs)
     todo = iter(range(len(programs)))
-    ahead: tuple[int, Trace, Levelled] | None = None  # pre-passed, for the next call (the last one was full)
+    ahead: list[tuple[int, Trace, Levelled]] = []  # pre-passed and levelled, not yet run
     while True:
-        part: list[tuple[int, Trace, Levelled, Compact]] = []
-        rows = 0
-        while len(part) < P:
-            if ahead is None:
-                i = next(todo, None)
-                if i is None:
-                    break
-                tr = prepass(np.ascontiguousarray(programs[i], np.int32), hw, int(limit), int(max_steps))
-                if tr.exotic:
-                    continue
-                ahead = (i, tr._replace(ops=[]), levelled(tr.ops, hw, d))
-            i, tr, lv = ahead
-            c = compact_rows(lv, hw, d, d.hbm + rows)
-            n = len(c.sram) + len(c.hbm)
-            if part and rows + n > MERGE_ROWS:
+        for i in todo:
+            tr = prepass(np.ascontiguousarray(programs[i], np.int32), hw, int(limit), int(max_steps), whole)
+            if not tr.exotic:
+                ahead.append((i, tr._replace(ops=[]), levelled(tr.ops, hw, d)))
+            if len(ahead) == P:
                 break
-            part.append((i, tr, lv, c))
-            ahead, rows = None, rows + n
-        if not part:
+        if not ahead:
             break
-        src = np.full(_bucket_rows(rows), d.hbm, np.int32)  # zero rows, but each program's copy of HBM rows
-        at = 0
-        for _, _, _, c in part:
-            src[at + len(c.sram):at + len(c.sram) + len(c.hbm)] = c.hbm
-            at += len(c.sram) + len(c.hbm)
-        kinds = np.concatenate([lv.kinds for _, _, lv, _ in part])
-        fields = np.concatenate([c.fields + p * sizes[_SPACE[lv.kinds]] for p, (_, _, lv, c) in enumerate(part)])
-        fields[:, PROG] = np.repeat(np.arange(len(part), dtype=np.int32), [len(lv.kinds) for _, _, lv, _ in part])
-        seqs = np.concatenate([lv.seqs for _, _, lv, _ in part])
-        order = np.concatenate([lv.seqs.astype(np.int64) + (p << 32) for p, (_, _, lv, _) in enumerate(part)])
-        levels = np.concatenate([lv.levels for _, _, lv, _ in part])
+        c = compact_rows([lv for _, _, lv in ahead], hw, d)
+        rows = np.cumsum(c.bounds[:, 2] - c.bounds[:, 0])
+        if rows[-1] > MERGE_ROWS and len(ahead) > 1:  # too many rows for one call: the first programs that fit
+            take = max(1, int(np.searchsorted(rows, MERGE_ROWS, "right")))
+            c = compact_rows([lv for _, _, lv in ahead[:take]], hw, d)
+        else:
+            take = len(ahead)
+        part, ahead = ahead[:take], ahead[take:]
+        src = np.full(_bucket_rows(len(c.src)), d.hbm, np.int32)  # past the programs' rows: zero rows
+        src[:len(c.src)] = c.src
+        kinds = np.concatenate([lv.kinds for _, _, lv in part])
+        fields = c.fields + np.repeat(np.arange(len(part)), [len(lv.kinds) for _, _, lv in part])[:, None] * \
+            sizes[_SPACE[kinds]]
+        fields[:, PROG] = np.repeat(np.arange(len(part), dtype=np.int32), [len(lv.kinds) for _, _, lv in part])
+        seqs = np.concatenate([lv.seqs for _, _, lv in part])
+        order = np.concatenate([lv.seqs.astype(np.int64) + (p << 32) for p, (_, _, lv) in enumerate(part)])
+        levels = np.concatenate([lv.levels for _, _, lv in part])
         g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, order, levels, fields, seqs, WIDTH, N_KINDS,
                                                         GROUP_WIDTH, chunk_size)
         ch = chunk_size(n_groups)
@@ -1050,23 +1083,22 @@ def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.
                                   np.int32(min(ch, n_groups - c))) for c in range(0, max(n_groups, 1), ch)])
         initial, chunk = data_runner(hw_json, Hs, P, len(src))
         data = initial(hbm_d, fpm_d, src)
-        for c in chunks:
-            data = chunk(data, *c)
+        for g in chunks:
+            data = chunk(data, *g)
         data = jax.device_get(data)
         mem = np.asarray(data.mem)
         first = np.asarray(data.nan_seq).reshape(N, -1)  # per input set and program
         o_mv = d.hbm + len(src)
-        at = d.hbm
-        for p, (i, tr, lv, c) in enumerate(part):
+        h_off = d.vs + d.ms + 1
+        for p, (i, tr, lv) in enumerate(part):
+            a, b, e = (int(x) for x in c.bounds[p])
             sram = np.zeros((N, d.vs + d.ms if whole else 0, V), np.float32)
             if whole:
-                sram[:, c.sram] = mem[:, at:at + len(c.sram)]
-            at += len(c.sram)
+                sram[:, c.local[a:b]] = mem[:, d.hbm + a:d.hbm + b]
             image = hbm.copy() if whole else hbm[:, :Hs].copy()
-            image.reshape(N, -1, V)[:, c.hbm] = mem[:, at:at + len(c.hbm)]
-            at += len(c.hbm)
+            image.reshape(N, -1, V)[:, c.local[b:e] - h_off] = mem[:, d.hbm + b:d.hbm + e]
             out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, sram[:, :d.vs], sram[:, d.vs:], image,
-                            mem[:, o_mv + p * d.mv + tr.mv_slot])
+                            mem[:, o_mv + p * d.mv + tr.mv_slot], whole)
     return out
 
 
