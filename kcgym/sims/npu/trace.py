@@ -926,7 +926,8 @@ class Compact(NamedTuple):
     src: np.ndarray  # int32[rows]: the HBM row each private row starts as (d.hbm: a zero row)
     local: np.ndarray  # int64[rows]: each private row's SRAM row (VSRAM, then MSRAM after d.vs), or d.vs + d.ms
     #                    + 1 + its HBM row
-    bounds: np.ndarray  # int64[programs, 3]: program p's private rows are [p, 0]..[p, 1] (SRAM), ..[p, 2] (HBM)
+    bounds: np.ndarray  # int64[programs, 4]: program p's private SRAM rows are [p, 0]..[p, 1], its HBM ones [p, 2]..
+    hbm_rows: int  # the private rows that are HBM rows: the first ones (what a run's results read back)
 
 
 @functools.lru_cache(maxsize=16)
@@ -983,20 +984,24 @@ def compact_rows(lvs: list[Levelled], hw: NPUConfig, d: Dims) -> Compact:
     starts, ends = _union(np.concatenate([lo[m], h_lo]), np.concatenate([lo[m] + n[m], h_hi]))
     period = h_off + d.hbm + 1
     sram = starts % period < h_off
-    own = sram.copy()  # an HBM range with a written row is its program's own copy
-    own[np.searchsorted(starts, h_lo[h_written[kh][live]], "right") - 1] = True
-    size = np.where(own, ends - starts, 0)
-    dest = np.where(own, d.hbm + np.cumsum(size) - size, starts % period - h_off)  # read only: the shared image
-    space = _SPACE[k]
+    written = np.zeros(len(starts), bool)  # an HBM range with a written row is its program's own copy
+    written[np.searchsorted(starts, h_lo[h_written[kh][live]], "right") - 1] = True
+    size_h = np.where(written, ends - starts, 0)
+    size_s = np.where(sram, ends - starts, 0)
+    n_h = int(size_h.sum())
+    dest = np.where(written, d.hbm + np.cumsum(size_h) - size_h,  # own HBM rows first, then the SRAM rows
+                    np.where(sram, d.hbm + n_h + np.cumsum(size_s) - size_s, starts % period - h_off))  # only read:
+    space = _SPACE[k]                                                                          # the shared image
     rows = space <= 2
     moved = f + key[:, None] + np.where(space == 1, d.vs, np.where(space == 2, h_off, 0))
     fields = f.copy()
     fields[rows] = _remap(moved[rows], starts, dest)
-    keys = _rows_of(starts[own], ends[own])
-    local = keys % period
-    edges = np.arange(P, dtype=np.int64)[:, None] * period + np.array([0, h_off, period])
-    return Compact(fields, np.where(local >= h_off, local - h_off, d.hbm).astype(np.int32), local,
-                   np.searchsorted(keys, edges))
+    keys_h, keys_s = _rows_of(starts[written], ends[written]), _rows_of(starts[sram], ends[sram])
+    local = np.concatenate([keys_h, keys_s]) % period
+    edges = np.arange(P, dtype=np.int64)[:, None] * period + np.array([0, period])
+    return Compact(fields, np.concatenate([local[:n_h] - h_off, np.full(len(keys_s), d.hbm)]).astype(np.int32),
+                   local, np.concatenate([n_h + np.searchsorted(keys_s, edges), np.searchsorted(keys_h, edges)], 1),
+                   n_h)
 
 
 def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit, max_steps) -> M.State | None:
@@ -1021,8 +1026,12 @@ def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit
 
 
 def _bucket_rows(n: int) -> int:
-    """The private rows a merged call holds for ``n``: a power of two (few compiles), at least MERGE_MIN_ROWS."""
-    return max(MERGE_MIN_ROWS, 1 << max(n - 1, 0).bit_length())
+    """The rows a merged call holds for ``n``: at least MERGE_MIN_ROWS, rounded up to a quarter octave (1, 1.25,
+    1.5 or 1.75 times a power of two: a few compiles per config, at most a quarter of the state unused)."""
+    if n <= MERGE_MIN_ROWS:
+        return MERGE_MIN_ROWS
+    step = 1 << max((n - 1).bit_length() - 3, 0)
+    return -(-n // step) * step
 
 
 def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.ndarray, limit,
@@ -1060,7 +1069,7 @@ def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.
         if not ahead:
             break
         c = compact_rows([lv for _, _, lv in ahead], hw, d)
-        rows = np.cumsum(c.bounds[:, 2] - c.bounds[:, 0])
+        rows = np.cumsum(c.bounds[:, 1] - c.bounds[:, 0] + c.bounds[:, 3] - c.bounds[:, 2])
         if rows[-1] > MERGE_ROWS and len(ahead) > 1:  # too many rows for one call: the first programs that fit
             take = max(1, int(np.searchsorted(rows, MERGE_ROWS, "right")))
             c = compact_rows([lv for _, _, lv in ahead[:take]], hw, d)
@@ -1085,20 +1094,23 @@ def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.
         data = initial(hbm_d, fpm_d, src)
         for g in chunks:
             data = chunk(data, *g)
-        data = jax.device_get(data)
-        mem = np.asarray(data.mem)
-        first = np.asarray(data.nan_seq).reshape(N, -1)  # per input set and program
-        o_mv = d.hbm + len(src)
         h_off = d.vs + d.ms + 1
+        data = jax.device_get(data)  # (on the CPU: no copy)
+        mem = np.asarray(data.mem)[:, d.hbm:]  # the private rows
+        first = np.asarray(data.nan_seq).reshape(N, -1)  # per input set and program
+        below = -(-int(limit) // V) * V  # whole=False: the HBM rows up to the limit (every region a result reads)
         for p, (i, tr, lv) in enumerate(part):
-            a, b, e = (int(x) for x in c.bounds[p])
-            sram = np.zeros((N, d.vs + d.ms if whole else 0, V), np.float32)
+            a, b, g, e = (int(x) for x in c.bounds[p])
+            image = hbm.copy() if whole else hbm[:, :below].copy()
+            image.reshape(N, -1, V)[:, c.local[g:e] - h_off] = mem[:, g:e]
             if whole:
-                sram[:, c.local[a:b]] = mem[:, d.hbm + a:d.hbm + b]
-            image = hbm.copy() if whole else hbm[:, :Hs].copy()
-            image.reshape(N, -1, V)[:, c.local[b:e] - h_off] = mem[:, d.hbm + b:d.hbm + e]
-            out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, sram[:, :d.vs], sram[:, d.vs:], image,
-                            mem[:, o_mv + p * d.mv + tr.mv_slot], whole)
+                sram = np.zeros((N, d.vs + d.ms, V), np.float32)
+                sram[:, c.local[a:b]] = mem[:, a:b]
+                out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, sram[:, :d.vs], sram[:, d.vs:],
+                                image, mem[:, len(src) + p * d.mv + tr.mv_slot])
+            else:
+                out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, _EMPTY, _EMPTY, image, _EMPTY,
+                                whole)
     return out
 
 
