@@ -302,8 +302,8 @@ class BatchScorer:
         simulation takes), each chunk scored by one worker's own scorer; a lost chunk scores internal_error."""
         assert self._workers is not None
         distinct = list(dict.fromkeys(k for k in kernels if k is not None))
-        size = max(self.env.accelerator.merged_programs, -(-len(distinct) // (CHUNKS_PER_WORKER * self.max_workers)))
-        chunks = [distinct[c:c + size] for c in range(0, len(distinct), size)]
+        chunks = _even_chunks(distinct, max(self.env.accelerator.merged_programs,
+                                            -(-len(distinct) // (CHUNKS_PER_WORKER * self.max_workers))))
         records: dict[str, KernelScore] = {}
         for chunk, got in zip(chunks, self._workers.score_chunks(seed, chunks), strict=True):
             if isinstance(got, BaseException):
@@ -369,13 +369,28 @@ class BatchScorer:
         )
 
 
+def _even_chunks(items: list[str], size: int) -> list[list[str]]:
+    """``items`` in as few chunks of at most ``size`` as fit, of sizes differing by at most one (so that the
+    workers finish together: 100 kernels in chunks of at most 32 are 4 of 25, not 32, 32, 32 and 4)."""
+    n = max(1, -(-len(items) // size))
+    q, r = divmod(len(items), n)
+    cuts = [i * q + min(i, r) for i in range(n + 1)]
+    return [items[cuts[i]:cuts[i + 1]] for i in range(n) if cuts[i + 1] > cuts[i]]
+
+
 def _worker_scorer(env_id: str, config: int, hw: BaseModel, reward: RewardSpec, hidden_inputs: int,
                    step_budget: float) -> BatchScorer:
     """A worker process's own scorer (threads backend, one thread), warm: baseline, inputs of seed 0 and the
-    simulator's compilation done before the first chunk arrives."""
+    simulator's compilations done before the first chunk arrives: one kernel alone, and (a machine that merges
+    programs) a full merged call of copies of it (distinct sources, one trailing newline more each), whose
+    memory is what a chunk of kernels like it needs."""
     scorer = BatchScorer(env_id, config, hw=hw, reward=reward, hidden_inputs=hidden_inputs, step_budget=step_budget,
                          max_workers=1)
-    scorer.score([scorer.env.evaluator.baseline().source])
+    source = scorer.env.evaluator.baseline().source
+    scorer.score([source])
+    merged = scorer.env.accelerator.merged_programs
+    if merged > 1:
+        scorer.score([source + "\n" * (1 + i) for i in range(merged)])
     return scorer
 
 

@@ -1121,17 +1121,18 @@ SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =tr
 # From ``python benchmarks/bench_speed.py --crossover`` (benchmarks/results/speed_crossover.jsonl, its
 # "choice" row: the threshold that minimises the summed CPU time of distinct kernels over its rows).
 ORACLE_MAX_INSTRUCTIONS = 194
-# Programs per data-path call of run_many (one compile per config, HBM bucket and private-row bucket).
-MERGE_PROGRAMS = 8
+# Programs per data-path call of run_many (one compile per config, HBM bucket and private-row bucket). From
+# ``python benchmarks/bench_scoring.py --merge`` (scoring_merge.jsonl): with compact memories (compact_rows) the
+# cost per kernel falls up to 32 programs a call on matmul C1 and is flat past it.
+MERGE_PROGRAMS = 32
 # ... and at most this many private rows (compact_rows) in one call: the merged state stays small
-MERGE_ROWS = 8192
-MERGE_MIN_ROWS = 256  # the smallest private-row bucket (rows round up to a power of two: few compiles)
+MERGE_ROWS = 16384
+MERGE_MIN_ROWS = 256  # the smallest private-row bucket (rows round up to a quarter octave: few compiles)
 # In a batch (run_batch), programs of at most this many dynamic instructions are merged; longer ones run
 # alone, where their own levels fill the groups. A tuning constant: every path gives the same results.
-# From ``python benchmarks/bench_scoring.py --merge`` (scoring_merge.jsonl): merging saves most per kernel
-# on the C1 kernels, less on the C2 ones, and little on matmul C3 (whose merged calls also overlapped less
-# with the other scoring thread in bench_scoring's batches), so the threshold sits between C2 and C3 sizes.
-MERGE_MAX_INSTRUCTIONS = 1024
+# From ``python benchmarks/bench_scoring.py --merge`` (scoring_merge.jsonl): with compact memories merging
+# saves per kernel on matmul C3 too (2.4K instructions), so the threshold sits above it.
+MERGE_MAX_INSTRUCTIONS = 4096
 
 
 def sim_mode() -> str:
