@@ -315,11 +315,10 @@ class BatchScorer:
         return [_NO_KERNEL.model_copy(update={"index": i}) if k is None else
                 records[k].model_copy(update={"index": i}) for i, k in enumerate(kernels)]
 
-    def start(self) -> None:
+    def start(self) -> list[int]:
         """Start the worker processes now and wait until each is warm (``backend="processes"``; else nothing),
-        so that the first batch does not pay for it."""
-        if self._workers is not None:
-            self._workers.start()
+        so that the first batch does not pay for it: their process ids."""
+        return [] if self._workers is None else self._workers.start()
 
     def close(self) -> None:
         """Stop the worker processes (``backend="processes"``); a later batch starts new ones."""
