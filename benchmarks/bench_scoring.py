@@ -78,7 +78,7 @@ def measure(machine: str, task: str, config: int, n: int, repeats: int, backend:
 
     scorer = BatchScorer(f"KernelCraft-{machine}-{task}", config, **({"backend": backend} if backend != "threads"
                                                                         else {}))
-    pids = scorer.start()  # the worker processes (backend="processes"): their CPU time is read from /proc
+    pids = scorer.start() or []  # worker processes (backend="processes"; older trees: None): CPU from /proc
     env = scorer.env
     source = env.accelerator.compile(env.task, env.cfg, env.hw)
     (warm,) = scorer.score([variant(machine, source, 0)])  # JIT compilation, baseline, hidden inputs
