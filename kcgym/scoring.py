@@ -54,7 +54,7 @@ _CLOSER = re.compile(r"(`{3,})[ \t]*")
 log = logging.getLogger(__name__)
 _INPUT_CACHE = 4  # hidden-input batches kept per scorer, by seed
 MAX_DEFAULT_WORKERS = 8  # threads or worker processes when max_workers is not given (at most the CPU count)
-CHUNKS_PER_WORKER = 2  # backend="processes": distinct kernels are sent in about this many chunks per worker
+CHUNKS_PER_WORKER = 2  # a small batch's distinct kernels go in about this many chunks per worker (or thread)
 _ERROR_CHARS = 4_000  # error text per record: enough for every diagnostic of a typical kernel
 
 
@@ -276,8 +276,7 @@ class BatchScorer:
             return [_NO_KERNEL.model_copy(update={"index": i}) if k is None else self._record(i, report)
                     for i, k in enumerate(kernels)]
         distinct = list(dict.fromkeys(k for k in kernels if k is not None))
-        merged = self.env.accelerator.merged_programs  # kernels one simulation call can take together
-        chunks = [distinct[c:c + merged] for c in range(0, len(distinct), merged)]
+        chunks = _even_chunks(distinct, self._chunk_size(len(distinct)))
         workers = min(self.max_workers, len(chunks))
 
         def evaluate(chunk: list[str]) -> list[KernelReport]:
@@ -302,8 +301,7 @@ class BatchScorer:
         simulation takes), each chunk scored by one worker's own scorer; a lost chunk scores internal_error."""
         assert self._workers is not None
         distinct = list(dict.fromkeys(k for k in kernels if k is not None))
-        chunks = _even_chunks(distinct, max(self.env.accelerator.merged_programs,
-                                            -(-len(distinct) // (CHUNKS_PER_WORKER * self.max_workers))))
+        chunks = _even_chunks(distinct, self._chunk_size(len(distinct)))
         records: dict[str, KernelScore] = {}
         for chunk, got in zip(chunks, self._workers.score_chunks(seed, chunks), strict=True):
             if isinstance(got, BaseException):
@@ -314,6 +312,12 @@ class BatchScorer:
             records.update(zip(chunk, got, strict=True))
         return [_NO_KERNEL.model_copy(update={"index": i}) if k is None else
                 records[k].model_copy(update={"index": i}) for i, k in enumerate(kernels)]
+
+    def _chunk_size(self, n: int) -> int:
+        """Distinct kernels per chunk (one worker's unit of work): what one merged simulation takes
+        (``Accelerator.merged_programs``), but small enough that every worker gets about ``CHUNKS_PER_WORKER``
+        chunks of a small batch (32 kernels on two workers: four chunks of 8, not one of 32)."""
+        return max(1, min(self.env.accelerator.merged_programs, -(-n // (CHUNKS_PER_WORKER * self.max_workers))))
 
     def start(self) -> list[int]:
         """Start the worker processes now and wait until each is warm (``backend="processes"``; else nothing),

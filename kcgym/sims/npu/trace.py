@@ -491,7 +491,7 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
     tile = (0, 0)
     nblk = hw.VLEN // B
     lw_full = [0] * d.vs  # VSRAM rows: level of the last whole-row write (lw: of any write, partial included)
-    lw_blk = [0] * (d.vs * nblk)  # VSRAM (row, BLEN column block): level of the last M_MM_WO into it
+    lw_blk: dict[int, int] = {}  # VSRAM (row, BLEN column block): level of the last M_MM_WO into it (0: none)
 
     def rows(base: int, n: int, step: int) -> range:
         return range(o_h + base, o_h + base + n * step, step) if step else range(o_h + base, o_h + base + 1)
@@ -551,8 +551,9 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
             for r in range(f[1], f[1] + B):
                 lvl = max(lvl, lw_full[r], lr[r])
             for c in blocks:
-                if lw_blk[c] > lvl:
-                    lvl = lw_blk[c]
+                b = lw_blk.get(c, 0)
+                if b > lvl:
+                    lvl = b
         lvl += 1
         levels[i] = lvl
         if k in (K_MM, K_MV) and tile_read.get(tile, 0) < lvl:
@@ -571,14 +572,9 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
             for c in blocks:
                 lw_blk[c] = lvl
     del R
-    n = len(ops)
-    kinds = np.fromiter((op[0] for op in ops), np.int32, n)
-    seqs = np.fromiter((op[1] for op in ops), np.int32, n)
-    fields = np.zeros((n, N_FIELDS), np.int32)
-    for i, op in enumerate(ops):
-        fields[i, : len(op) - 3] = op[3:]
-    pcs = np.fromiter((op[2] for op in ops), np.int32, n)
-    return Levelled(kinds, seqs, np.asarray(levels), fields, pcs)
+    pad = [(0,) * k for k in range(N_FIELDS + 4)]  # each operation padded to (kind, seq, pc, N_FIELDS fields)
+    rows = np.array([op + pad[N_FIELDS + 3 - len(op)] for op in ops], np.int32).reshape(len(ops), N_FIELDS + 3)
+    return Levelled(rows[:, 0].copy(), rows[:, 1].copy(), np.asarray(levels), rows[:, 3:].copy(), rows[:, 2].copy())
 
 
 def chunk_size(n_groups: int) -> int:
