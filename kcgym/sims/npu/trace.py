@@ -572,9 +572,11 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
             for c in blocks:
                 lw_blk[c] = lvl
     del R
-    pad = [(0,) * k for k in range(N_FIELDS + 4)]  # each operation padded to (kind, seq, pc, N_FIELDS fields)
-    rows = np.array([op + pad[N_FIELDS + 3 - len(op)] for op in ops], np.int32).reshape(len(ops), N_FIELDS + 3)
-    return Levelled(rows[:, 0].copy(), rows[:, 1].copy(), np.asarray(levels), rows[:, 3:].copy(), rows[:, 2].copy())
+    width = N_FIELDS + 3  # each operation padded to (kind, seq, pc, N_FIELDS fields)
+    pad = [(0,) * k for k in range(width + 1)]
+    table = np.array([op + pad[width - len(op)] for op in ops], np.int32).reshape(len(ops), width)
+    kinds, seqs, pcs, fields = table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy(), table[:, 3:].copy()
+    return Levelled(kinds, seqs, np.asarray(levels), fields, pcs)
 
 
 def chunk_size(n_groups: int) -> int:
