@@ -410,9 +410,13 @@ def profiles(args: argparse.Namespace, cases: dict, trees: dict[str, Path], comm
             print(f"{case[0]}-{case[1]} C{case[2]} {name:6s} {got['total_ms']:8.3f} ms/kernel: {split}", flush=True)
             rows.append({"machine": case[0], "task": case[1], "config": case[2], "tree": name,
                          "commit": commits[name], "n": n, "repeats": args.repeats, **got, "cpus": os.cpu_count(),
-                         "load": round(os.getloadavg()[0], 1), "date": time.strftime("%Y-%m-%d")})
-        if not args.quick:
-            out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+                         "load": round(os.getloadavg()[0], 1), "date": time.strftime("%Y-%m-%d"),
+                         "command": "python benchmarks/bench_scoring.py " + " ".join(sys.argv[1:])})
+        if not args.quick:  # in place of this run's cases' rows; other cases' rows are kept
+            old = [json.loads(x) for x in out.read_text().splitlines() if x.strip()] if out.exists() else []
+            done = {(r["machine"], r["task"], r["config"]) for r in rows}
+            kept = [r for r in old if (r["machine"], r["task"], r["config"]) not in done]
+            out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept + rows))
     if not args.quick:
         print(f"wrote {len(rows)} rows to {out}")
 
@@ -431,10 +435,11 @@ def render_profile(rows: list[dict]) -> str:
                  if p in b["phases_ms"] or p in a["phases_ms"] else "-" for p in phases]
         out.append(f"| {m} | {t} | C{c} | {b['total_ms']:.3f} | {a['total_ms']:.3f} | " + " | ".join(cells) + " |")
     first = rows[0]
+    when = "; ".join(dict.fromkeys(f"{r['machine']} C{r['config']} {r['date']} at load {r['load']}"
+                                   for r in rows if r["tree"] == "after"))
     out += ["", f"CPU ms per distinct kernel (all threads) on one scoring thread (`max_workers=1`), best phase of "
-            f"{first['repeats']} batches, before -> after; measured "
-            f"{first['date']} on {first['cpus']} CPUs at load {first['load']}; every kernel correct: "
-            f"{all(r['all_correct'] for r in rows)}."]
+            f"{first['repeats']} batches, before -> after; measured on {first['cpus']} CPUs: {when}; every kernel "
+            f"correct: {all(r['all_correct'] for r in rows)}."]
     return "\n".join(out)
 
 

@@ -640,7 +640,7 @@ class DataPath:
     def __init__(self, hw: NPUConfig, d: Dims, programs: int = 1, private: int = 0):
         self.hw, self.d, self.programs = hw, d, programs  # d: of all ``programs`` together
         W, B, R, L = GROUP_WIDTH, hw.BLEN, hw.v_prefetch_rows, hw.MLEN
-        if programs == 1:  # VSRAM | MSRAM | HBM, each row field relative to its memory
+        if not private:  # one program: VSRAM | MSRAM | HBM, each row field relative to its memory
             self.o_ms = d.vs
             self.o_h = self.o_ms + d.ms
             self.o_mv = self.o_h + d.hbm
@@ -772,7 +772,7 @@ class DataPath:
         f32 = jnp.float32
         V = hw.VLEN
         P = self.programs
-        if P == 1:
+        if not self.private:
             mem = jnp.concatenate([jnp.zeros((d.vs + d.ms, V), f32), hbm.reshape(d.hbm, V),
                                    jnp.zeros((d.mv + 1, V), f32)])
         else:
@@ -800,16 +800,16 @@ class DataPath:
 @functools.lru_cache(maxsize=16)
 def data_runner(hw_json: str, H: int, programs: int = 1, private: int = 0):
     """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and HBM bucket
-    (``programs`` > 1: of that many programs at once with ``private`` compact rows, :func:`run_many`)."""
+    (``private`` > 0: of ``programs`` programs at once in a compact memory of that many private rows,
+    :func:`run_many`)."""
     enable_persistent_cache()
     hw = NPUConfig.model_validate_json(hw_json)
     d = dims_of(hw, H)
-    if programs > 1:  # one HBM image, the SRAMs only as private rows (compact_rows)
+    if private:  # one HBM image, the SRAMs only as private rows (compact_rows)
         d = Dims(0, 0, d.hbm, *(programs * x for x in d[3:]))
     dp = DataPath(hw, d, programs, private)
     # the state is donated: each chunk updates the memories in place instead of copying them (MBs per call)
-    initial = jax.vmap(dp.initial, in_axes=(0, None)) if programs == 1 else jax.vmap(dp.initial, in_axes=(0, None,
-                                                                                                         None))
+    initial = jax.vmap(dp.initial, in_axes=(0, None, None) if private else (0, None))
     return (jax.jit(initial),
             jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0))
 

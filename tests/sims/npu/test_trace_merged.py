@@ -219,3 +219,9 @@ def test_row_buckets():
     assert all(trace._bucket_rows(n) >= n for n in range(1, 20_000))
     assert all(trace._bucket_rows(n) < 1.25 * n + trace.MERGE_MIN_ROWS for n in range(1, 20_000))
     assert len(sizes) <= 30
+
+
+def test_one_program_per_call(monkeypatch):
+    """MERGE_PROGRAMS = 1 (``bench_scoring.py --merge`` measures it): a compact call of one program each."""
+    monkeypatch.setattr(trace, "MERGE_PROGRAMS", 1)
+    _check(_programs()[:4], _hbm(9), 100_000)
