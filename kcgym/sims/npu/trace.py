@@ -1121,7 +1121,8 @@ SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =tr
 ORACLE_MAX_INSTRUCTIONS = 194
 # Programs per data-path call of run_many (one compile per config, HBM bucket and private-row bucket). From
 # ``python benchmarks/bench_scoring.py --merge`` (scoring_merge.jsonl): with compact memories (compact_rows) the
-# cost per kernel falls up to 32 programs a call on matmul C1 and is flat past it.
+# cost per kernel falls up to 16 programs a call on the C1 and C2 kernels and is flat to 64 (matmul C3: from 8
+# to 32); a chunk of 32 halves the calls of 16 for the batch scorer's larger batches.
 MERGE_PROGRAMS = 32
 # ... and at most this many private rows (compact_rows) in one call: the merged state stays small
 MERGE_ROWS = 16384
@@ -1129,7 +1130,8 @@ MERGE_MIN_ROWS = 256  # the smallest private-row bucket (rows round up to a quar
 # In a batch (run_batch), programs of at most this many dynamic instructions are merged; longer ones run
 # alone, where their own levels fill the groups. A tuning constant: every path gives the same results.
 # From ``python benchmarks/bench_scoring.py --merge`` (scoring_merge.jsonl): with compact memories merging
-# saves per kernel on matmul C3 too (2.4K instructions), so the threshold sits above it.
+# saves per kernel on matmul C3 too (2.4K instructions), so the threshold sits above it (larger kernels are
+# not measured merged: they run alone).
 MERGE_MAX_INSTRUCTIONS = 4096
 
 
