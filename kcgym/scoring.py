@@ -54,7 +54,7 @@ _CLOSER = re.compile(r"(`{3,})[ \t]*")
 log = logging.getLogger(__name__)
 _INPUT_CACHE = 4  # hidden-input batches kept per scorer, by seed
 MAX_DEFAULT_WORKERS = 8  # threads or worker processes when max_workers is not given (at most the CPU count)
-CHUNKS_PER_WORKER = 2  # backend="processes": distinct kernels are sent in about this many chunks per worker
+CHUNKS_PER_WORKER = 2  # a small batch's distinct kernels go in about this many chunks per worker (or thread)
 _ERROR_CHARS = 4_000  # error text per record: enough for every diagnostic of a typical kernel
 
 
@@ -276,8 +276,7 @@ class BatchScorer:
             return [_NO_KERNEL.model_copy(update={"index": i}) if k is None else self._record(i, report)
                     for i, k in enumerate(kernels)]
         distinct = list(dict.fromkeys(k for k in kernels if k is not None))
-        merged = self.env.accelerator.merged_programs  # kernels one simulation call can take together
-        chunks = [distinct[c:c + merged] for c in range(0, len(distinct), merged)]
+        chunks = _even_chunks(distinct, self._chunk_size(len(distinct)))
         workers = min(self.max_workers, len(chunks))
 
         def evaluate(chunk: list[str]) -> list[KernelReport]:
@@ -302,8 +301,7 @@ class BatchScorer:
         simulation takes), each chunk scored by one worker's own scorer; a lost chunk scores internal_error."""
         assert self._workers is not None
         distinct = list(dict.fromkeys(k for k in kernels if k is not None))
-        size = max(self.env.accelerator.merged_programs, -(-len(distinct) // (CHUNKS_PER_WORKER * self.max_workers)))
-        chunks = [distinct[c:c + size] for c in range(0, len(distinct), size)]
+        chunks = _even_chunks(distinct, self._chunk_size(len(distinct)))
         records: dict[str, KernelScore] = {}
         for chunk, got in zip(chunks, self._workers.score_chunks(seed, chunks), strict=True):
             if isinstance(got, BaseException):
@@ -315,11 +313,16 @@ class BatchScorer:
         return [_NO_KERNEL.model_copy(update={"index": i}) if k is None else
                 records[k].model_copy(update={"index": i}) for i, k in enumerate(kernels)]
 
-    def start(self) -> None:
+    def _chunk_size(self, n: int) -> int:
+        """Distinct kernels per chunk (one worker's unit of work): what one merged simulation takes
+        (``Accelerator.merged_programs``), but small enough that every worker gets about ``CHUNKS_PER_WORKER``
+        chunks of a small batch (32 kernels on two workers: four chunks of 8, not one of 32)."""
+        return max(1, min(self.env.accelerator.merged_programs, -(-n // (CHUNKS_PER_WORKER * self.max_workers))))
+
+    def start(self) -> list[int]:
         """Start the worker processes now and wait until each is warm (``backend="processes"``; else nothing),
-        so that the first batch does not pay for it."""
-        if self._workers is not None:
-            self._workers.start()
+        so that the first batch does not pay for it: their process ids."""
+        return [] if self._workers is None else self._workers.start()
 
     def close(self) -> None:
         """Stop the worker processes (``backend="processes"``); a later batch starts new ones."""
@@ -369,13 +372,28 @@ class BatchScorer:
         )
 
 
+def _even_chunks(items: list[str], size: int) -> list[list[str]]:
+    """``items`` in as few chunks of at most ``size`` as fit, of sizes differing by at most one (so that the
+    workers finish together: 100 kernels in chunks of at most 32 are 4 of 25, not 32, 32, 32 and 4)."""
+    n = max(1, -(-len(items) // size))
+    q, r = divmod(len(items), n)
+    cuts = [i * q + min(i, r) for i in range(n + 1)]
+    return [items[cuts[i]:cuts[i + 1]] for i in range(n) if cuts[i + 1] > cuts[i]]
+
+
 def _worker_scorer(env_id: str, config: int, hw: BaseModel, reward: RewardSpec, hidden_inputs: int,
                    step_budget: float) -> BatchScorer:
     """A worker process's own scorer (threads backend, one thread), warm: baseline, inputs of seed 0 and the
-    simulator's compilation done before the first chunk arrives."""
+    simulator's compilations done before the first chunk arrives: one kernel alone, and (a machine that merges
+    programs) a full merged call of copies of it (distinct sources, one trailing newline more each), whose
+    memory is what a chunk of kernels like it needs."""
     scorer = BatchScorer(env_id, config, hw=hw, reward=reward, hidden_inputs=hidden_inputs, step_budget=step_budget,
                          max_workers=1)
-    scorer.score([scorer.env.evaluator.baseline().source])
+    source = scorer.env.evaluator.baseline().source
+    scorer.score([source])
+    merged = scorer.env.accelerator.merged_programs
+    if merged > 1:
+        scorer.score([source + "\n" * (1 + i) for i in range(merged)])
     return scorer
 
 

@@ -101,3 +101,56 @@ def test_workers_die_with_their_parent():
     assert out.returncode == 0, out.stderr[-2000:]
     pids = [int(p) for p in out.stdout.split()]
     assert pids and all(_wait_gone(p) for p in pids)
+
+
+class _EchoScorer:
+    """A worker's stand-in scorer: a record naming each kernel; a chunk holding "die" kills its worker."""
+
+    def score(self, kernels, seed=0):
+        if "die" in kernels:
+            os._exit(1)
+        from kcgym.scoring import internal_error_scores
+
+        return [internal_error_scores(RuntimeError(f"echo {k}"), 1)[0] for k in kernels]
+
+
+def _echo_scorer() -> _EchoScorer:
+    return _EchoScorer()
+
+
+def test_a_worker_lost_mid_batch_scores_its_chunks_internal_error_in_order():
+    """A worker that dies on a chunk in the middle of a batch: that chunk's kernels (and any chunk the broken
+    pool did not finish) score internal_error, every other record is its own kernel's, all in batch order."""
+    from kcgym.scoring_workers import WorkerPool
+
+    procs = BatchScorer(ENV, 1, max_workers=2, backend="processes")
+    procs._workers = WorkerPool(_echo_scorer, (), 2)
+    try:
+        kernels: list[str | None] = [f"k{i}" for i in range(100)]
+        kernels[60], kernels[7], kernels[90] = "die", None, "k3"  # a None and a duplicate too
+        records = procs.score(kernels)
+        assert [r.index for r in records] == list(range(len(kernels)))
+        lost = [k for k, r in zip(kernels, records, strict=True) if r.error and "scoring worker lost" in r.error]
+        assert "die" in lost and len(lost) < len(set(kernels) - {None})  # its chunk lost, not every chunk
+        for k, r in zip(kernels, records, strict=True):
+            if k is None:
+                assert r.error_class == "no_kernel"
+            elif k not in lost:
+                assert r.error and f"echo {k}" in r.error  # each record is its own kernel's
+        kernels[60] = "k60"
+        again = procs.score(kernels)  # a fresh pool scores again
+        assert all(f"echo {k}" in (r.error or "") for k, r in zip(kernels, again, strict=True) if k is not None)
+    finally:
+        procs.close()
+
+
+def test_even_chunks():
+    """Chunks of at most ``size``, as few as fit, sizes within one of each other, in order."""
+    from kcgym.scoring import _even_chunks
+
+    items = [str(i) for i in range(100)]
+    assert [len(c) for c in _even_chunks(items, 32)] == [25, 25, 25, 25]
+    assert [len(c) for c in _even_chunks(items, 100)] == [100]
+    assert [len(c) for c in _even_chunks(items[:5], 2)] == [2, 2, 1]
+    assert sum(_even_chunks(items, 7), []) == items
+    assert _even_chunks([], 8) == []

@@ -7,7 +7,7 @@ Running input sets, results, faults and output collection are the shared core's
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import jax
 import numpy as np
@@ -57,16 +57,7 @@ def oob_hbm_message(start: int) -> str:
     return (f"HBM row starting at element {start} is before the start of HBM ({check}; one never set starts at "
             f"{M.UNSET})")
 
-class Final(NamedTuple):
-    """What a run's results read of the final :class:`machine.State` (``final_state``, ``read_region``, the
-    profiler): fetched alone, the memories a kernel's results never read stay on the device."""
-
-    ctl: Any
-    counts: Any
-    busy: Any
-    nan_pc: Any
-    hbm: Any
-    prof: Any
+Final = trace.Final  # what a run's results read of the final State
 
 
 class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
@@ -120,7 +111,7 @@ class NPUAccelerator(SimulatedAccelerator[NPUConfig]):
         hw_json = hw.model_dump_json()
         halt = trace.batched_runner(hw_json)[0].halt_row
         words = [p.padded(bucket(p.length, PROGRAM_BUCKET), halt) for p in programs]
-        states = trace.run_batch(hw_json, words, hbm, fpm, np.int32(limit), np.int32(max_steps))
+        states = trace.run_batch(hw_json, words, hbm, fpm, np.int32(limit), np.int32(max_steps), whole=False)
         return [[self.result(st, b, p, task, layout, hw, max_steps) for b in range(len(inputs))]
                 for p, st in zip(programs, states, strict=True)]
 

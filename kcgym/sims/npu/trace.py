@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -91,8 +91,10 @@ def _costs(hw_json: str) -> tuple[list[int], list[int]]:
     return [int(x) for x in isa.table("occupancy", hw)], [int(x) for x in isa.table("latency", hw)]
 
 
-def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Trace:
-    """Run the control side of ``words`` (a padded program) exactly as ``Machine.run_one`` does."""
+def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int, whole: bool = True) -> Trace:
+    """Run the control side of ``words`` (a padded program) exactly as ``Machine.run_one`` does.
+    ``whole=False``: the final scoreboard rows and INT SRAM (``vs_ready`` .. ``im``, which no run result
+    reads) come back empty, which spares converting thousands of list entries per program."""
     occ_t, lat_t = _costs(hw.model_dump_json())
     V, L, B, R = hw.VLEN, hw.MLEN, hw.BLEN, hw.v_prefetch_rows
     kv = max(B, R)
@@ -394,10 +396,17 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int) -> Tra
          M.ACC_READY, M.MV_READY]] = [pc, steps, halted, fault, fault_pc, fault_detail, t_issue, t_end, stride,
                                       acc_ready, mv_ready]
     i32 = np.int32
+    if whole:
+        rows = (np.array(vs_ready, i32), np.array(vs_read, i32), ms_ready.astype(i32), ms_read.astype(i32),
+                np.array(im, i32))
+    else:
+        rows = (_EMPTY,) * 5
     return Trace(ctl, np.array(gp, i32), np.array(ar, i32), np.array(unit_free, i32), np.array(busy, i32),
-                 np.array(counts, i32), np.array(fp_ready, i32), np.array(vs_ready, i32), np.array(vs_read, i32),
-                 ms_ready.astype(i32), ms_read.astype(i32), np.array(im, i32), ops, acc_slot, mv_slot, tuple(fps),
-                 exotic)
+                 np.array(counts, i32), np.array(fp_ready, i32), *rows, ops, acc_slot, mv_slot, tuple(fps), exotic)
+
+
+_EMPTY = np.zeros(0, np.int32)  # a field a partial Trace or State (whole=False) does not hold
+_EMPTY.flags.writeable = False
 
 
 # ---- scheduling: dependency levels, then fixed-width groups ------------------------------------
@@ -417,11 +426,6 @@ def dims_of(hw: NPUConfig, H: int) -> Dims:
     kv = max(hw.BLEN, hw.v_prefetch_rows)
     return Dims(hw.vsram_rows + kv, hw.msram_rows + hw.MLEN, H // hw.VLEN, hw.fpsram_size, 8 + FP_SLOTS, ACC_SLOTS,
                 MV_SLOTS)
-
-
-def merged_dims(d: Dims, programs: int) -> Dims:
-    """The memories of ``programs`` programs side by side: program ``p`` owns the ``p``-th range of each."""
-    return Dims(*(programs * x for x in d))
 
 
 # (field, memory) pairs per kind: which operand fields are rows, words or slots of which memory (Dims order:
@@ -487,7 +491,7 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
     tile = (0, 0)
     nblk = hw.VLEN // B
     lw_full = [0] * d.vs  # VSRAM rows: level of the last whole-row write (lw: of any write, partial included)
-    lw_blk = [0] * (d.vs * nblk)  # VSRAM (row, BLEN column block): level of the last M_MM_WO into it
+    lw_blk: dict[int, int] = {}  # VSRAM (row, BLEN column block): level of the last M_MM_WO into it (0: none)
 
     def rows(base: int, n: int, step: int) -> range:
         return range(o_h + base, o_h + base + n * step, step) if step else range(o_h + base, o_h + base + 1)
@@ -547,8 +551,9 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
             for r in range(f[1], f[1] + B):
                 lvl = max(lvl, lw_full[r], lr[r])
             for c in blocks:
-                if lw_blk[c] > lvl:
-                    lvl = lw_blk[c]
+                b = lw_blk.get(c, 0)
+                if b > lvl:
+                    lvl = b
         lvl += 1
         levels[i] = lvl
         if k in (K_MM, K_MV) and tile_read.get(tile, 0) < lvl:
@@ -567,13 +572,10 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
             for c in blocks:
                 lw_blk[c] = lvl
     del R
-    n = len(ops)
-    kinds = np.fromiter((op[0] for op in ops), np.int32, n)
-    seqs = np.fromiter((op[1] for op in ops), np.int32, n)
-    fields = np.zeros((n, N_FIELDS), np.int32)
-    for i, op in enumerate(ops):
-        fields[i, : len(op) - 3] = op[3:]
-    pcs = np.fromiter((op[2] for op in ops), np.int32, n)
+    width = N_FIELDS + 3  # each operation padded to (kind, seq, pc, N_FIELDS fields)
+    pad = [(0,) * k for k in range(width + 1)]
+    table = np.array([op + pad[width - len(op)] for op in ops], np.int32).reshape(len(ops), width)
+    kinds, seqs, pcs, fields = table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy(), table[:, 3:].copy()
     return Levelled(kinds, seqs, np.asarray(levels), fields, pcs)
 
 
@@ -635,12 +637,19 @@ class DataPath:
     """The data side of the NPU for one config: one branch per kind, each a whole group at once.
     Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row/slot."""
 
-    def __init__(self, hw: NPUConfig, d: Dims, programs: int = 1):
-        self.hw, self.d, self.programs = hw, d, programs  # d: of all ``programs`` (merged_dims) together
+    def __init__(self, hw: NPUConfig, d: Dims, programs: int = 1, private: int = 0):
+        self.hw, self.d, self.programs = hw, d, programs  # d: of all ``programs`` together
         W, B, R, L = GROUP_WIDTH, hw.BLEN, hw.v_prefetch_rows, hw.MLEN
-        self.o_ms = d.vs
-        self.o_h = self.o_ms + d.ms
-        self.o_mv = self.o_h + d.hbm
+        if not private:  # one program: VSRAM | MSRAM | HBM, each row field relative to its memory
+            self.o_ms = d.vs
+            self.o_h = self.o_ms + d.ms
+            self.o_mv = self.o_h + d.hbm
+            self.h_hi = d.hbm - 1
+        else:  # compact (run_many): the shared HBM image, then ``private`` rows; row fields are absolute rows
+            self.o_ms = self.o_h = 0
+            self.o_mv = d.hbm + private
+            self.h_hi = self.o_mv - 1
+        self.private = private
         self.dump = self.o_mv + d.mv
         self.cr = max(W * R, 2 * W, WIDTH[K_LDM] * L)
         self.ce = W * B * B
@@ -730,7 +739,7 @@ class DataPath:
         r = jnp.arange(self.hw.v_prefetch_rows)
         rv, nrow, base, srow = f[:, 0], f[:, 1], f[:, 2], f[:, 3]
         live = (r[None, :] < nrow[:, None]) & on[:, None]
-        loaded = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [W, R, V]
+        loaded = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.h_hi)]  # [W, R, V]
         w = self.rows(rv[:, None] + r, loaded, live)
         return w._replace(nan=_first_bad(~jnp.isfinite(loaded) & live[:, :, None], seq, f, self.programs))
 
@@ -745,7 +754,7 @@ class DataPath:
         f, seq, on = f[:n], seq[:n], on[:n]
         r = jnp.arange(self.hw.MLEN)
         mrow, base, srow = f[:, 0] + self.o_ms, f[:, 1], f[:, 2]
-        tile = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.d.hbm - 1)]  # [n, L, L]
+        tile = st.mem[self.o_h + jnp.clip(base[:, None] + r * srow[:, None], 0, self.h_hi)]  # [n, L, L]
         w = self.rows(mrow[:, None] + r, tile, jnp.broadcast_to(on[:, None], (n, self.hw.MLEN)))
         return w._replace(nan=_first_bad(~jnp.isfinite(tile) & on[:, None, None], seq, f, self.programs))
 
@@ -755,13 +764,21 @@ class DataPath:
                     fpm=st.fpm.at[w.fpm_i].set(w.fpm_v), fp=st.fp.at[w.fp_i].set(w.fp_v),
                     acc=st.acc.at[w.acc_i].set(w.acc_v), nan_seq=jnp.minimum(st.nan_seq, w.nan))
 
-    def initial(self, hbm: jax.Array, fpm: jax.Array) -> Data:
+    def initial(self, hbm: jax.Array, fpm: jax.Array, src: jax.Array | None = None) -> Data:
+        """The state before the first group: zero SRAMs, the HBM image (one input set). Merged (``src``: the
+        HBM row each private row starts as, ``d.hbm`` for a zero row): the HBM image once, shared by every
+        program, then the programs' private rows."""
         hw, d = self.hw, self.d
         f32 = jnp.float32
         V = hw.VLEN
-        P = self.programs  # each program its own copy of the inputs (merged_dims)
-        hbm_rows = jnp.tile(hbm.reshape(d.hbm // P, V), (P, 1))
-        mem = jnp.concatenate([jnp.zeros((d.vs + d.ms, V), f32), hbm_rows, jnp.zeros((d.mv + 1, V), f32)])
+        P = self.programs
+        if not self.private:
+            mem = jnp.concatenate([jnp.zeros((d.vs + d.ms, V), f32), hbm.reshape(d.hbm, V),
+                                   jnp.zeros((d.mv + 1, V), f32)])
+        else:
+            rows = hbm.reshape(d.hbm, V)
+            private = jnp.concatenate([rows, jnp.zeros((1, V), f32)])[src]
+            mem = jnp.concatenate([rows, private, jnp.zeros((d.mv + 1, V), f32)])
         return Data(mem=mem, fpm=jnp.concatenate([jnp.tile(fpm, P), jnp.zeros(1, f32)]), fp=jnp.zeros(d.fp + 1, f32),
                     acc=jnp.zeros((d.acc + 1, hw.BLEN, hw.BLEN), f32),
                     nan_seq=jnp.int32(NO_SEQ) if P == 1 else jnp.full(P, NO_SEQ, jnp.int32))
@@ -781,14 +798,19 @@ class DataPath:
 
 
 @functools.lru_cache(maxsize=16)
-def data_runner(hw_json: str, H: int, programs: int = 1):
+def data_runner(hw_json: str, H: int, programs: int = 1, private: int = 0):
     """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and HBM bucket
-    (``programs``: of that many programs at once, :func:`run_many`)."""
+    (``private`` > 0: of ``programs`` programs at once in a compact memory of that many private rows,
+    :func:`run_many`)."""
     enable_persistent_cache()
     hw = NPUConfig.model_validate_json(hw_json)
-    dp = DataPath(hw, merged_dims(dims_of(hw, H), programs), programs)
+    d = dims_of(hw, H)
+    if private:  # one HBM image, the SRAMs only as private rows (compact_rows)
+        d = Dims(0, 0, d.hbm, *(programs * x for x in d[3:]))
+    dp = DataPath(hw, d, programs, private)
     # the state is donated: each chunk updates the memories in place instead of copying them (MBs per call)
-    return (jax.jit(jax.vmap(dp.initial, in_axes=(0, None))),
+    initial = jax.vmap(dp.initial, in_axes=(0, None, None) if private else (0, None))
+    return (jax.jit(initial),
             jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0))
 
 
@@ -823,6 +845,163 @@ def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps
     return tr, groups, chunks
 
 
+def _state(tr: Trace, data: Data, first: np.ndarray, p: int, d: Dims, op_seq: np.ndarray, op_pc: np.ndarray,
+           vs: np.ndarray, ms: np.ndarray, hbm: np.ndarray, mv: np.ndarray, whole: bool = True) -> M.State:
+    """Program ``p``'s final State from the data path's (host) state, its memories (``vs``, ``ms``, ``hbm``:
+    [N, rows, VLEN], ``hbm`` flat; ``mv``: its MV accumulator's row) and the pre-pass's control side;
+    ``first``: its first non-finite step per input set; ``d``: the dims of one program. ``whole=False``: only
+    the fields a run's results read (``accelerator.Final``), the others empty."""
+    N = data.mem.shape[0]
+
+    def each(x: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(x, (N, *x.shape)).copy()
+
+    hit = first != NO_SEQ
+    nan_pc = np.full(N, -1, np.int32)
+    if hit.any():
+        nan_pc[hit] = op_pc[np.searchsorted(op_seq, first[hit])]
+    zeros = np.zeros((N, 1), np.int32)
+    prof = np.zeros((N, 1, M.N_PROF), np.int32)
+    if not whole:
+        return M.State(ctl=each(tr.ctl), counts=each(tr.counts), busy=each(tr.busy), nan_pc=nan_pc, hbm=hbm,
+                       prof=prof, **{f: _EMPTY for f in M.State._fields if f not in Final._fields})
+    return M.State(
+        ctl=each(tr.ctl), gp=each(tr.gp), ar=each(tr.ar), unit_free=each(tr.unit_free), busy=each(tr.busy),
+        counts=each(tr.counts), fp_ready=each(tr.fp_ready), vs_ready=each(tr.vs_ready), vs_read=each(tr.vs_read),
+        ms_ready=each(tr.ms_ready), ms_read=each(tr.ms_read), im=each(tr.im),
+        fp=np.asarray(data.fp)[:, [p * d.fp + s for s in tr.fp_slots]],
+        acc=np.asarray(data.acc)[:, p * d.acc + tr.acc_slot], mv=mv, nan_pc=nan_pc, vs=vs, ms=ms, hbm=hbm,
+        fpm=np.asarray(data.fpm)[:, p * d.fpm:(p + 1) * d.fpm], prof=prof, vsr_dma=zeros, vs_dma=zeros,
+        ms_dma=zeros)
+
+
+class Final(NamedTuple):
+    """What a run's results read of the final :class:`machine.State` (``final_state``, ``read_region``, the
+    profiler): fetched alone, the memories a kernel's results never read stay on the device."""
+
+    ctl: Any
+    counts: Any
+    busy: Any
+    nan_pc: Any
+    hbm: Any
+    prof: Any
+
+
+def _union(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of the row ranges ``[lo, hi)`` (each non-empty) as disjoint ranges: their starts and ends,
+    ascending (touching ranges are joined)."""
+    if not len(lo):
+        return lo, hi
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    reach = np.maximum.accumulate(hi)
+    new = np.ones(len(lo), bool)
+    new[1:] = lo[1:] > reach[:-1]
+    at = np.flatnonzero(new)
+    return lo[at], reach[np.r_[at[1:] - 1, len(lo) - 1]]
+
+
+def _rows_of(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Every row of the disjoint ranges ``[starts, ends)``, in order."""
+    sizes = ends - starts
+    return np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+
+
+def _remap(x: np.ndarray, starts: np.ndarray, dest: np.ndarray) -> np.ndarray:
+    """Rows ``x`` (each inside one of the ranges starting at ``starts``) moved so that range ``c`` starts at
+    ``dest[c]``; a row outside every range (an operand no lane uses) lands somewhere harmless."""
+    if not len(starts):
+        return np.zeros_like(x)
+    c = np.clip(np.searchsorted(starts, x, "right") - 1, 0, len(starts) - 1)
+    return dest[c] + x - starts[c]
+
+
+class Compact(NamedTuple):
+    """Programs merged into one compact memory (:func:`compact_rows`): their operand fields with every
+    VSRAM, MSRAM and HBM row moved to a row of the merged memory, and where each private row came from."""
+
+    fields: np.ndarray  # int64[ops, N_FIELDS]: the programs' Levelled.fields one after another, rows moved
+    src: np.ndarray  # int32[rows]: the HBM row each private row starts as (d.hbm: a zero row)
+    local: np.ndarray  # int64[rows]: each private row's SRAM row (VSRAM, then MSRAM after d.vs), or d.vs + d.ms
+    #                    + 1 + its HBM row
+    bounds: np.ndarray  # int64[programs, 4]: program p's private SRAM rows are [p, 0]..[p, 1], its HBM ones [p, 2]..
+    hbm_rows: int  # the private rows that are HBM rows: the first ones (what a run's results read back)
+
+
+@functools.lru_cache(maxsize=16)
+def _reach_tables(B: int, L: int, R: int) -> tuple[np.ndarray, ...]:
+    """Per kind, what the data path's branches touch: up to three SRAM reaches (operand field, MSRAM or not,
+    rows; 0 rows: the DMA's row count, at most R) and one HBM reach (base field, rows as before, row-step
+    field, written)."""
+    sram = {K_VEC: ((0, 0, 1), (1, 0, 1), (2, 0, 1)), K_VRED: ((2, 0, 1),), K_MM: ((1, 0, B), (2, 1, L)),
+            K_MV: ((1, 0, 1), (2, 1, L)), K_WOMM: ((1, 0, B),), K_WOMV: ((1, 0, 1),), K_LDV: ((0, 0, 0),),
+            K_STV: ((0, 0, 0),), K_LDM: ((0, 1, L),)}
+    hbm = {K_LDV: (2, 0, 3, False), K_STV: (2, 0, 3, True), K_LDM: (1, L, 2, False)}
+    s_field = np.full((N_KINDS, 3), -1, np.int64)
+    s_ms, s_rows = np.zeros((N_KINDS, 3), np.int64), np.zeros((N_KINDS, 3), np.int64)
+    for kind, reaches in sram.items():
+        for j, (field, ms, rows) in enumerate(reaches):
+            s_field[kind, j], s_ms[kind, j], s_rows[kind, j] = field, ms, rows
+    h_field, h_rows = np.full(N_KINDS, -1, np.int64), np.zeros(N_KINDS, np.int64)
+    h_step, h_written = np.zeros(N_KINDS, np.int64), np.zeros(N_KINDS, bool)
+    for kind, (field, rows, step, written) in hbm.items():
+        h_field[kind], h_rows[kind], h_step[kind], h_written[kind] = field, rows, step, written
+    return s_field, s_ms, s_rows, h_field, h_rows, h_step, h_written
+
+
+def compact_rows(lvs: list[Levelled], hw: NPUConfig, d: Dims) -> Compact:
+    """The programs ``lvs`` moved into one compact memory: after the HBM image (rows ``0..d.hbm``, shared:
+    every HBM row a program only reads stays there), each program's private rows, in order: the VSRAM and
+    MSRAM rows it touches (the reach of every gather, window and scatter of the data path, so each block
+    stays contiguous), then its own copy of the HBM rows it writes (every range of HBM it reads or writes
+    that holds a written row: a strided DMA's whole span). Untouched memory is never read, and every touched
+    row starts as it would alone (zero SRAM, the input HBM), so the results are the same. One pass over the
+    operations of all programs (the numpy calls are shared by the batch)."""
+    s_field, s_ms, s_rows, h_field, h_rows, h_step, h_written = _reach_tables(hw.BLEN, hw.MLEN, hw.v_prefetch_rows)
+    P = len(lvs)
+    k = np.concatenate([lv.kinds for lv in lvs])
+    fields = np.concatenate([lv.fields for lv in lvs])
+    f = fields.astype(np.int64)
+    h_off = d.vs + d.ms + 1  # a program's HBM rows as keys past its SRAM ones, its next program's past a gap
+    key = np.repeat(np.arange(P, dtype=np.int64) * (h_off + d.hbm + 1), [len(lv.kinds) for lv in lvs])
+    n_dma = np.clip(f[:, 1], 0, hw.v_prefetch_rows)  # rows an H_PREFETCH_V / H_STORE_V moves (its lanes)
+    ops = np.arange(len(k))[:, None]
+    # SRAM reaches: MSRAM rows follow the d.vs VSRAM rows
+    field = s_field[k]
+    lo = f[ops, np.maximum(field, 0)] + s_ms[k] * d.vs + key[:, None]
+    n = np.where(s_rows[k] > 0, s_rows[k], n_dma[:, None])
+    m = (field >= 0) & (n > 0)
+    # HBM reaches: a strided DMA's whole span, from its lowest row
+    hm = np.flatnonzero(h_field[k] >= 0)
+    kh, fh = k[hm], f[hm]
+    count = np.where(h_rows[kh] > 0, h_rows[kh], n_dma[hm])
+    span = (count - 1) * fh[np.arange(len(hm)), h_step[kh]]
+    first = fh[np.arange(len(hm)), h_field[kh]] + key[hm] + h_off
+    live = count > 0
+    h_lo, h_hi = (first + np.minimum(span, 0))[live], (first + np.maximum(span, 0) + 1)[live]
+    starts, ends = _union(np.concatenate([lo[m], h_lo]), np.concatenate([lo[m] + n[m], h_hi]))
+    period = h_off + d.hbm + 1
+    sram = starts % period < h_off
+    written = np.zeros(len(starts), bool)  # an HBM range with a written row is its program's own copy
+    written[np.searchsorted(starts, h_lo[h_written[kh][live]], "right") - 1] = True
+    size_h = np.where(written, ends - starts, 0)
+    size_s = np.where(sram, ends - starts, 0)
+    n_h = int(size_h.sum())
+    dest = np.where(written, d.hbm + np.cumsum(size_h) - size_h,  # own HBM rows first, then the SRAM rows
+                    np.where(sram, d.hbm + n_h + np.cumsum(size_s) - size_s, starts % period - h_off))  # only read:
+    space = _SPACE[k]                                                                          # the shared image
+    rows = space <= 2
+    moved = f + key[:, None] + np.where(space == 1, d.vs, np.where(space == 2, h_off, 0))
+    fields = f.copy()
+    fields[rows] = _remap(moved[rows], starts, dest)
+    keys_h, keys_s = _rows_of(starts[written], ends[written]), _rows_of(starts[sram], ends[sram])
+    local = np.concatenate([keys_h, keys_s]) % period
+    edges = np.arange(P, dtype=np.int64)[:, None] * period + np.array([0, period])
+    return Compact(fields, np.concatenate([local[:n_h] - h_off, np.full(len(keys_s), d.hbm)]).astype(np.int32),
+                   local, np.concatenate([n_h + np.searchsorted(keys_s, edges), np.searchsorted(keys_h, edges)], 1),
+                   n_h)
+
+
 def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit, max_steps) -> M.State | None:
     """The interpreter's final State (as numpy, batched over input sets), or None for the rare program
     the data path leaves to the oracle. Profiling counters are not kept (``prof`` as unprofiled)."""
@@ -837,73 +1016,69 @@ def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit
     for part in chunks:
         data = chunk(data, *part)
     data = jax.device_get(data)
-    return _state(tr, data, np.asarray(data.nan_seq), 0, dims_of(hw, H), groups.op_seq, groups.op_pc)
-
-
-def _state(tr: Trace, data: Data, first: np.ndarray, p: int, d: Dims, op_seq: np.ndarray,
-           op_pc: np.ndarray, hbm_tail: np.ndarray | None = None) -> M.State:
-    """Program ``p``'s final State from the data path's (host) state and the pre-pass's control side;
-    ``first``: its first non-finite step per input set; ``d``: the dims of one program; ``hbm_tail``: the HBM
-    image past the rows the data path held (unchanged by any program)."""
-    N, rows, V = data.mem.shape
-    P = (rows - 1) // (d.vs + d.ms + d.hbm + d.mv)  # programs side by side (merged_dims), then the dump row
-    H = d.hbm * V
-
-    def each(x: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(x, (N, *x.shape)).copy()
-
-    hit = first != NO_SEQ
-    nan_pc = np.full(N, -1, np.int32)
-    if hit.any():
-        nan_pc[hit] = op_pc[np.searchsorted(op_seq, first[hit])]
+    d = dims_of(hw, H)
     mem = np.asarray(data.mem)
-    o_vs = p * d.vs
-    o_ms = P * d.vs + p * d.ms
-    o_h = P * (d.vs + d.ms) + p * d.hbm
-    o_mv = P * (d.vs + d.ms + d.hbm) + p * d.mv
-    zeros = np.zeros((N, 1), np.int32)
-    hbm = mem[:, o_h:o_h + d.hbm].reshape(N, H)
-    if hbm_tail is not None and hbm_tail.shape[1]:
-        hbm = np.concatenate([hbm, hbm_tail], axis=1)
-    return M.State(
-        ctl=each(tr.ctl), gp=each(tr.gp), ar=each(tr.ar), unit_free=each(tr.unit_free), busy=each(tr.busy),
-        counts=each(tr.counts), fp_ready=each(tr.fp_ready), vs_ready=each(tr.vs_ready), vs_read=each(tr.vs_read),
-        ms_ready=each(tr.ms_ready), ms_read=each(tr.ms_read), im=each(tr.im),
-        fp=np.asarray(data.fp)[:, [p * d.fp + s for s in tr.fp_slots]],
-        acc=np.asarray(data.acc)[:, p * d.acc + tr.acc_slot],
-        mv=mem[:, o_mv + tr.mv_slot], nan_pc=nan_pc, vs=mem[:, o_vs:o_vs + d.vs], ms=mem[:, o_ms:o_ms + d.ms],
-        hbm=hbm, fpm=np.asarray(data.fpm)[:, p * d.fpm:(p + 1) * d.fpm],
-        prof=np.zeros((N, 1, M.N_PROF), np.int32), vsr_dma=zeros, vs_dma=zeros, ms_dma=zeros)
+    o_h = d.vs + d.ms
+    return _state(tr, data, np.asarray(data.nan_seq), 0, d, groups.op_seq, groups.op_pc, mem[:, :d.vs],
+                  mem[:, d.vs:o_h], mem[:, o_h:o_h + d.hbm].reshape(N, H), mem[:, o_h + d.hbm + tr.mv_slot])
+
+
+def _bucket_rows(n: int) -> int:
+    """The rows a merged call holds for ``n``: at least MERGE_MIN_ROWS, rounded up to a quarter octave (1, 1.25,
+    1.5 or 1.75 times a power of two: a few compiles per config, at most a quarter of the state unused)."""
+    if n <= MERGE_MIN_ROWS:
+        return MERGE_MIN_ROWS
+    step = 1 << max((n - 1).bit_length() - 3, 0)
+    return -(-n // step) * step
 
 
 def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.ndarray, limit,
-             max_steps) -> list[M.State | None]:
+             max_steps, whole: bool = True) -> list[M.State | None]:
     """The final State of each program on the same input sets, as :func:`run` gives it, bit for bit, from
-    one data-path call per ``MERGE_PROGRAMS`` programs: each program's operations are levelled on their own
-    and moved into their own range of every memory (:func:`merged_dims`), so the programs' levels run
-    together (the call's depth is the deepest program's, not the sum). None: a program :func:`run` leaves
-    to the oracle. Nothing is cached: each program is assumed new (batch scoring of distinct kernels)."""
+    one data-path call per ``MERGE_PROGRAMS`` programs (fewer where their rows pass ``MERGE_ROWS``): each
+    program's operations are levelled on their own and moved into their own compact rows
+    (:func:`compact_rows`), so the programs' levels run together (the call's depth is the deepest program's,
+    not the sum) on a memory that holds only what they touch. None: a program :func:`run` leaves to the
+    oracle. Nothing is cached: each program is assumed new (batch scoring of distinct kernels).
+    ``whole=False``: only what a run's results read (``accelerator.Final``) is filled in, and HBM only up to
+    the rows the data path holds (past the limit nothing can have changed); VSRAM and MSRAM come back empty,
+    which spares copying memories no result reads."""
     hw = _config(hw_json)
     hbm = np.asarray(hbm, np.float32)
     N, H = hbm.shape
+    V = hw.VLEN
     # no operation reaches past the HBM limit (the pre-pass faults first), so the data path holds only the HBM
     # rows below it (a power of two: few compiles), and the rest comes back as it went in
-    Hs = min(H, 1 << max(int(limit) - 1, hw.VLEN - 1).bit_length())
-    tail = hbm[:, Hs:]
-    hbm_d, fpm = on_device(hbm[:, :Hs]), on_device(fpm)
+    Hs = min(H, 1 << max(int(limit) - 1, V - 1).bit_length())
+    hbm_d, fpm_d = on_device(hbm[:, :Hs]), on_device(fpm)
     d = dims_of(hw, Hs)
-    sizes = np.array([*d, 0], np.int64)
+    P = MERGE_PROGRAMS
+    sizes = np.array([0, 0, 0, *d[3:], 0], np.int64)  # per-program offsets of the other spaces (FP, acc, MV)
     out: list[M.State | None] = [None] * len(programs)
-    for start in range(0, len(programs), MERGE_PROGRAMS):
-        part: list[tuple[int, Trace, Levelled]] = []
-        for i in range(start, min(start + MERGE_PROGRAMS, len(programs))):
-            tr = prepass(np.ascontiguousarray(programs[i], np.int32), hw, int(limit), int(max_steps))
+    todo = iter(range(len(programs)))
+    ahead: list[tuple[int, Trace, Levelled]] = []  # pre-passed and levelled, not yet run
+    while True:
+        for i in todo:
+            tr = prepass(np.ascontiguousarray(programs[i], np.int32), hw, int(limit), int(max_steps), whole)
             if not tr.exotic:
-                part.append((i, tr._replace(ops=[]), levelled(tr.ops, hw, d)))
-        if not part:
-            continue
+                ahead.append((i, tr._replace(ops=[]), levelled(tr.ops, hw, d)))
+            if len(ahead) == P:
+                break
+        if not ahead:
+            break
+        c = compact_rows([lv for _, _, lv in ahead], hw, d)
+        rows = np.cumsum(c.bounds[:, 1] - c.bounds[:, 0] + c.bounds[:, 3] - c.bounds[:, 2])
+        if rows[-1] > MERGE_ROWS and len(ahead) > 1:  # too many rows for one call: the first programs that fit
+            take = max(1, int(np.searchsorted(rows, MERGE_ROWS, "right")))
+            c = compact_rows([lv for _, _, lv in ahead[:take]], hw, d)
+        else:
+            take = len(ahead)
+        part, ahead = ahead[:take], ahead[take:]
+        src = np.full(_bucket_rows(len(c.src)), d.hbm, np.int32)  # past the programs' rows: zero rows
+        src[:len(c.src)] = c.src
         kinds = np.concatenate([lv.kinds for _, _, lv in part])
-        fields = np.concatenate([lv.fields + p * sizes[_SPACE[lv.kinds]] for p, (_, _, lv) in enumerate(part)])
+        fields = c.fields + np.repeat(np.arange(len(part)), [len(lv.kinds) for _, _, lv in part])[:, None] * \
+            sizes[_SPACE[kinds]]
         fields[:, PROG] = np.repeat(np.arange(len(part), dtype=np.int32), [len(lv.kinds) for _, _, lv in part])
         seqs = np.concatenate([lv.seqs for _, _, lv in part])
         order = np.concatenate([lv.seqs.astype(np.int64) + (p << 32) for p, (_, _, lv) in enumerate(part)])
@@ -913,14 +1088,27 @@ def run_many(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.
         ch = chunk_size(n_groups)
         chunks = jax.device_put([(g_kind[c:c + ch], g_fields[c:c + ch], g_seq[c:c + ch],
                                   np.int32(min(ch, n_groups - c))) for c in range(0, max(n_groups, 1), ch)])
-        initial, chunk = data_runner(hw_json, Hs, MERGE_PROGRAMS)
-        data = initial(hbm_d, fpm)
-        for c in chunks:
-            data = chunk(data, *c)
-        data = jax.device_get(data)
-        first = np.asarray(data.nan_seq).reshape(N, -1)  # per input set and program (one program: a scalar)
+        initial, chunk = data_runner(hw_json, Hs, P, len(src))
+        data = initial(hbm_d, fpm_d, src)
+        for g in chunks:
+            data = chunk(data, *g)
+        h_off = d.vs + d.ms + 1
+        data = jax.device_get(data)  # (on the CPU: no copy)
+        mem = np.asarray(data.mem)[:, d.hbm:]  # the private rows
+        first = np.asarray(data.nan_seq).reshape(N, -1)  # per input set and program
+        below = -(-int(limit) // V) * V  # whole=False: the HBM rows up to the limit (every region a result reads)
         for p, (i, tr, lv) in enumerate(part):
-            out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, tail)
+            a, b, g, e = (int(x) for x in c.bounds[p])
+            image = hbm.copy() if whole else hbm[:, :below].copy()
+            image.reshape(N, -1, V)[:, c.local[g:e] - h_off] = mem[:, g:e]
+            if whole:
+                sram = np.zeros((N, d.vs + d.ms, V), np.float32)
+                sram[:, c.local[a:b]] = mem[:, a:b]
+                out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, sram[:, :d.vs], sram[:, d.vs:],
+                                image, mem[:, len(src) + p * d.mv + tr.mv_slot])
+            else:
+                out[i] = _state(tr, data, first[:, p], p, d, lv.seqs, lv.pcs, _EMPTY, _EMPTY, image, _EMPTY,
+                                whole)
     return out
 
 
@@ -931,14 +1119,20 @@ SIM_ENV = "KCGYM_SIM"  # KCGYM_SIM=oracle: every program on the interpreter; =tr
 # From ``python benchmarks/bench_speed.py --crossover`` (benchmarks/results/speed_crossover.jsonl, its
 # "choice" row: the threshold that minimises the summed CPU time of distinct kernels over its rows).
 ORACLE_MAX_INSTRUCTIONS = 194
-# Programs per data-path call of run_many (one compile per config and HBM bucket serves any batch).
-MERGE_PROGRAMS = 8
+# Programs per data-path call of run_many (one compile per config, HBM bucket and private-row bucket). From
+# ``python benchmarks/bench_scoring.py --merge`` (scoring_merge.jsonl): with compact memories (compact_rows) the
+# cost per kernel falls up to 16 programs a call on the C1 and C2 kernels and is flat to 64 (matmul C3: from 8
+# to 32); a chunk of 32 halves the calls of 16 for the batch scorer's larger batches.
+MERGE_PROGRAMS = 32
+# ... and at most this many private rows (compact_rows) in one call: the merged state stays small
+MERGE_ROWS = 16384
+MERGE_MIN_ROWS = 256  # the smallest private-row bucket (rows round up to a quarter octave: few compiles)
 # In a batch (run_batch), programs of at most this many dynamic instructions are merged; longer ones run
 # alone, where their own levels fill the groups. A tuning constant: every path gives the same results.
-# From ``python benchmarks/bench_scoring.py --merge`` (scoring_merge.jsonl): merging saves most per kernel
-# on the C1 kernels, less on the C2 ones, and little on matmul C3 (whose merged calls also overlapped less
-# with the other scoring thread in bench_scoring's batches), so the threshold sits between C2 and C3 sizes.
-MERGE_MAX_INSTRUCTIONS = 1024
+# From ``python benchmarks/bench_scoring.py --merge`` (scoring_merge.jsonl): with compact memories merging
+# saves per kernel on matmul C3 too (2.4K instructions), so the threshold sits above it (larger kernels are
+# not measured merged: they run alone).
+MERGE_MAX_INSTRUCTIONS = 4096
 
 
 def sim_mode() -> str:
@@ -1009,17 +1203,18 @@ def batched_runner(hw_json: str, profile: bool = False):
 
 
 def run_batch(hw_json: str, programs: list[np.ndarray], hbm: np.ndarray, fpm: np.ndarray, limit,
-              max_steps) -> list[M.State]:
+              max_steps, whole: bool = True) -> list[M.State]:
     """The final State of each program on the same input sets, bit for bit what :func:`batched_runner`'s
     runner gives it alone: programs of at most ``MERGE_MAX_INSTRUCTIONS`` instructions through
-    :func:`run_many` (unless ``KCGYM_SIM=oracle``), the rest (and what it leaves to the oracle) one by one."""
+    :func:`run_many` (unless ``KCGYM_SIM=oracle``; ``whole`` as there), the rest (and what it leaves to the
+    oracle) one by one."""
     runner = batched_runner(hw_json)[1]
     out: list = [None] * len(programs)
     small = [] if sim_mode() == "oracle" or len(programs) < 2 else [
         i for i, w in enumerate(programs) if dynamic_count(w, MERGE_MAX_INSTRUCTIONS) <= MERGE_MAX_INSTRUCTIONS]
     if len(small) > 1:
-        for i, st in zip(small, run_many(hw_json, [programs[i] for i in small], hbm, fpm, limit, max_steps),
-                         strict=True):
+        merged = run_many(hw_json, [programs[i] for i in small], hbm, fpm, limit, max_steps, whole)
+        for i, st in zip(small, merged, strict=True):
             out[i] = st
     for i, w in enumerate(programs):
         if out[i] is None:
