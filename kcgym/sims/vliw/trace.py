@@ -1108,6 +1108,28 @@ def _ext_window(ops: np.ndarray, segs: list, H: int) -> int:
     return _size(hi + 1, COMPACT_EXT_MIN, H)
 
 
+def _table_lines(seg: rolled.Rolled, act: np.ndarray) -> np.ndarray | None:
+    """Which DM lines' entries of a rolled segment's table its F_LINE fields can read (each field's lines
+    over the iterations of its group, end to end), or None where a field's address may wrap around int32."""
+    n = len(seg.table)
+    marks = np.zeros(n + 1, np.int64)
+    m_lo = seg.m0.astype(np.int64)
+    m_hi = m_lo + seg.cnt - 1
+    for j in range(N_FIELDS):
+        sel = act & (seg.mode[:, j] == rolled.F_LINE)
+        if not sel.any():
+            continue
+        c0, c1 = seg.c0[sel, j].astype(np.int64), seg.c1[sel, j].astype(np.int64)
+        a, b = c0 + c1 * m_lo[sel], c0 + c1 * m_hi[sel]
+        if np.any(np.abs(a) >= _SAFE_BOUND) or np.any(np.abs(b) >= _SAFE_BOUND):
+            return None
+        lo = np.clip(np.minimum(a, b) // LINE_BYTES, 0, n - 1)
+        hi = np.clip(np.maximum(a, b) // LINE_BYTES, 0, n - 1)
+        np.add.at(marks, lo, 1)
+        np.add.at(marks, hi + 1, -1)
+    return np.cumsum(marks[:n]) > 0
+
+
 def compact(tr: Trace, hw: VLIWConfig, H: int) -> tuple[Trace, int, int]:
     """``(trace, rows, W)``: the trace with its rows renumbered for a buffer of ``rows`` rows (the last the
     dump row) -- the rows its operations reference densely from 1, the rolled region after them shifted
@@ -1140,7 +1162,8 @@ def compact(tr: Trace, hw: VLIWConfig, H: int) -> tuple[Trace, int, int]:
     for seg in segs:
         act = seg.cnt > 0
         kk = np.maximum(seg.kind, 0)
-        ok = ok and note(seg.table)
+        lines = _table_lines(seg, act)
+        ok = ok and lines is not None and note(seg.table[lines])
         s_sel = []
         for j in range(N_FIELDS):
             sel = _ROW_MASK[kk, j] & act & (seg.mode[:, j] != rolled.F_LINE)
