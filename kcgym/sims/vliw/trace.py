@@ -1368,6 +1368,18 @@ class DataPath:
 
         return lax.fori_loop(0, n_groups, body, state)
 
+    def packed_chunk(self, state, pack: jax.Array):
+        """``run_chunk`` of a chunk sent as one array (``pack_groups``): its groups up to the padding."""
+        kinds = pack[:, 0, N_FIELDS + 1]
+        return self.run_chunk(state, kinds, pack[:, :, :N_FIELDS], pack[:, :, N_FIELDS], jnp.sum(kinds >= 0))
+
+    def packed_rolled(self, state, pack: jax.Array, table: jax.Array):
+        """``run_rolled`` of a chunk sent as one array (``pack_rolled``) and its segment's table."""
+        F = N_FIELDS
+        kinds = pack[:, 3 * F]
+        return self.run_rolled(state, kinds, pack[:, :F], pack[:, F:2 * F], pack[:, 2 * F:3 * F], pack[:, 3 * F + 1],
+                               pack[:, 3 * F + 2], pack[:, 3 * F + 3], jnp.sum(kinds >= 0), pack[0, 3 * F + 4], table)
+
     def final(self, state, x_rows: jax.Array, c_rows: jax.Array, line_rows: jax.Array):
         """What the State needs of one input set: the registers', DM's and EXT's rows (not the whole buffer)."""
         mem, ext, nan = state
@@ -1381,9 +1393,25 @@ def data_runner(hw_json: str, H: int, rows: int, W: int):
     enable_persistent_cache()
     dp = DataPath(_config(hw_json), H, rows, W)
     return (jax.jit(jax.vmap(dp.initial), donate_argnums=0),
-            jax.jit(jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None)), donate_argnums=0),  # in place
+            jax.jit(jax.vmap(dp.packed_chunk, in_axes=(0, None)), donate_argnums=0),  # in place
             jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))),
-            jax.jit(jax.vmap(dp.run_rolled, in_axes=(0, *[None] * 10)), donate_argnums=0))
+            jax.jit(jax.vmap(dp.packed_rolled, in_axes=(0, None, None)), donate_argnums=0))
+
+
+def pack_groups(g: Groups, part: slice) -> np.ndarray:
+    """One chunk of levelled groups as one array (one transfer, not four): int32[ch, GROUP_WIDTH, N_FIELDS + 2]
+    of each lane's fields, its step, and the group's kind (-1: padding, which ends the chunk's groups)."""
+    kind = g.kind[part]
+    return np.concatenate([g.fields[part], g.seq[part][:, :, None],
+                           np.broadcast_to(kind[:, None, None], (len(kind), GROUP_WIDTH, 1))], axis=2)
+
+
+def pack_rolled(g: rolled.Rolled, part: slice) -> np.ndarray:
+    """One chunk of a rolled segment as one array: int32[ch, 3 * N_FIELDS + 5] of c0, c1, mode, kind (-1:
+    padding), seq0, m0, cnt and the segment's steps per iteration."""
+    kind = g.kind[part]
+    return np.concatenate([g.c0[part], g.c1[part], g.mode[part], np.stack(
+        [kind, g.seq0[part], g.m0[part], g.cnt[part], np.full(len(kind), g.seq_step, np.int32)], axis=1)], axis=1)
 
 
 @functools.lru_cache(maxsize=16)
@@ -1458,15 +1486,13 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int):
         chunks = []
         for g in pl.parts:
             ch = (part_chunk if tr.rolls else chunk_size)(int(g.n))
+            table = None if isinstance(g, Groups) else jax.device_put(g.table)  # (one per segment)
             for c in range(0, max(int(g.n), 1), ch):
                 part = slice(c, c + ch)
                 if isinstance(g, Groups):
-                    chunks.append((False, tuple(jax.device_put(a) for a in (
-                        g.kind[part], g.fields[part], g.seq[part], np.int32(min(ch, g.n - c))))))
+                    chunks.append((False, (jax.device_put(pack_groups(g, part)),)))
                 else:
-                    chunks.append((True, tuple(jax.device_put(a) for a in (
-                        g.kind[part], g.c0[part], g.c1[part], g.mode[part], g.seq0[part], g.m0[part], g.cnt[part],
-                        np.int32(min(ch, g.n - c)), np.int32(g.seq_step), g.table))))
+                    chunks.append((True, (jax.device_put(pack_rolled(g, part)), table)))
     _TRACES.put(key, (tr, pl, chunks))
     return tr, pl, chunks
 
