@@ -1481,7 +1481,7 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int):
         tr, rows, W = compact(tr, hw, H)
         pl = plan(tr, rows, W)
     tr = tr._replace(ops=None)  # scheduled: the cache keeps only what a run needs
-    chunks = None
+    chunks: list[tuple[bool, tuple]] | None = None
     if pl is not None:
         chunks = []
         for g in pl.parts:
