@@ -28,9 +28,10 @@ from kcgym.tasks.numerics import round_bf16
 
 EXT_ALIGN = LANES  # elements: every tensor starts on a 64-byte boundary
 EXT_BUCKET = 1 << 20  # elements: one compile serves every config up to 4 MB of tensors
-# the trace module as ``COLD_START.run`` calls it, for an EXT image the run may overwrite (``execute``)
-_SCRATCH_TRACE = SimpleNamespace(run=functools.partial(trace.run, scratch=True), sim_mode=trace.sim_mode,
-                                 dynamic_count=trace.dynamic_count)
+# the trace module as ``COLD_START.run`` calls it, for an EXT image the run may overwrite (``execute``); its
+# functions looked up at each call (as ``trace.<name>``, so a patched one is the one called)
+_SCRATCH_TRACE = SimpleNamespace(run=lambda *args: trace.run(*args, scratch=True), sim_mode=lambda: trace.sim_mode(),
+                                 dynamic_count=lambda *args: trace.dynamic_count(*args))
 
 
 def _describe_tensor(task: Task, name: str, desc: str, offset: int) -> str:
