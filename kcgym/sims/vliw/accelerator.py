@@ -28,10 +28,17 @@ from kcgym.tasks.numerics import round_bf16
 
 EXT_ALIGN = LANES  # elements: every tensor starts on a 64-byte boundary
 EXT_BUCKET = 1 << 20  # elements: one compile serves every config up to 4 MB of tensors
+
+
+def _run_scratch(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit: Any, max_steps: Any) -> M.State | None:
+    """``trace.run`` on an image the caller built for this run alone (``simulate``'s): it may be overwritten."""
+    return trace.run(hw_json, words, ext, ext_limit, max_steps, scratch=True)
+
+
 # the trace module as ``COLD_START.run`` calls it, for an EXT image the run may overwrite (``execute``); its
 # functions looked up at each call (as ``trace.<name>``, so a patched one is the one called)
-_SCRATCH_TRACE = SimpleNamespace(run=lambda *args: trace.run(*args, scratch=True), sim_mode=lambda: trace.sim_mode(),
-                                 dynamic_count=lambda *args: trace.dynamic_count(*args))
+_SCRATCH_TRACE = SimpleNamespace(run=_run_scratch, sim_mode=lambda: trace.sim_mode(),
+                                 dynamic_count=lambda words, stop: trace.dynamic_count(words, stop))
 
 
 def _describe_tensor(task: Task, name: str, desc: str, offset: int) -> str:
