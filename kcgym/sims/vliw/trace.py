@@ -1048,6 +1048,7 @@ ROW_FIELDS = ((0, 1), (0, 1, 2, 3, 4), (0, 1, 2), (0, 1), (0,), (0, 1, 2, 3, 4),
 _ROW_MASK = np.zeros((N_KINDS, N_FIELDS), bool)
 for _k, _fs in enumerate(ROW_FIELDS):
     _ROW_MASK[_k, list(_fs)] = True
+_ROW_COLS = tuple(j for j in range(N_FIELDS) if _ROW_MASK[:, j].any())
 # a DMA line's EXT fields (first element, re, rs, width, per_strip, elements) as ``_ext_index`` reads them
 EXT_FIELDS = {K_DMAI: (2, 3, 4, 5, 6, 7), K_DMAO: (1, 2, 3, 4, 5, 6)}
 _SAFE_BOUND = 1 << 30  # |terms| of a DMA element's index below this: int32 arithmetic on the device is exact
@@ -1156,8 +1157,8 @@ def compact(tr: Trace, hw: VLIWConfig, H: int) -> tuple[Trace, int, int]:
         roll_hi = max(roll_hi, int(rows.max()) - lay.roll + 1)
         return True
 
-    sels = [_ROW_MASK[kinds, j] for j in range(N_FIELDS)]
-    ok = all(note(f[sels[j], j]) for j in range(N_FIELDS))
+    sels = {j: _ROW_MASK[kinds, j] for j in _ROW_COLS}
+    ok = all(note(f[sel, j]) for j, sel in sels.items())
     seg_sels = []
     for seg in segs:
         act = seg.cnt > 0
@@ -1190,9 +1191,9 @@ def compact(tr: Trace, hw: VLIWConfig, H: int) -> tuple[Trace, int, int]:
     if not ops.flags.writeable:
         ops = ops.copy()
         f = ops[:, 4:]
-    for j in range(N_FIELDS):
-        if sels[j].any():
-            f[sels[j], j] = renum(f[sels[j], j])
+    for j, sel in sels.items():
+        if sel.any():
+            f[sel, j] = renum(f[sel, j])
     rolls = []
     for (n_before, seg), s_sel in zip(tr.rolls, seg_sels, strict=True):
         c0 = seg.c0.copy()
