@@ -1040,9 +1040,13 @@ def schedule(ops: np.ndarray, chunk=chunk_size) -> Groups:
 # set) and EXT is a whole bucket (4 MB), but a small kernel touches a few KB of them: :func:`compact`
 # renumbers the rows the trace references densely (row 0: a zero row no operation writes) and keeps EXT's
 # elements [0, W) only, so the data path's state, its initial and final transfers move KB, not 37 MB.
-COMPACT_ROWS_MIN = 1024  # smallest row-buffer size (rows of LANES f32): each size is one compile of the data path
-COMPACT_EXT_MIN = 4096  # smallest EXT window (elements)
-COMPACT_STEP = 4  # sizes grow by this factor (few sizes, so few compiles) up to the full buffer or EXT
+# Each (rows, window) size is one compile of the data path (about as long as the compile before the compact
+# state), so there are few: a fresh process simulating the C1 compiler kernels of matmul, softmax, layernorm,
+# conv2d, gemv and relu compiled for nearly every one with a smallest window of 4096 elements; with 16384 the
+# small ones share one size (one compile more than before it: gemv's larger chunk at the smallest rows).
+COMPACT_ROWS_MIN = 1024  # smallest row-buffer size (rows of LANES f32)
+COMPACT_EXT_MIN = 1 << 14  # smallest EXT window (elements)
+COMPACT_STEP = 4  # sizes grow by this factor up to the full buffer or EXT
 # which operand fields of each kind are rows (the others are lanes, flags, immediates, EXT geometry)
 ROW_FIELDS = ((0, 1), (0, 1, 2, 3, 4), (0, 1, 2), (0, 1), (0,), (0, 1, 2, 3, 4), (0, 1, 2, 3, 4))
 _ROW_MASK = np.zeros((N_KINDS, N_FIELDS), bool)
