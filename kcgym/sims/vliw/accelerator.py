@@ -6,7 +6,9 @@ Running input sets, results, faults and output collection are the shared core's
 
 from __future__ import annotations
 
+import functools
 import math
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import jax
@@ -26,6 +28,17 @@ from kcgym.tasks.numerics import round_bf16
 
 EXT_ALIGN = LANES  # elements: every tensor starts on a 64-byte boundary
 EXT_BUCKET = 1 << 20  # elements: one compile serves every config up to 4 MB of tensors
+
+
+def _run_scratch(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit: Any, max_steps: Any) -> M.State | None:
+    """``trace.run`` on an image the caller built for this run alone (``simulate``'s): it may be overwritten."""
+    return trace.run(hw_json, words, ext, ext_limit, max_steps, scratch=True)
+
+
+# the trace module as ``COLD_START.run`` calls it, for an EXT image the run may overwrite (``execute``); its
+# functions looked up at each call (as ``trace.<name>``, so a patched one is the one called)
+_SCRATCH_TRACE = SimpleNamespace(run=_run_scratch, sim_mode=lambda: trace.sim_mode(),
+                                 dynamic_count=lambda words, stop: trace.dynamic_count(words, stop))
 
 
 def _describe_tensor(task: Task, name: str, desc: str, offset: int) -> str:
@@ -88,18 +101,23 @@ class VLIWAccelerator(SimulatedAccelerator[VLIWConfig]):
                     ext[b, r.offset : r.offset + r.size] = np.asarray(inp[r.name], np.float32).reshape(-1)
                 elif r.role == "constant":
                     ext[b, r.offset : r.offset + r.size] = round_bf16(np.asarray(constants[r.name], np.float32))
-        return self.execute(program, ext, limit, hw, max_steps, profile)
+        return self.execute(program, ext, limit, hw, max_steps, profile, scratch=True)
 
     @staticmethod
     def execute(program: Program, ext: np.ndarray, ext_limit: int, hw: VLIWConfig, max_steps: int,
-                profile: bool = False) -> M.State:
-        """Run ``program`` on a batch of EXT images ``[B, H]``; the final machine state as numpy."""
+                profile: bool = False, scratch: bool = False) -> M.State:
+        """Run ``program`` on a batch of EXT images ``[B, H]``; the final machine state as numpy. ``scratch``:
+        ``ext`` is the caller's to overwrite (``trace.run``: the final EXT may be written into it)."""
         hw_json = hw.model_dump_json()
         machine, runner = trace.batched_runner(hw_json, profile)
         words = program.padded(hw.imem_bundles + 1, machine.halt_row)
         args = (words, ext, np.int32(ext_limit), np.int32(max_steps))
-        return jax.device_get(runner(*args) if profile else COLD_START.run(trace, trace.ORACLE_MAX_BUNDLES, hw_json,
-                                                                               args, runner))
+        if profile:
+            return jax.device_get(runner(*args))
+        if scratch:
+            return jax.device_get(COLD_START.run(_SCRATCH_TRACE, trace.ORACLE_MAX_BUNDLES, hw_json, args,
+                                                 functools.partial(runner, scratch=True)))
+        return jax.device_get(COLD_START.run(trace, trace.ORACLE_MAX_BUNDLES, hw_json, args, runner))
 
     def final_state(self, st: Any, b: int, program: Program) -> FinalState:
         ctl = np.asarray(st.ctl[b])

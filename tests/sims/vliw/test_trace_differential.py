@@ -409,9 +409,11 @@ def test_dynamic_count_is_the_step_count(name):
 
 def test_dispatch_by_dynamic_count(monkeypatch):
     """At the threshold the interpreter runs (nothing is pre-passed); one loop iteration more and the
-    trace path does (its trace is cached); both give the oracle's state."""
+    trace path does (its trace is cached); both give the oracle's state. (The mechanism at a threshold of 64:
+    the tuned one may be 0, no program.)"""
     monkeypatch.delenv(trace.SIM_ENV)
-    limit = trace.ORACLE_MAX_BUNDLES
+    limit = 64
+    monkeypatch.setattr(trace, "ORACLE_MAX_BUNDLES", limit)
     hw_json = HW.model_dump_json()
     auto, oracle = trace.batched_runner(hw_json)[1], M.batched_runner(hw_json)[1]
     for count, traced in ((limit - 2, False), (limit - 1, True)):
