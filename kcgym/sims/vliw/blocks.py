@@ -23,10 +23,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-BLOCK_AFTER: int | None = 24  # entries at a bundle before the run from it is compiled (None: never compile)
+BLOCK_AFTER: int | None = 24  # entries at a bundle before the run from it is compiled (None: never compile) ...
 BLOCK_MAX = 48  # bundles of one block (a compiled block's size; longer runs chain blocks)
 
+BLOCK_MIN_RUNS = 256  # ... and only where the program's LOOPI counts run it at least this often (a compile costs
+# what many runs of the compiled code save; timing the pre-pass of matmul, decoder_llama and batch_matmul C3
+# with 1 to 4096 here, 256 and 1024 did alike and best, 1 compiled too much of decoder_llama)
+
 _RET = "return {j}, t_issue, t_end, steps, nx, nc, nl, n_ops"
+
+
+def cold_bundles(recs: list, ck_loopi: int) -> list[int]:
+    """Bundles whose enclosing LOOPIs' counts multiply to fewer than :data:`BLOCK_MIN_RUNS` runs (register
+    LOOPs and branches count once: an estimate; a rolled loop's iterations count too)."""
+    runs = [1] * len(recs)
+    for pc, rec in enumerate(recs):
+        ctl = rec[9]
+        if ctl[0] == ck_loopi and ctl[1] > 1:
+            for q in range(pc + 1, min(ctl[2], len(recs))):
+                runs[q] *= ctl[1]
+    return [pc for pc, n in enumerate(runs) if n < BLOCK_MIN_RUNS]
 
 
 def extent(recs: list, start: int, loop_ends: frozenset, n_dec: int) -> int:

@@ -445,6 +445,9 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     block_after = B.BLOCK_AFTER
     blocks: list = [None] * n_dec
     hits = [0] * n_dec
+    if block_after is not None:  # bundles their LOOPIs run too few times to repay a compile: never counted
+        for q in B.cold_bundles(recs, CK_LOOPI):
+            blocks[q] = False
     loop_ends = frozenset(c[2] for *_, c, _, _ in recs if c[0] in (CK_LOOPI, CK_LOOP))
     consts = dict(CYCLE_LIMIT=CYCLE_LIMIT, LB=LB, ST_LIM=st_lim, VECTOR_MASK=VECTOR_MASK, LANES=LANES, BANK=bank,
                   XBASE=xbase, CBASE=cbase, X_SLOTS=X_SLOTS, C_SLOTS=C_SLOTS, N_RING=n_ring, K_LD=K_LD, K_MOV=K_MOV,

@@ -1,8 +1,9 @@
 """The VLIW pre-pass's compiled runs of bundles (``kcgym/sims/vliw/blocks.py``) against its generic per-bundle
 path: the whole Trace (every field, the data operations as bytes, the rolled segments) is the same with blocks
-compiled at the first entry (``BLOCK_AFTER = 1``: nearly every bundle runs compiled) as without them (``None``,
-the pre-pass before blocks existed), on every C1 VLIW compiler and expert kernel (C2 and C3 in the slow tier),
-on generated programs that fault, spin, branch and stop at the step budget, and at the cycle limit."""
+compiled at the first entry (``BLOCK_AFTER = 1``, ``BLOCK_MIN_RUNS = 0``: nearly every bundle runs compiled) as
+without them (``None``, the pre-pass before blocks existed), on every C1 VLIW compiler and expert kernel (C2 and
+C3 in the slow tier), on generated programs that fault, spin, branch and stop at the step budget, and at the
+cycle limit."""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ def both(monkeypatch, words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: 
         return real(*args)
 
     monkeypatch.setattr(blocks, "BLOCK_AFTER", 1)
+    monkeypatch.setattr(blocks, "BLOCK_MIN_RUNS", 0)
     monkeypatch.setattr(blocks, "compile_block", counted)
     new = trace.prepass(words, hw, limit, max_steps, H, roll)
     assert_same_trace(new, old)
@@ -172,3 +174,15 @@ def test_renaming_rings_wrap_past_held_rows(monkeypatch):
     assert n_blocks and tr.ops is not None and len(tr.ops) > trace.FLUSH_OPS and tr.ctl[M.HALTED]
     allocated = 17000 * 2  # per ring: more values than it has slots
     assert min(trace.X_SLOTS, trace.C_SLOTS, HW.dm_lines + trace.LINE_SLOTS) < allocated
+
+
+def test_bundles_their_loops_run_rarely_are_not_compiled(monkeypatch):
+    """By default a run of bundles is compiled only where the LOOPI counts around it reach ``BLOCK_MIN_RUNS``."""
+    compiled = []
+    real = blocks.compile_block
+    monkeypatch.setattr(blocks, "compile_block", lambda *a: compiled.append(a[1]) or real(*a))
+    for count, hot in ((blocks.BLOCK_MIN_RUNS - 1, False), (blocks.BLOCK_MIN_RUNS, True)):
+        compiled.clear()
+        src = f"LOOPI {count}, end\nVADD x1, x0, x0\nVMUL x2, x1, x1\nend:\nHALT\n"
+        trace.prepass(_words(ACCELERATOR.assemble(src, HW)), HW, EXT_ELEMENTS, 100_000, 16384, False)
+        assert compiled == ([1] if hot else [])
