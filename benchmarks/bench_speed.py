@@ -298,7 +298,8 @@ def cold_row(machine: str, name: str, index: int, base: Path | None, repeats: in
 
 # ---- the VLIW pre-pass alone (``--prepass``): this tree against a checkout of the tree before ------------------
 PREPASS_KERNELS = (("matmul", 3, "compiler"), ("batch_matmul", 3, "expert"), ("decoder_llama", 3, "compiler"),
-                   ("softmax", 3, "compiler"))  # (task, config, kernel)
+                   ("softmax", 3, "compiler"), ("decoder_llama", 5, "compiler"),
+                   ("batch_matmul", 5, "expert"))  # (task, config, kernel); C5: the longest first simulates
 PREPASS_QUICK = (("matmul", 3, "compiler"), ("softmax", 3, "compiler"))
 PREPASS_CALLS = 3  # pre-pass calls timed after the first simulate, in the same process (their median)
 

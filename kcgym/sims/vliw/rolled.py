@@ -34,7 +34,6 @@ oracle (``tests/sims/vliw/test_trace_rolled.py``).
 
 from __future__ import annotations
 
-import bisect
 from typing import NamedTuple
 
 import numpy as np
@@ -54,6 +53,7 @@ DYNAMIC_TRIES = 2 * ROLL_TRIES  # back-edges a loop whose path depends on regist
 # buffer swap) rarely does in the next (speed only: a loop not tried is stepped)
 WALK_MAX = 4096  # bundles of one iteration the symbolic walk follows (longer bodies are stepped)
 EXT_CHECK_MAX = 1 << 22  # EXT elements the DMA-out disjointness check may enumerate
+EVENT_CHUNK = 1 << 20  # accesses x iterations ``iterations_ok`` checks in one array (memory)
 N_FIELDS = 8
 F_AFF, F_LANE, F_LINE = range(3)  # a rolled field: c0 + c1*m, its value mod LANES, or the DM line's row there
 F_LOCAL, F_ROW = -1, -2  # (template only) a row of this iteration (c0: its op), a row from before the loop
@@ -331,14 +331,9 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
     events: list[Event] = []
     xl: dict[int, int] = {}  # register -> template op that wrote it this iteration
     cl: dict[int, int] = {}
-    lw: list[tuple[int, int, int, int]] = []  # (op, address, delta, n_lines) of every line write so far
+    last_w: dict[int, int] = {}  # DM line -> the template op that wrote it last so far
     n_local = [0]
     local_of: dict[int, int] = {}  # op -> local row index
-
-    def local(op_i: int) -> int:
-        local_of[op_i] = n_local[0]
-        n_local[0] += 1
-        return local_of[op_i]
 
     def xrow(reg: int, dep: list):
         if reg in xl:
@@ -355,11 +350,10 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
     def line_read(addr: int, dep: list):
         """The row of the line at ``addr`` (iteration 0): the latest write of this iteration to it, else
         the line's row before the loop (checked per iteration by ``check_lines``)."""
-        ln = addr // LINE_BYTES
-        for op_i, a, _d, n in reversed(lw):
-            if a // LINE_BYTES <= ln < a // LINE_BYTES + n:
-                dep.append(op_i)
-                return ("L", op_i), op_i
+        op_i = last_w.get(addr // LINE_BYTES, -1)
+        if op_i >= 0:
+            dep.append(op_i)
+            return ("L", op_i), op_i
         return ("T", addr), -1
 
     def emit(kind: int, step: int, fields: list, deps: list, line_w=None, line_r=None, local_r=-1,
@@ -369,25 +363,26 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
         c1 = [0] * N_FIELDS
         md = [F_AFF] * N_FIELDS
         for k, f in enumerate(fields):
-            if isinstance(f, tuple):
-                tag, v = f[0], f[1]
-                if tag == "R":  # a row as before the loop
-                    c0[k], md[k] = v, F_ROW
-                elif tag == "A":  # affine value (value, delta)
-                    c0[k], c1[k] = v, f[2]
-                elif tag == "N":  # lane of a bf16 address
-                    c0[k], c1[k], md[k] = v, f[2], F_LANE
-                elif tag == "T":  # the DM line's row as before the loop
-                    c0[k], c1[k], md[k] = v, f[2], F_LINE
-                elif tag == "L":  # a row of this iteration: the template op that wrote it
-                    c0[k], md[k] = v, F_LOCAL
-                elif tag == "D":  # this op's own destination
+            if type(f) is tuple:
+                tag = f[0]
+                if tag == "D":  # this op's own destination
                     c0[k], md[k] = i, F_LOCAL
-            else:
-                c0[k] = int(f)
+                elif tag == "L":  # a row of this iteration: the template op that wrote it
+                    c0[k], md[k] = f[1], F_LOCAL
+                elif tag == "R":  # a row as before the loop
+                    c0[k], md[k] = f[1], F_ROW
+                elif tag == "A":  # affine value (value, delta)
+                    c0[k], c1[k] = f[1], f[2]
+                elif tag == "N":  # lane of a bf16 address
+                    c0[k], c1[k], md[k] = f[1], f[2], F_LANE
+                elif tag == "T":  # the DM line's row as before the loop
+                    c0[k], c1[k], md[k] = f[1], f[2], F_LINE
+            elif f:
+                c0[k] = f if type(f) is int else int(f)
         ops.append(Op(kind, step, c0, c1, md, deps, line_w, line_r, local_r))
         if writes:
-            local(i)
+            local_of[i] = n_local[0]
+            n_local[0] += 1
         return i
 
     for step, pc in enumerate(s.pcs):
@@ -421,7 +416,7 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
             dep = []
             src = xrow(min(max(st_[3], 0), 11), dep)
             i = emit(K_LD, step, [("D", 0), src, 0, 0], dep, line_w=(sa, sd, 1))
-            lw.append((i, sa, sd, 1))
+            last_w[sa // LINE_BYTES] = i
         if vec[1] == c_vec:
             vsub, f0, f1, f2, f3 = vec[2], vec[3], vec[4], vec[5], vec[6]
             dep = []
@@ -501,7 +496,7 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
                     emit(K_DMAI, step, [("D", 0), old, i_l * LANES, ("A", re, red), rs, width, per_strip, tot_e],
                          dep, line_w=((l0 + i_l) * LINE_BYTES, 0, 1), line_r=line_r, local_r=lr_op)
                 for i_l in range(l1 - l0):
-                    lw.append((first + i_l, (l0 + i_l) * LINE_BYTES, 0, 1))
+                    last_w[l0 + i_l] = first + i_l
     return ops, events, Walked(r, p, local_of, n_local[0], xl, cl)
 
 
@@ -549,10 +544,6 @@ def _scalar(ssub: int, f1: int, f2: int, ra, rb, pa):
     return pa
 
 
-def _lines(a: int, d: int, m: np.ndarray) -> np.ndarray:
-    return (a + d * m) // LINE_BYTES
-
-
 def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig, limit: int, H: int,
                   line_ready: np.ndarray, line_read: np.ndarray, t0: int) -> int:
     """How many iterations after the template (1..k_max) pass every check that depends on the iteration:
@@ -575,6 +566,7 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
             total = n_r * rowbytes
             dma_lines[e.addr // LINE_BYTES:(e.addr + total + LINE_BYTES - 1) // LINE_BYTES] = True
     by_step: dict[int, list] = {}
+    mem: list[Event] = []
     for e in events:
         if e.kind == "br":  # the branch goes the template's way (``follow``)
             ok &= (((e.addr + e.delta * m) & 0xFFFFFFFF) == 0) == e.extra[0]
@@ -589,31 +581,48 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
             if is_out:
                 width = max((tb if tiled else rowbytes) // 2, 1)
                 per_strip = max(n_r * width, 1)
-                idx = _ext_elements(re, rs, width, per_strip, total // 2)
+                idx = _ext_elements(re, rs, width, per_strip, n_r * rowbytes // 2)
                 if len(idx):
                     shift = (red // 2) * m
                     ok &= (idx.min() + shift >= 0) & (idx.max() + shift < H)
             continue
-        size = 2 if e.kind == "ldb" else VECTOR_BYTES
-        addr = e.addr + e.delta * m
-        ok &= (addr >= 0) & (addr + size <= dm) & (addr % size == 0)
+        mem.append(e)
         by_step.setdefault(e.step, []).append(e)
-        if e.delta:
-            ln = _lines(e.addr, e.delta, m_all)
-            inside = (ln >= 0) & (ln < hw.dm_lines)
+    # loads and stores: bounds and alignment; a moving one's lines idle (no DMA's, none pending at the start),
+    # as arrays over accesses x iterations, a slice of accesses at a time (memory)
+    per = max(1, EVENT_CHUNK // (k_max + 1))
+    for at in range(0, len(mem), per):
+        part = mem[at:at + per]
+        a = np.asarray([e.addr for e in part], np.int64)[:, None]
+        d = np.asarray([e.delta for e in part], np.int64)[:, None]
+        size = np.asarray([2 if e.kind == "ldb" else VECTOR_BYTES for e in part], np.int64)[:, None]
+        addr = a + d * m[None, :]
+        ok &= np.all((addr >= 0) & (addr + size <= dm) & (addr % size == 0), axis=0)
+        mv = d[:, 0] != 0
+        if mv.any():
+            ln = (a[mv] + d[mv] * m_all[None, :]) // LINE_BYTES
             lc = np.clip(ln, 0, hw.dm_lines - 1)
-            idle = inside & ~dma_lines[lc] & (line_ready[lc] <= t0)
-            if e.kind == "st":
-                idle &= line_read[lc] <= t0
-            if not idle[0]:
+            idle = (ln >= 0) & (ln < hw.dm_lines) & ~dma_lines[lc] & (line_ready[lc] <= t0)
+            st = np.asarray([e.kind == "st" for e in part], bool)[mv]
+            idle &= ~st[:, None] | (line_read[lc] <= t0)
+            if not idle[:, 0].all():
                 return -1
-            ok &= idle[1:]
-    for evs in by_step.values():
-        if len(evs) < 2:
-            continue
-        b = [(e.addr + e.delta * m_all) // bank for e in evs]
-        c = sum((b[i] == b[j]).astype(np.int64) for i in range(len(b)) for j in range(i + 1, len(b)))
-        ok &= c[1:] == c[0]
+            ok &= np.all(idle[:, 1:], axis=0)
+    # bank conflicts: per bundle with two or more accesses, its count of same-bank pairs as the template's
+    multi = [evs for evs in by_step.values() if len(evs) > 1]
+    if multi:
+        acc = [e for evs in multi for e in evs]
+        b = (np.asarray([e.addr for e in acc], np.int64)[:, None]
+             + np.asarray([e.delta for e in acc], np.int64)[:, None] * m_all[None, :]) // bank
+        pairs, step_of, at = [], [], 0
+        for g, evs in enumerate(multi):
+            pairs += [(at + i, at + j) for i in range(len(evs)) for j in range(i + 1, len(evs))]
+            step_of += [g] * (len(evs) * (len(evs) - 1) // 2)
+            at += len(evs)
+        pi, pj = np.asarray(pairs, np.int64).T
+        c = np.zeros((len(multi), k_max + 1), np.int64)
+        np.add.at(c, np.asarray(step_of, np.int64), (b[pi] == b[pj]).astype(np.int64))
+        ok &= np.all(c[:, 1:] == c[:, :1], axis=0)
     # the data: a line this iteration wrote, or one no rolled iteration has written yet (its row is then
     # the one it has at the loop's back-edge, ``Rolled.table``)
     # (each as one array over operations x iterations: a body has thousands of operations, and a call per
@@ -639,19 +648,41 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
         if before.any():  # the line as before the loop: no rolled iteration wrote it before this read
             at = np.asarray(readers, np.int64)[before]
             ok &= np.all(first[ln_r[before]] > m[None, :] * n_ops + at[:, None], axis=0)
-        for row in np.flatnonzero(~before):  # a line this iteration wrote, and no later writer before the read
-            i = readers[row]
-            ln = ln_r[row]
-            if ops[ops[i].local_r].line_w is None:  # (its line came from no write: never rolled)
-                ok[:] = False
-                break
-            w = bisect.bisect_left(writers, ops[i].local_r)
-            ok &= (lw_m[w] <= ln) & (ln < lw_m[w] + w_n[w])
-            lo, hi = bisect.bisect_right(writers, ops[i].local_r), bisect.bisect_left(writers, i)
-            if hi > lo:
-                ok &= ~np.any((lw_m[lo:hi] <= ln) & (ln < lw_m[lo:hi] + w_n[lo:hi, None]), axis=0)
+        local = np.flatnonzero(~before)  # a line this iteration wrote, and no later writer before the read
+        if any(ops[ops[readers[row]].local_r].line_w is None for row in local.tolist()):
+            ok[:] = False  # (its line came from no write: never rolled)
+        elif len(local):
+            ok &= _last_writer_is_own(ln_r[local], np.asarray([readers[row] for row in local.tolist()], np.int64),
+                                      np.asarray([ops[readers[row]].local_r for row in local.tolist()], np.int64),
+                                      lw_m, w_n, w_at)
     bad = np.flatnonzero(~ok)
     return int(bad[0]) if len(bad) else k_max
+
+
+def _last_writer_is_own(ln: np.ndarray, at: np.ndarray, own: np.ndarray, lw_m: np.ndarray, w_n: np.ndarray,
+                        w_at: np.ndarray) -> np.ndarray:
+    """Per iteration (1..k): for every reader (``at``: its operation; ``ln``: its line per iteration), the last
+    writer of that line before it in this iteration (a writer ``w`` at operation ``w_at[w]`` writes lines
+    ``lw_m[w] .. + w_n[w] - 1``; an operation's own write comes after its read) is ``own``. One sort of every
+    write and read per (iteration, line, operation), not a test per reader and writer."""
+    k = ln.shape[1]
+    parts = [(lw_m[w_n > j] + j, w_at[w_n > j]) for j in range(int(w_n.max()))]
+    line = np.concatenate([p[0] for p in parts] + [ln])  # [entries, k]
+    op = np.concatenate([p[1] for p in parts] + [at])
+    is_w = np.concatenate([np.ones(len(p[1]), bool) for p in parts] + [np.zeros(len(at), bool)])
+    want = np.concatenate([np.full(len(op) - len(at), -1, np.int64), own])
+    e2, col2 = np.meshgrid(np.arange(len(op)), np.arange(k), indexing="ij")
+    e, col, flat = e2.reshape(-1), col2.reshape(-1), line.reshape(-1)
+    srt = np.lexsort((is_w[e], op[e], flat, col))  # by iteration, line, operation; a read before a write
+    e, col, line = e[srt], col[srt], flat[srt]
+    w_pos = np.maximum.accumulate(np.where(is_w[e], np.arange(len(e)), -1))  # the last write so far
+    rd = np.flatnonzero(~is_w[e])
+    prev = w_pos[rd]
+    good = (prev >= 0) & (col[np.maximum(prev, 0)] == col[rd]) & (line[np.maximum(prev, 0)] == line[rd])
+    good &= op[e[np.maximum(prev, 0)]] == want[e[rd]]
+    ok = np.ones(k, bool)
+    ok[col[rd[~good]]] = False
+    return ok
 
 
 def _ext_elements(re: int, rs: int, width: int, per_strip: int, tot_e: int) -> np.ndarray:
@@ -695,19 +726,23 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
     for i, o in enumerate(ops):
         lvl[i] = 1 + max((lvl[d] for d in o.deps), default=0)
     order = sorted(range(len(ops)), key=lambda i: (lvl[i], ops[i].kind, i))
-    rows: list = []
+    f_c0, f_c1, f_md = [], [], []  # each operation's fields, in group order
     for i in order:
         o = ops[i]
         c0, c1, md = list(o.c0), list(o.c1), list(o.mode)
-        for f in range(N_FIELDS):
-            if md[f] == F_LOCAL:
-                c0[f], c1[f], md[f] = roll_base + wk.local_of[c0[f]], n_local, F_AFF
-            elif md[f] == F_ROW:
-                c0[f], md[f] = remap.get(c0[f], c0[f]), F_AFF
-        width = widths[o.kind]
-        for m0 in range(0, k + 1, width):
-            rows.append((o.kind, c0, c1, md, seq0 + o.step, m0, min(width, k + 1 - m0)))
-    n = len(rows)
+        if F_LOCAL in md or F_ROW in md:
+            for f in range(N_FIELDS):
+                if md[f] == F_LOCAL:
+                    c0[f], c1[f], md[f] = roll_base + wk.local_of[c0[f]], n_local, F_AFF
+                elif md[f] == F_ROW:
+                    c0[f], md[f] = remap.get(c0[f], c0[f]), F_AFF
+        f_c0.append(c0)
+        f_c1.append(c1)
+        f_md.append(md)
+    # a group per operation and run of its kind's width of iterations (0 .. k)
+    width = np.asarray([widths[ops[i].kind] for i in order], np.int64)
+    reps = -(-(k + 1) // width)
+    n = int(reps.sum())
     total = max(1, -(-n // chunk_size(n))) * chunk_size(n)
     kind = np.full(total, -1, np.int32)
     a0 = np.zeros((total, N_FIELDS), np.int32)
@@ -717,36 +752,37 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
     mm = np.ones(total, np.int32)
     cnt = np.zeros(total, np.int32)
     if n:
-        kind[:n] = [r[0] for r in rows]
-        a0[:n] = [r[1] for r in rows]
-        a1[:n] = [r[2] for r in rows]
-        md_[:n] = [r[3] for r in rows]
-        s0[:n] = [r[4] for r in rows]
-        mm[:n] = [r[5] for r in rows]
-        cnt[:n] = [r[6] for r in rows]
+        of = np.repeat(np.arange(len(order)), reps)
+        m0 = (np.arange(n) - np.repeat(np.cumsum(reps) - reps, reps)) * width[of]
+        kind[:n] = np.asarray([ops[i].kind for i in order], np.int32)[of]
+        a0[:n] = np.asarray(f_c0, np.int32)[of]
+        a1[:n] = np.asarray(f_c1, np.int32)[of]
+        md_[:n] = np.asarray(f_md, np.int32)[of]
+        s0[:n] = np.asarray([seq0 + ops[i].step for i in order], np.int32)[of]
+        mm[:n] = m0
+        cnt[:n] = np.minimum(width[of], k + 1 - m0)
     last = roll_base + k * n_local
     xs = {reg: last + wk.local_of[i] for reg, i in wk.xl.items()}
     cs = {reg: last + wk.local_of[i] for reg, i in wk.cl.items()}
-    # DM lines: the row of the last write to each (over iterations, then program order)
-    ln_l, key_l, row_l = [], [], []
+    # DM lines: the row of the last write to each (over iterations, then program order), as arrays over the
+    # writing operations x iterations
     m = np.arange(0, k + 1, dtype=np.int64)
-    for i, o in enumerate(ops):
-        if o.line_w is None:
-            continue
-        a, d, nl = o.line_w
-        base = _lines(a, d, m)
-        for j in range(nl):
-            ln_l.append(base + j)
-            key_l.append(m * len(ops) + i)
-            row_l.append(roll_base + m * n_local + wk.local_of[i])
+    writers = [i for i, o in enumerate(ops) if o.line_w is not None]
     lines: dict = {}
-    if ln_l:
-        ln, key, row = np.concatenate(ln_l), np.concatenate(key_l), np.concatenate(row_l)
+    if writers:
+        w_rec = np.asarray([ops[i].line_w for i in writers], np.int64).reshape(-1, 3)
+        base = (w_rec[:, 0, None] + w_rec[:, 1, None] * m[None, :]) // LINE_BYTES
+        key = m[None, :] * len(ops) + np.asarray(writers, np.int64)[:, None]
+        row = roll_base + m[None, :] * n_local + np.asarray([wk.local_of[i] for i in writers], np.int64)[:, None]
+        more = [w_rec[:, 2] > j for j in range(int(w_rec[:, 2].max()))]
+        ln = np.concatenate([(base[sel] + j).reshape(-1) for j, sel in enumerate(more)])
+        key = np.concatenate([key[sel].reshape(-1) for sel in more])
+        row = np.concatenate([row[sel].reshape(-1) for sel in more])
         srt = np.lexsort((key, ln))
         ln, row = ln[srt], row[srt]
         end = np.append(ln[1:] != ln[:-1], True)
         lines = dict(zip(ln[end].tolist(), row[end].tolist(), strict=True))
-    tb = np.asarray([remap.get(int(x), int(x)) for x in table], np.int32)
+    tb = np.asarray([remap.get(x, x) for x in table.tolist()], np.int32)
     seg = Rolled(kind, a0, a1, md_, s0, mm, cnt, n, tb, seq_step, seq0, seq0 + seq_step * (k + 1) - 1,
                  np.asarray(pcs, np.int32))
     return seg, xs, cs, lines

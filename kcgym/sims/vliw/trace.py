@@ -33,6 +33,7 @@ from kcgym.sims import groups
 from kcgym.sims.interpreter import bf16
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.trace_cache import TraceCache
+from kcgym.sims.vliw import blocks as B
 from kcgym.sims.vliw import machine as M
 from kcgym.sims.vliw import rolled
 from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
@@ -359,8 +360,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     p = [0] * 8
     ready = [0] * M.N_READY
     loops = [[0, 0, 0] for _ in range(depth_max)]
-    line_ready = np.zeros(n_lines, np.int64)
-    line_read = np.zeros(n_lines, np.int64)
+    line_ready = [0] * n_lines  # (lists: the hot loop reads single entries)
+    line_read = [0] * n_lines
     dma_free = [0, 0]
     dma_busy = [0, 0]
     execs = [0] * n_dec
@@ -447,309 +448,352 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     count = rv = pm = re = rs = 0
     a0 = a1 = sa = d0 = d1 = dv = dm = ln0 = ln1 = lns = 0
     vc = mc = False
+    # ---- compiled runs of bundles (``blocks``): per entry bundle, (code, data operations, bundles), False
+    # where none starts there; entries counted until one is compiled
+    block_after = B.BLOCK_AFTER
+    blocks: list = [None] * n_dec
+    hits = [0] * n_dec
+    if block_after is not None:  # bundles their LOOPIs run too few times to repay a compile: never counted
+        for q in B.cold_bundles(recs, CK_LOOPI):
+            blocks[q] = False
+    loop_ends = frozenset(c[2] for *_, c, _, _ in recs if c[0] in (CK_LOOPI, CK_LOOP))
+    consts = dict(CYCLE_LIMIT=CYCLE_LIMIT, LB=LB, ST_LIM=st_lim, VECTOR_MASK=VECTOR_MASK, LANES=LANES, BANK=bank,
+                  XBASE=xbase, CBASE=cbase, X_SLOTS=X_SLOTS, C_SLOTS=C_SLOTS, N_RING=n_ring, K_LD=K_LD, K_MOV=K_MOV,
+                  I32_LO=i32_lo, I32_HI=i32_hi)
+    ns = dict(r=r, p=p, ready=ready, line_ready=line_ready, line_read=line_read, lw=lw, lr=lr, xs=xs, cs=cs,
+              lines=lines, line_held=line_held, execs=execs, emit=emit, _w=_w)
+    force = False
 
     while not halted and steps < max_steps:
         cur = pc if pc < n_dec else n_dec - 1  # past the decoded rows: the trailing halt row (JAX clamps too)
-        reads, writes, end_lat, ld0, ld1, st_, vec, scl, mov, ctl, slow, multi = recs[cur]
-        steps += 1
-        clock = t_issue if t_issue > t_end else t_end
-        if clock > CYCLE_LIMIT:  # the interpreter's first check
-            halted, fault, fault_pc, fault_detail, fault_slot = 1, M.F_CYCLE_LIMIT, pc, clock, -1
-            break
-        dep = 0
-        for i in reads:
-            v = ready[i]
-            if v > dep:
-                dep = v
-        # ---- checks: a screen that implies no fault and no wrap-around, else the exact ones; with the DM
-        # lines' timing of accesses that pass it (reading it has no effect where the bundle then faults)
-        ok = not slow
-        if ld0 is not None:
-            p0, lim0, m0, b0, xd0, inc0 = ld0
-            a0 = p[p0]
-            if a0 < 0 or a0 > lim0 or a0 & m0:
-                ok = False
-            else:
-                ln0 = a0 // LB
-                v = line_ready[ln0]
-                if v > dep:
-                    dep = int(v)
-        if ld1 is not None:
-            p1, lim1, m1, b1, xd1, inc1 = ld1
-            a1 = p[p1]
-            if a1 < 0 or a1 > lim1 or a1 & m1:
-                ok = False
-            else:
-                ln1 = a1 // LB
-                v = line_ready[ln1]
-                if v > dep:
-                    dep = int(v)
-        if st_ is not None:
-            ps, xsrc, incs = st_
-            sa = p[ps]
-            if sa < 0 or sa > st_lim or sa & VECTOR_MASK:
-                ok = False
-            else:
-                lns = sa // LB
-                v = line_ready[lns]
-                if v > dep:
-                    dep = int(v)
-                v = line_read[lns]
-                if v > dep:
-                    dep = int(v)
-        if vec is not None:
-            kind, vsub, mode, ia, ib, ica, icd, ilane, h, vc, vreg, vchk = vec
-            if vchk and not 0 <= r[ilane] < LANES:
-                ok = False
-        if mov is not None:
-            msub, a_c, ma, mt, mlane, f1, rmode, mc, mreg, mchk = mov
-            if mchk and not 0 <= r[mlane] < LANES:
-                ok = False
-        ck = ctl[0]
-        push = False
-        if ck:
-            if ck == CK_LOOPI:
-                count = ctl[1]
-                push = count > 0
-            elif ck == CK_LOOP:
-                count = r[ctl[1]]  # (the pre-bundle registers: the scalar slot writes later)
-                push = count > 0
-            elif ck in (CK_BEQZ, CK_BNEZ):
-                rv = r[ctl[1]]
-            elif ck == CK_DMA:
-                pm, re, rs = p[ctl[1]], r[ctl[2]], r[ctl[3]]
-            if push and depth >= depth_max:
-                ok = False
-        if not ok:
-            code, detail, fslot, wrapped = _exact_checks(dec[cur][0], r, p, depth, hw, limit)
-            if code:
-                halted, fault, fault_pc, fault_detail, fault_slot = 1, code, pc, detail, fslot
+        blocked = False  # ``blocks``: a compiled run of bundles ran, up to this one (``cur``)
+        if block_after is not None and pc < n_dec and not force:
+            bk = blocks[pc]
+            if bk is None:
+                hits[pc] += 1
+                if hits[pc] >= block_after:
+                    n_b = B.extent(recs, pc, loop_ends, n_dec)
+                    bk = blocks[pc] = (*B.compile_block(recs, pc, n_b, consts, ns), n_b) if n_b else False
+            if bk:
+                fn, ops_b, dt_b, n_b = bk
+                if n_ops + ops_b > check_at and n_ops + ops_b <= TRACE_MAX_OPS:  # (flushed here, not inside)
+                    ops.fromlist(buf)
+                    buf.clear()
+                    check_at = min(n_ops + FLUSH_OPS, TRACE_MAX_OPS)
+                if (steps + n_b <= max_steps and n_ops + ops_b <= check_at
+                        and (t_issue if t_issue > t_end else t_end) + dt_b <= CYCLE_LIMIT):
+                    j, t_issue, t_end, steps, nx, nc, nl, n_ops = fn(t_issue, t_end, steps, nx, nc, nl, n_ops)
+                    if j < n_b:  # bundle j needs the exact checks (a fault or a wrap-around)
+                        pc += j
+                        force = True
+                        continue
+                    pc = cur = pc + n_b - 1
+                    blocked = True
+        force = False
+        if blocked:
+            taken = False
+            next_pc = pc + 1
+        else:
+            reads, writes, end_lat, ld0, ld1, st_, vec, scl, mov, ctl, slow, multi = recs[cur]
+            steps += 1
+            clock = t_issue if t_issue > t_end else t_end
+            if clock > CYCLE_LIMIT:  # the interpreter's first check
+                halted, fault, fault_pc, fault_detail, fault_slot = 1, M.F_CYCLE_LIMIT, pc, clock, -1
                 break
-            if wrapped:
-                exotic = True  # an address whose bounds check passed only by wrapping around int32: the oracle's
-                break
-        # ---- timing ------------------------------------------------------------------------------
-        t = t_issue if t_issue > dep else dep
-        if multi:
-            on0, on1, on_st = ld0 is not None, ld1 is not None, st_ is not None
-            k0, k1, k2 = a0 // bank, a1 // bank, sa // bank
-            t += (on0 and on1 and k0 == k1) + (on0 and on_st and k0 == k2) + (on1 and on_st and k1 == k2)
-        for i, lat in writes:
-            ready[i] = t + lat
-        ready[0] = 0
-        execs[cur] += 1
-        seq = steps
-        # ---- data operations, in the interpreter's order (loads read the DM before the store); renaming and
-        # levels inlined (``new_x``, ``new_c``, ``new_line``, ``level``): a fresh row never is one read here
-        if ld0 is not None:
-            src = lines[ln0]
-            while True:
-                d0 = xbase + nx % X_SLOTS
-                nx += 1
-                if d0 not in xs:
-                    break
-            lvl = lw[src]
-            if lw[d0] > lvl:
-                lvl = lw[d0]
-            if lr[d0] > lvl:
-                lvl = lr[d0]
-            lvl += 1
-            if lr[src] < lvl:
-                lr[src] = lvl
-            lw[d0] = lvl
-            emit((K_LD, seq, cur, lvl, d0, src, (a0 // 2) % LANES if b0 else 0, b0, 0, 0, 0, 0))
-            n_ops += 1
-        if ld1 is not None:
-            src = lines[ln1]
-            while True:
-                d1 = xbase + nx % X_SLOTS
-                nx += 1
-                if d1 not in xs:
-                    break
-            lvl = lw[src]
-            if lw[d1] > lvl:
-                lvl = lw[d1]
-            if lr[d1] > lvl:
-                lvl = lr[d1]
-            lvl += 1
-            if lr[src] < lvl:
-                lr[src] = lvl
-            lw[d1] = lvl
-            emit((K_LD, seq, cur, lvl, d1, src, (a1 // 2) % LANES if b1 else 0, b1, 0, 0, 0, 0))
-            n_ops += 1
-        if st_ is not None:
-            src = xs[xsrc]
-            while True:
-                dst = nl % n_ring
-                nl += 1
-                if not line_held[dst]:
-                    break
-            line_held[lines[lns]] = False
-            line_held[dst] = True
-            lines[lns] = dst
-            lvl = lw[src]
-            if lw[dst] > lvl:
-                lvl = lw[dst]
-            if lr[dst] > lvl:
-                lvl = lr[dst]
-            lvl += 1
-            if lr[src] < lvl:
-                lr[src] = lvl
-            lw[dst] = lvl
-            emit((K_LD, seq, cur, lvl, dst, src, 0, 0, 0, 0, 0, 0))
-            n_ops += 1
-        if vec is not None:
-            a = xs[ia]
-            b = xs[ib]
-            ca = cs[ica]
-            cd = cs[icd]
-            if vc:
-                while True:
-                    dv = cbase + nc % C_SLOTS
-                    nc += 1
-                    if dv not in cs:
-                        break
-            else:
-                while True:
-                    dv = xbase + nx % X_SLOTS
-                    nx += 1
-                    if dv not in xs:
-                        break
-            if mode == 1:
-                lvl = lw[ca]
-            else:
-                lvl = lw[a]
-                if lw[b] > lvl:
-                    lvl = lw[b]
-                if mode and lw[cd] > lvl:
-                    lvl = lw[cd]
-            if lw[dv] > lvl:
-                lvl = lw[dv]
-            if lr[dv] > lvl:
-                lvl = lr[dv]
-            lvl += 1
-            if mode == 1:
-                if lr[ca] < lvl:
-                    lr[ca] = lvl
-            else:
-                if lr[a] < lvl:
-                    lr[a] = lvl
-                if lr[b] < lvl:
-                    lr[b] = lvl
-                if mode and lr[cd] < lvl:
-                    lr[cd] = lvl
-            lw[dv] = lvl
-            lane = r[ilane]
-            emit((kind, seq, cur, lvl, dv, a, b, ca, cd, 0 if lane < 0 else LANES - 1 if lane >= LANES else lane, h,
-                  vsub))
-            n_ops += 1
-        if mov is not None:
-            a = cs[ma] if a_c else xs[ma]
-            tgt = xs[mt]
-            if mc:
-                while True:
-                    dm = cbase + nc % C_SLOTS
-                    nc += 1
-                    if dm not in cs:
-                        break
-            else:
-                while True:
-                    dm = xbase + nx % X_SLOTS
-                    nx += 1
-                    if dm not in xs:
-                        break
-            lvl = 0
-            if rmode:
-                lvl = lw[a]
-                if rmode == 1 and lw[tgt] > lvl:
-                    lvl = lw[tgt]
-            if lw[dm] > lvl:
-                lvl = lw[dm]
-            if lr[dm] > lvl:
-                lvl = lr[dm]
-            lvl += 1
-            if rmode:
-                if lr[a] < lvl:
-                    lr[a] = lvl
-                if rmode == 1 and lr[tgt] < lvl:
-                    lr[tgt] = lvl
-            lw[dm] = lvl
-            emit((K_MOV, seq, cur, lvl, dm, a, tgt, r[mlane], f1, msub, 0, 0))
-            n_ops += 1
-        # the register renames, in the interpreter's order (after every read of this bundle)
-        if ld0 is not None:
-            xs[xd0] = d0
-        if ld1 is not None:
-            xs[xd1] = d1
-        if vec is not None:
-            (cs if vc else xs)[vreg] = dv
-        if mov is not None:
-            (cs if mc else xs)[mreg] = dm
-        # ---- registers -------------------------------------------------------------------------------
-        if scl is not None:  # read before the post-increments below (all slots read the pre-bundle state)
-            ssub, i1, i2, to_p, sreg, f1 = scl
-            if ssub == 2:
-                val = r[i1] + i2
-            elif ssub == 11:
-                val = p[i1] + i2
-            elif ssub == 0 or ssub == 8:
-                val = f1
-            elif ssub == 1:
-                val = r[i1] + r[i2]
-            elif ssub == 3:
-                val = r[i1] - r[i2]
-            elif ssub == 4:
-                val = r[i1] * r[i2]
-            elif ssub == 5:
-                val = r[i1] << i2
-            elif ssub == 6:
-                val = r[i1] >> i2
-            elif ssub == 7:
-                val = r[i1] & i2
-            elif ssub == 9:
-                val = r[i1]
-            elif ssub == 10:
-                val = p[i1] + r[i2]
-            else:
-                val = p[i1]
-        if ld0 is not None:
-            v = a0 + inc0
-            p[p0] = v if i32_lo <= v <= i32_hi else _w(v)
-        if ld1 is not None:
-            v = a1 + inc1
-            p[p1] = v if i32_lo <= v <= i32_hi else _w(v)
-        if st_ is not None:
-            v = sa + incs
-            p[ps] = v if i32_lo <= v <= i32_hi else _w(v)
-        if scl is not None:  # written last: the scalar slot's write wins (the interpreter's order)
-            if not i32_lo <= val <= i32_hi:
-                val = _w(val)
-            if to_p:
-                p[sreg] = val
-            else:
-                r[sreg] = val
-            r[0] = 0
-        # ---- control ---------------------------------------------------------------------------------
-        taken = False
-        next_pc = pc + 1
-        if ck:
-            if ck in (CK_LOOPI, CK_LOOP):
-                if push:
-                    loops[depth] = [pc + 1, ctl[2], count]
-                    snaps[depth], tries[depth] = None, 0
-                    depth += 1
+            dep = 0
+            for i in reads:
+                v = ready[i]
+                if v > dep:
+                    dep = v
+            # ---- checks: a screen that implies no fault and no wrap-around, else the exact ones; with the DM
+            # lines' timing of accesses that pass it (reading it has no effect where the bundle then faults)
+            ok = not slow
+            if ld0 is not None:
+                p0, lim0, m0, b0, xd0, inc0 = ld0
+                a0 = p[p0]
+                if a0 < 0 or a0 > lim0 or a0 & m0:
+                    ok = False
                 else:
-                    taken, next_pc = True, ctl[2]
-            elif ck == CK_J:
-                taken, next_pc = True, ctl[1]
-            elif ck == CK_BEQZ:
-                if rv == 0:
-                    taken, next_pc = True, ctl[2]
-            elif ck == CK_BNEZ:
-                if rv != 0:
-                    taken, next_pc = True, ctl[2]
-            elif ck == CK_HALT:
-                halted = 1
+                    ln0 = a0 // LB
+                    v = line_ready[ln0]
+                    if v > dep:
+                        dep = v
+            if ld1 is not None:
+                p1, lim1, m1, b1, xd1, inc1 = ld1
+                a1 = p[p1]
+                if a1 < 0 or a1 > lim1 or a1 & m1:
+                    ok = False
+                else:
+                    ln1 = a1 // LB
+                    v = line_ready[ln1]
+                    if v > dep:
+                        dep = v
+            if st_ is not None:
+                ps, xsrc, incs = st_
+                sa = p[ps]
+                if sa < 0 or sa > st_lim or sa & VECTOR_MASK:
+                    ok = False
+                else:
+                    lns = sa // LB
+                    v = line_ready[lns]
+                    if v > dep:
+                        dep = v
+                    v = line_read[lns]
+                    if v > dep:
+                        dep = v
+            if vec is not None:
+                kind, vsub, mode, ia, ib, ica, icd, ilane, h, vc, vreg, vchk = vec
+                if vchk and not 0 <= r[ilane] < LANES:
+                    ok = False
+            if mov is not None:
+                msub, a_c, ma, mt, mlane, f1, rmode, mc, mreg, mchk = mov
+                if mchk and not 0 <= r[mlane] < LANES:
+                    ok = False
+            ck = ctl[0]
+            push = False
+            if ck:
+                if ck == CK_LOOPI:
+                    count = ctl[1]
+                    push = count > 0
+                elif ck == CK_LOOP:
+                    count = r[ctl[1]]  # (the pre-bundle registers: the scalar slot writes later)
+                    push = count > 0
+                elif ck in (CK_BEQZ, CK_BNEZ):
+                    rv = r[ctl[1]]
+                elif ck == CK_DMA:
+                    pm, re, rs = p[ctl[1]], r[ctl[2]], r[ctl[3]]
+                if push and depth >= depth_max:
+                    ok = False
+            if not ok:
+                code, detail, fslot, wrapped = _exact_checks(dec[cur][0], r, p, depth, hw, limit)
+                if code:
+                    halted, fault, fault_pc, fault_detail, fault_slot = 1, code, pc, detail, fslot
+                    break
+                if wrapped:
+                    exotic = True  # an address whose bounds check passed only by wrapping around int32: the oracle's
+                    break
+            # ---- timing ------------------------------------------------------------------------------
+            t = t_issue if t_issue > dep else dep
+            if multi:
+                on0, on1, on_st = ld0 is not None, ld1 is not None, st_ is not None
+                k0, k1, k2 = a0 // bank, a1 // bank, sa // bank
+                t += (on0 and on1 and k0 == k1) + (on0 and on_st and k0 == k2) + (on1 and on_st and k1 == k2)
+            for i, lat in writes:
+                ready[i] = t + lat
+            ready[0] = 0
+            execs[cur] += 1
+            seq = steps
+            # ---- data operations, in the interpreter's order (loads read the DM before the store); renaming and
+            # levels inlined (``new_x``, ``new_c``, ``new_line``, ``level``): a fresh row never is one read here
+            if ld0 is not None:
+                src = lines[ln0]
+                while True:
+                    d0 = xbase + nx % X_SLOTS
+                    nx += 1
+                    if d0 not in xs:
+                        break
+                lvl = lw[src]
+                if lw[d0] > lvl:
+                    lvl = lw[d0]
+                if lr[d0] > lvl:
+                    lvl = lr[d0]
+                lvl += 1
+                if lr[src] < lvl:
+                    lr[src] = lvl
+                lw[d0] = lvl
+                emit((K_LD, seq, cur, lvl, d0, src, (a0 // 2) % LANES if b0 else 0, b0, 0, 0, 0, 0))
+                n_ops += 1
+            if ld1 is not None:
+                src = lines[ln1]
+                while True:
+                    d1 = xbase + nx % X_SLOTS
+                    nx += 1
+                    if d1 not in xs:
+                        break
+                lvl = lw[src]
+                if lw[d1] > lvl:
+                    lvl = lw[d1]
+                if lr[d1] > lvl:
+                    lvl = lr[d1]
+                lvl += 1
+                if lr[src] < lvl:
+                    lr[src] = lvl
+                lw[d1] = lvl
+                emit((K_LD, seq, cur, lvl, d1, src, (a1 // 2) % LANES if b1 else 0, b1, 0, 0, 0, 0))
+                n_ops += 1
+            if st_ is not None:
+                src = xs[xsrc]
+                while True:
+                    dst = nl % n_ring
+                    nl += 1
+                    if not line_held[dst]:
+                        break
+                line_held[lines[lns]] = False
+                line_held[dst] = True
+                lines[lns] = dst
+                lvl = lw[src]
+                if lw[dst] > lvl:
+                    lvl = lw[dst]
+                if lr[dst] > lvl:
+                    lvl = lr[dst]
+                lvl += 1
+                if lr[src] < lvl:
+                    lr[src] = lvl
+                lw[dst] = lvl
+                emit((K_LD, seq, cur, lvl, dst, src, 0, 0, 0, 0, 0, 0))
+                n_ops += 1
+            if vec is not None:
+                a = xs[ia]
+                b = xs[ib]
+                ca = cs[ica]
+                cd = cs[icd]
+                if vc:
+                    while True:
+                        dv = cbase + nc % C_SLOTS
+                        nc += 1
+                        if dv not in cs:
+                            break
+                else:
+                    while True:
+                        dv = xbase + nx % X_SLOTS
+                        nx += 1
+                        if dv not in xs:
+                            break
+                if mode == 1:
+                    lvl = lw[ca]
+                else:
+                    lvl = lw[a]
+                    if lw[b] > lvl:
+                        lvl = lw[b]
+                    if mode and lw[cd] > lvl:
+                        lvl = lw[cd]
+                if lw[dv] > lvl:
+                    lvl = lw[dv]
+                if lr[dv] > lvl:
+                    lvl = lr[dv]
+                lvl += 1
+                if mode == 1:
+                    if lr[ca] < lvl:
+                        lr[ca] = lvl
+                else:
+                    if lr[a] < lvl:
+                        lr[a] = lvl
+                    if lr[b] < lvl:
+                        lr[b] = lvl
+                    if mode and lr[cd] < lvl:
+                        lr[cd] = lvl
+                lw[dv] = lvl
+                lane = r[ilane]
+                emit((kind, seq, cur, lvl, dv, a, b, ca, cd, 0 if lane < 0 else LANES - 1 if lane >= LANES else lane, h,
+                      vsub))
+                n_ops += 1
+            if mov is not None:
+                a = cs[ma] if a_c else xs[ma]
+                tgt = xs[mt]
+                if mc:
+                    while True:
+                        dm = cbase + nc % C_SLOTS
+                        nc += 1
+                        if dm not in cs:
+                            break
+                else:
+                    while True:
+                        dm = xbase + nx % X_SLOTS
+                        nx += 1
+                        if dm not in xs:
+                            break
+                lvl = 0
+                if rmode:
+                    lvl = lw[a]
+                    if rmode == 1 and lw[tgt] > lvl:
+                        lvl = lw[tgt]
+                if lw[dm] > lvl:
+                    lvl = lw[dm]
+                if lr[dm] > lvl:
+                    lvl = lr[dm]
+                lvl += 1
+                if rmode:
+                    if lr[a] < lvl:
+                        lr[a] = lvl
+                    if rmode == 1 and lr[tgt] < lvl:
+                        lr[tgt] = lvl
+                lw[dm] = lvl
+                emit((K_MOV, seq, cur, lvl, dm, a, tgt, r[mlane], f1, msub, 0, 0))
+                n_ops += 1
+            # the register renames, in the interpreter's order (after every read of this bundle)
+            if ld0 is not None:
+                xs[xd0] = d0
+            if ld1 is not None:
+                xs[xd1] = d1
+            if vec is not None:
+                (cs if vc else xs)[vreg] = dv
+            if mov is not None:
+                (cs if mc else xs)[mreg] = dm
+            # ---- registers -------------------------------------------------------------------------------
+            if scl is not None:  # read before the post-increments below (all slots read the pre-bundle state)
+                ssub, i1, i2, to_p, sreg, f1 = scl
+                if ssub == 2:
+                    val = r[i1] + i2
+                elif ssub == 11:
+                    val = p[i1] + i2
+                elif ssub == 0 or ssub == 8:
+                    val = f1
+                elif ssub == 1:
+                    val = r[i1] + r[i2]
+                elif ssub == 3:
+                    val = r[i1] - r[i2]
+                elif ssub == 4:
+                    val = r[i1] * r[i2]
+                elif ssub == 5:
+                    val = r[i1] << i2
+                elif ssub == 6:
+                    val = r[i1] >> i2
+                elif ssub == 7:
+                    val = r[i1] & i2
+                elif ssub == 9:
+                    val = r[i1]
+                elif ssub == 10:
+                    val = p[i1] + r[i2]
+                else:
+                    val = p[i1]
+            if ld0 is not None:
+                v = a0 + inc0
+                p[p0] = v if i32_lo <= v <= i32_hi else _w(v)
+            if ld1 is not None:
+                v = a1 + inc1
+                p[p1] = v if i32_lo <= v <= i32_hi else _w(v)
+            if st_ is not None:
+                v = sa + incs
+                p[ps] = v if i32_lo <= v <= i32_hi else _w(v)
+            if scl is not None:  # written last: the scalar slot's write wins (the interpreter's order)
+                if not i32_lo <= val <= i32_hi:
+                    val = _w(val)
+                if to_p:
+                    p[sreg] = val
+                else:
+                    r[sreg] = val
+                r[0] = 0
+            # ---- control ---------------------------------------------------------------------------------
+            taken = False
+            next_pc = pc + 1
+            if ck:
+                if ck in (CK_LOOPI, CK_LOOP):
+                    if push:
+                        loops[depth] = [pc + 1, ctl[2], count]
+                        snaps[depth], tries[depth] = None, 0
+                        depth += 1
+                    else:
+                        taken, next_pc = True, ctl[2]
+                elif ck == CK_J:
+                    taken, next_pc = True, ctl[1]
+                elif ck == CK_BEQZ:
+                    if rv == 0:
+                        taken, next_pc = True, ctl[2]
+                elif ck == CK_BNEZ:
+                    if rv != 0:
+                        taken, next_pc = True, ctl[2]
+                elif ck == CK_HALT:
+                    halted = 1
         edge = 0
         if not taken and depth > 0:
             top = loops[depth - 1]
@@ -760,81 +804,82 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     edge = depth
                 else:
                     depth -= 1
-        t_issue = t + 1 + (penalty if taken else 0)
-        if t + end_lat > t_end:
-            t_end = t + end_lat
-        if slow:  # a DMA
-            n_r, rowbytes, is_out, tiled = ctl[4], ctl[5], ctl[7], ctl[8]
-            total = _w(n_r * rowbytes)
-            l0, l1 = pm // LINE_BYTES, (pm + total + LINE_BYTES - 1) // LINE_BYTES
-            pend_w = int(line_ready[l0:l1].max()) if l1 > l0 else 0
-            pend_r = int(line_read[l0:l1].max()) if l1 > l0 else 0
-            eng = int(is_out)
-            dp = pend_w if is_out else max(pend_w, pend_r)
-            start = max(t, dma_free[eng], dp)
-            occ = (total + dma_bw - 1) // dma_bw
-            done = start + dma_lat + occ
-            if is_out:
-                np.maximum(line_read[l0:l1], done, out=line_read[l0:l1])
-            else:
-                line_ready[l0:l1] = done
-            dma_busy[eng] += occ
-            if done > t_end:
-                t_end = done
-            dma_free[eng] = start + occ
-            # the data: one operation per DM line, all of one DMA at one level
-            width = max((ctl[6] if tiled else rowbytes) // 2, 1)
-            per_strip = max(n_r * width, 1)
-            tot_e = total // 2
-            ext_rows = _dma_ext_rows(re, rs, n_r, width, per_strip, tot_e, dma_elems, H, is_out)
-            if ext_rows is None:
-                exotic = True  # past the EXT image: the interpreter drops those writes
-                break
-            n_l = l1 - l0
-            if is_out:
-                rows_in = lines[l0:l1]
-                lvl = max(int(ext_lw[ext_rows].max()), int(ext_lr[ext_rows].max()), max(map(lw.__getitem__, rows_in)))
-                lvl += 1
-                for x in rows_in:
-                    if lr[x] < lvl:
-                        lr[x] = lvl
-                ext_lw[ext_rows] = lvl
-                blk = np.empty((n_l, 4 + N_FIELDS), np.int32)  # the DMA's operations, a row per line
-                blk[:] = (K_DMAO, seq, cur, lvl, 0, 0, re, rs, width, per_strip, tot_e, 0)
-                blk[:, 4] = rows_in
-            else:
-                partial = tot_e % LANES != 0
-                old = lines[l0:l1]
-                at = nl % n_ring
-                if at + n_l <= n_ring and not any(line_held[at:at + n_l]):
-                    # the ring's next n_l rows are free: ``new_line`` would take them in order (a row it frees
-                    # is held before, so not among them)
-                    new = list(range(at, at + n_l))
-                    nl += n_l
-                    for x in old:
-                        line_held[x] = False
-                    line_held[at:at + n_l] = [True] * n_l
-                    lines[l0:l1] = new
+        if not blocked:
+            t_issue = t + 1 + (penalty if taken else 0)
+            if t + end_lat > t_end:
+                t_end = t + end_lat
+            if slow:  # a DMA
+                n_r, rowbytes, is_out, tiled = ctl[4], ctl[5], ctl[7], ctl[8]
+                total = _w(n_r * rowbytes)
+                l0, l1 = pm // LINE_BYTES, (pm + total + LINE_BYTES - 1) // LINE_BYTES
+                pend_w = max(line_ready[l0:l1]) if l1 > l0 else 0
+                pend_r = max(line_read[l0:l1]) if l1 > l0 else 0
+                eng = int(is_out)
+                dp = pend_w if is_out else max(pend_w, pend_r)
+                start = max(t, dma_free[eng], dp)
+                occ = (total + dma_bw - 1) // dma_bw
+                done = start + dma_lat + occ
+                if is_out:
+                    line_read[l0:l1] = [x if x > done else done for x in line_read[l0:l1]]
                 else:
-                    new = [new_line(ln) for ln in range(l0, l1)]
-                lvl = int(ext_lw[ext_rows].max())
-                if partial and lw[old[-1]] > lvl:
-                    lvl = lw[old[-1]]
-                lvl = max(lvl, max(map(lw.__getitem__, new)), max(map(lr.__getitem__, new))) + 1
-                if partial and lr[old[-1]] < lvl:
-                    lr[old[-1]] = lvl
-                for x in new:
-                    lw[x] = lvl
-                ext_lr[ext_rows] = np.maximum(ext_lr[ext_rows], lvl)  # (fancy indexing: a copy, not a view)
-                blk = np.empty((n_l, 4 + N_FIELDS), np.int32)
-                blk[:] = (K_DMAI, seq, cur, lvl, 0, 0, 0, re, rs, width, per_strip, tot_e)
-                blk[:, 4] = new
-                blk[:, 5] = old
-            blk[:, 5 if is_out else 6] = np.arange(0, n_l * LANES, LANES)
-            ops.fromlist(buf)  # (in order: what the list holds first)
-            buf.clear()
-            ops.frombytes(blk.tobytes())
-            n_ops += n_l
+                    line_ready[l0:l1] = [done] * len(line_ready[l0:l1])
+                dma_busy[eng] += occ
+                if done > t_end:
+                    t_end = done
+                dma_free[eng] = start + occ
+                # the data: one operation per DM line, all of one DMA at one level
+                width = max((ctl[6] if tiled else rowbytes) // 2, 1)
+                per_strip = max(n_r * width, 1)
+                tot_e = total // 2
+                ext_rows = _dma_ext_rows(re, rs, n_r, width, per_strip, tot_e, dma_elems, H, is_out)
+                if ext_rows is None:
+                    exotic = True  # past the EXT image: the interpreter drops those writes
+                    break
+                n_l = l1 - l0
+                if is_out:
+                    rows_in = lines[l0:l1]
+                    lvl = max(int(ext_lw[ext_rows].max()), int(ext_lr[ext_rows].max()),
+                              max(map(lw.__getitem__, rows_in))) + 1
+                    for x in rows_in:
+                        if lr[x] < lvl:
+                            lr[x] = lvl
+                    ext_lw[ext_rows] = lvl
+                    blk = np.empty((n_l, 4 + N_FIELDS), np.int32)  # the DMA's operations, a row per line
+                    blk[:] = (K_DMAO, seq, cur, lvl, 0, 0, re, rs, width, per_strip, tot_e, 0)
+                    blk[:, 4] = rows_in
+                else:
+                    partial = tot_e % LANES != 0
+                    old = lines[l0:l1]
+                    at = nl % n_ring
+                    if at + n_l <= n_ring and not any(line_held[at:at + n_l]):
+                        # the ring's next n_l rows are free: ``new_line`` would take them in order (a row it frees
+                        # is held before, so not among them)
+                        new = list(range(at, at + n_l))
+                        nl += n_l
+                        for x in old:
+                            line_held[x] = False
+                        line_held[at:at + n_l] = [True] * n_l
+                        lines[l0:l1] = new
+                    else:
+                        new = [new_line(ln) for ln in range(l0, l1)]
+                    lvl = int(ext_lw[ext_rows].max())
+                    if partial and lw[old[-1]] > lvl:
+                        lvl = lw[old[-1]]
+                    lvl = max(lvl, max(map(lw.__getitem__, new)), max(map(lr.__getitem__, new))) + 1
+                    if partial and lr[old[-1]] < lvl:
+                        lr[old[-1]] = lvl
+                    for x in new:
+                        lw[x] = lvl
+                    ext_lr[ext_rows] = np.maximum(ext_lr[ext_rows], lvl)  # (fancy indexing: a copy, not a view)
+                    blk = np.empty((n_l, 4 + N_FIELDS), np.int32)
+                    blk[:] = (K_DMAI, seq, cur, lvl, 0, 0, 0, re, rs, width, per_strip, tot_e)
+                    blk[:, 4] = new
+                    blk[:, 5] = old
+                blk[:, 5 if is_out else 6] = np.arange(0, n_l * LANES, LANES)
+                ops.fromlist(buf)  # (in order: what the list holds first)
+                buf.clear()
+                ops.frombytes(blk.tobytes())
+                n_ops += n_l
         pc = next_pc
         if n_ops > check_at:
             if n_ops > TRACE_MAX_OPS:
@@ -858,7 +903,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         if st_body is None or min(lp[M.L_COUNT], rolled.ROLL_ROWS // st_body.rows) < rolled.ROLL_MIN or (
                 tries[d] >= rolled.ROLL_TRIES) or dyn_tries.get(key, 0) >= rolled.DYNAMIC_TRIES:
             continue
-        snap = (t_issue, ready[:], line_ready.copy(), line_read.copy(), dma_free[:], t_end, r[:], p[:], steps,
+        snap = (t_issue, ready[:], line_ready[:], line_read[:], dma_free[:], t_end, r[:], p[:], steps,
                 execs[:], dma_busy[:], [lq[:] for lq in loops], depth, n_ops, xs[:], cs[:], lines[:], len(rolls))
         prev, snaps[d] = snaps[d], snap
         if prev is None:
@@ -872,8 +917,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[4], dma_free, strict=True)) or (
                 max(prev[5] - T0, 0) != max(t_end - T1, 0)):
             continue
-        if not (np.array_equal(np.maximum(prev[2] - T0, 0), np.maximum(line_ready - T1, 0))
-                and np.array_equal(np.maximum(prev[3] - T0, 0), np.maximum(line_read - T1, 0))):
+        if any(max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[2], line_ready, strict=True)) or any(
+                max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[3], line_read, strict=True)):
             continue
         if any(prev[11][i] != loops[i] for i in range(depth_max) if i != d) or prev[11][d][:2] != lp[:2]:
             continue
@@ -900,7 +945,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             continue
         k_max = min(lp[M.L_COUNT], (max_steps - steps) // n_steps, rolled.ROLL_ROWS // max(wk.n_local, 1) - 1,
                     (CYCLE_LIMIT - max(t_issue, t_end)) // period)  # none past CYCLE_LIMIT: the stepped tail faults
-        k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, prev[2], prev[3], T0)
+        k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, np.asarray(prev[2], np.int64),
+                                 np.asarray(prev[3], np.int64), T0)
         if k < rolled.ROLL_MIN or not rolled.ext_disjoint(events, k):
             continue
         # the template iteration joins the segment: its stepped data operations are dropped and the renaming
@@ -962,8 +1008,10 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 n_r_, rb_ = ev.extra[5], ev.extra[6]
                 sl = slice(ev.addr // LINE_BYTES, (ev.addr + n_r_ * rb_ + LINE_BYTES - 1) // LINE_BYTES)
                 (moved_out if ev.extra[0] else moved_in)[sl] = True
-        line_ready[moved_in] += shift
-        line_read[moved_out] += shift
+        for i in np.flatnonzero(moved_in).tolist():
+            line_ready[i] += shift
+        for i in np.flatnonzero(moved_out).tolist():
+            line_read[i] += shift
         for i in range(16):
             r[i] = _w(r[i] + k * dr[i])
         for i in range(8):
@@ -998,8 +1046,9 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     i32 = np.int32
     ops.fromlist(buf)
     op_arr = None if exotic else np.frombuffer(ops, i32).reshape(-1, 4 + N_FIELDS)
+    ready_l, read_l = (np.array(a, np.int64).astype(i32) for a in (line_ready, line_read))
     return Trace(ctl.astype(i32), np.array(r, i32), np.array(p, i32), np.array(ready, i32),
-                 np.array(loops, i32), line_ready.astype(i32), line_read.astype(i32), np.array(dma_free, i32),
+                 np.array(loops, i32), ready_l, read_l, np.array(dma_free, i32),
                  busy.astype(i32), counts.astype(i32), op_arr, tuple(xs), tuple(cs), np.array(lines, i32), exotic,
                  bool(op_arr is not None and (roll_mmul or np.any(op_arr[:, 0] == K_MMUL))), tuple(rolls))
 

@@ -277,6 +277,23 @@ def _compare(src: str, max_steps: int = 100_000) -> trace.Trace:
     ((tr, plan, _),) = trace._TRACES.values()
     assert plan is not None and not tr.exotic
     return tr
+# a store to a fixed line between a moving store and the load that reads the moving store's line: at iteration 30
+# the moving line is the fixed one, so the load reads the later store's value there (the roll stops before it)
+WRITER_BETWEEN = """VBCST x1, 1.0
+VBCST x2, 2.0
+PMOVI p1, 8192
+PMOVI p3, 8192
+PMOVI p2, 10112
+PMOVI p4, 16384
+LOOPI 60, end
+VST x1, p1, 64
+VST x2, p2, 0
+VLD x3, p3, 64
+VADD x4, x3, x3
+VST x4, p4, 64
+end:
+"""
+CASES["writer_between"] = (WRITER_BETWEEN, True)
 
 
 @pytest.fixture(autouse=True)
@@ -295,8 +312,8 @@ def test_rolled_loops_whole_state(case):
         assert int(tr.ctl[M.STEPS]) > 0
     if case in ("fault_last", "fault_after_flip"):
         assert int(tr.ctl[M.FAULT]) == M.F_OOB_DM
-    if case in ("banks", "branch_mid", "fault_after_flip"):  # rolled in pieces, stepped in between (the
-        assert len(tr.rolls) >= 2  # conflicts change; the branch flips)
+    if case in ("banks", "branch_mid", "fault_after_flip", "writer_between"):  # rolled in pieces, stepped in
+        assert len(tr.rolls) >= 2  # between (the conflicts change; the branch flips; the last writer changes)
     if case == "outer":  # the outer loop rolls (a segment's iteration runs more than one bundle per pc)
         assert any(len(seg.pcs) > len(set(seg.pcs.tolist())) for _, seg in tr.rolls)
     if case == "outer_moving":  # only the inner loop rolls: every segment is one inner iteration
