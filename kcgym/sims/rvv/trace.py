@@ -1154,7 +1154,24 @@ def data_runner(hw_json: str, mem_size: int, vmem: bool = True, rare: bool = Tru
     enable_persistent_cache()
     dp = DataPath(RVVConfig.model_validate_json(hw_json), mem_size)
     run = functools.partial(dp.run_chunk, vmem=vmem, rare=rare)
-    return jax.jit(jax.vmap(dp.initial)), jax.jit(run, donate_argnums=(0,))
+    return jax.jit(jax.vmap(dp.initial)), jax.jit(run, donate_argnums=(0,), compiler_options=xla_options())
+
+
+# XLA:CPU's options for the data path. The loop runs a few dozen small fused kernels per operation, so what costs
+# is each kernel's call, not its arithmetic; the older (non-MLIR) fusion emitters' kernels cost less per call
+# here: softmax C3's data path 1.6 -> 1.1 us per operation, vector arithmetic 2.3 -> 1.5 (benchmarks/bench_rvv.py
+# --xla). Integer semantics are XLA's either way (the differential tests compare every bit).
+DATA_PATH_XLA_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+
+
+@functools.lru_cache(maxsize=1)
+def xla_options() -> dict:
+    """:data:`DATA_PATH_XLA_OPTIONS` where this XLA knows them (an older or newer one may not: then none)."""
+    try:
+        jax.jit(lambda v: v + 1, compiler_options=DATA_PATH_XLA_OPTIONS).lower(np.int32(0)).compile()
+    except Exception:  # "No such compile option": the defaults, which give the same results
+        return {}
+    return dict(DATA_PATH_XLA_OPTIONS)
 
 
 RARE_CLASSES = frozenset((C_VRED, C_VPERM, C_VMASK, C_VMOVE))  # their branches are compiled only where they occur
