@@ -56,7 +56,9 @@ from kcgym.sims.trace_cache import TraceCache
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ext size + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
-UNROLL = 2  # operations per loop step: halves the loop's overhead; 4 gained little more and compiled longer
+UNROLL = 1  # operations per loop step: 2 halved the loop's overhead with XLA's newer fusion emitters, but with
+# the older ones (DATA_PATH_XLA_OPTIONS) one runs faster (matmul C3 0.99 -> 0.75 us per operation) and compiles
+# in half the time
 OP_CHUNK = 4096  # data operations per call of the jitted data path: one shape, one compile for any length
 assert OP_CHUNK % UNROLL == 0
 
@@ -77,6 +79,14 @@ def vec_kind(cls: int, sub: int, wf: int) -> int:
     if cls == C_VARITH and wf == I.W_MASK:
         return K_VMASK
     return K_VMVXS if cls == C_VMOVE and sub == 0 else VEC_KIND[I.CLASSES[cls]]
+
+
+# the operations (``isa.OPS``) a scalar ALU operation (K_ALU) and a vector arithmetic one (K_VARITH: compares
+# are K_VMASK) can have, from the instruction table: their branches switch over these alone
+SCALAR_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS if r.cls in ("ALU", "MULDIV")})
+VARITH_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS
+                                             if r.cls == "VARITH" and r.w != I.W_MASK})
+_SCALAR_IDS, _VARITH_IDS = [I.OP[n] for n in SCALAR_OPS], [I.OP[n] for n in VARITH_OPS]
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
  R_VTYPE, R_VL, R_MIDX, R_NB, R_SPEC) = range(22)
@@ -361,7 +371,13 @@ def _vmem_static(word: list[int], pc: int, vtype: int, vl: int, lat: int) -> tup
 def _program(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_size: int,
              max_steps: int) -> _Program:
     occ_t, lat_t = _costs(hw_json)
-    prog = np.asarray(words)[: prog_len + 1].tolist()  # the program and the halt after it (never past it)
+    w = np.asarray(words)[: prog_len + 1]  # the program and the halt after it (never past it)
+    cls, sub, wf = w[:, I.F_CLS], w[:, I.F_SUB], w[:, I.F_W]
+    odd = (np.isin(cls, (C_ALU, C_MULDIV)) & ~np.isin(sub, _SCALAR_IDS)) | (
+        (cls == C_VARITH) & (wf != I.W_MASK) & ~np.isin(sub, _VARITH_IDS))
+    if odd.any():  # a word the assembler never makes: the data path's branches do not have its operation
+        raise GiveUp("operation outside the instruction table", int(np.argmax(odd)))
+    prog = w.tolist()
     fast = [_fast_word(pc, w, occ_t, lat_t, hw) if PREPASS_FAST else None for pc, w in enumerate(prog)]
     return _Program(prog, prog_len, hw, occ_t, lat_t, int(ext_size), int(max_steps), fast, {})
 
@@ -1010,7 +1026,8 @@ class DataPath:
         a = jnp.where(f[R_T1] == 1, d.x[f[R_RS1]], f[R_X1])
         b = jnp.where(f[R_T2] == 1, d.x[f[R_RS2]], f[R_X2])
         i32 = jnp.int32(32)
-        return self.none()._replace(x_at=f[R_RD], x_val=M.elementwise(f[R_SUB], a, a, b, b, jnp.int32(0), i32, i32))
+        return self.none()._replace(x_at=f[R_RD], x_val=M.elementwise(f[R_SUB], a, a, b, b, jnp.int32(0), i32, i32,
+                                                                      SCALAR_OPS))
 
     def b_ld(self, d: Data, f: jax.Array) -> Writes:
         lw_ = lax.dynamic_slice(d.mem, (f[R_MIDX],), (4,)).astype(jnp.uint32)
@@ -1067,7 +1084,7 @@ class DataPath:
         ins, is_, vt, vs, vo = self._voperands(d, f, C_VARITH)
         a_s, a_u = M.lanes_from_bytes(vo.g_vs2, vs.wa)
         bv_s, bv_u = M.lanes_from_bytes(vo.g_vs1, vt.sew)
-        r, active = M._varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, vt.sew, is_.VARITH)
+        r, active = M._varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, vt.sew, is_.VARITH, VARITH_OPS)
         v_on = M.byte_active(active, vs.wd)
         return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(v_on, M.bytes_from_lanes(r, vs.wd), vo.g_vd))
 
@@ -1117,9 +1134,14 @@ class DataPath:
                     vrf=lax.dynamic_update_slice(d.vrf, windows[:, n:], (0, at[1])),
                     mem=lax.dynamic_update_slice(d.mem, windows[:, :n], (0, at[0])))
 
-    def initial(self, mem: jax.Array) -> Data:
-        return Data(x=jnp.zeros(X_BAD + 1, jnp.int32), vrf=jnp.zeros(M.VRF_BYTES + M.LANES, jnp.uint8),
-                    mem=jnp.concatenate([mem, jnp.zeros(M.LANES, jnp.uint8)]))
+    @staticmethod
+    def initial(mems: np.ndarray) -> Data:
+        """The data path's state before the first operation, for a batch of memory images (built in numpy: a
+        jitted constructor would cost a compile of its own in a fresh process)."""
+        n = len(mems)
+        return jax.device_put(Data(x=np.zeros((n, X_BAD + 1), np.int32),
+                                   vrf=np.zeros((n, M.VRF_BYTES + M.LANES), np.uint8),
+                                   mem=np.concatenate([mems, np.zeros((n, M.LANES), np.uint8)], axis=1)))
 
     def run_chunk(self, d: Data, ops: jax.Array, n: jax.Array, ext_size: jax.Array, vmem: bool = True,
                   rare: bool = True) -> Data:
@@ -1135,13 +1157,15 @@ class DataPath:
                     self.b_vmvxs if rare else nothing, self.b_vred if rare else nothing,
                     self._vector(None) if rare else nothing]
 
-        packed = [functools.partial(self._packed, b) for b in branches]
+        # each branch vmap-ped on its own, the switch outside (its index is the operation's kind, the same in every
+        # input set): a switch under vmap is traced twice more by its batching rule
+        packed = [jax.vmap(functools.partial(self._packed, b), in_axes=(0, None), out_axes=(0, None, 0))
+                  for b in branches]
 
         def body(i: jax.Array, d: Data) -> Data:
             for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
                 f = ops[i * UNROLL + j]
-                d = self.apply(d, *jax.vmap(lambda d1, f=f: lax.switch(jnp.minimum(f[R_KIND], K_VPERM), packed, d1, f),
-                                            out_axes=(0, None, 0))(d))
+                d = self.apply(d, *lax.switch(jnp.minimum(f[R_KIND], K_VPERM), packed, d, f))
             return d
 
         return lax.fori_loop(0, (n + UNROLL - 1) // UNROLL, body, d)
@@ -1149,12 +1173,13 @@ class DataPath:
 
 @functools.lru_cache(maxsize=16)
 def data_runner(hw_json: str, mem_size: int, vmem: bool = True, rare: bool = True):
-    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and memory size, with
-    or without the branches of strided/indexed loads (``vmem``) and of the rarer vector classes (``rare``)."""
+    """``(initial, chunk)``: the data path's initial state (of a batch of memory images) and its jitted,
+    input-set-``vmap``-ped chunk, for one config and memory size, with or without the branches of strided/indexed
+    loads (``vmem``) and of the rarer vector classes (``rare``)."""
     enable_persistent_cache()
     dp = DataPath(RVVConfig.model_validate_json(hw_json), mem_size)
     run = functools.partial(dp.run_chunk, vmem=vmem, rare=rare)
-    return jax.jit(jax.vmap(dp.initial)), jax.jit(run, donate_argnums=(0,), compiler_options=xla_options())
+    return dp.initial, jax.jit(run, donate_argnums=(0,), compiler_options=xla_options())
 
 
 # XLA:CPU's options for the data path. The loop runs a few dozen small fused kernels per operation, so what costs
@@ -1376,7 +1401,7 @@ def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, e
     if hit is not None and hit[0] is None:
         return None, RunInfo("interpreter", hit[1], 0, True)
     initial, chunk = data_runner(hw_json, mems.shape[1], *branches_needed(words[: prog_len + 1]))
-    data = initial(jnp.asarray(mems))
+    data = initial(np.asarray(mems, np.uint8))
     es = np.int32(ext_size)
     if hit is not None:
         root, resolutions = hit
