@@ -93,7 +93,7 @@ _SCALAR_IDS, _VARITH_IDS = [I.OP[n] for n in SCALAR_OPS], [I.OP[n] for n in VARI
 N_REC = 22
 
 _M32 = 0xFFFFFFFF
-_MIN = -(1 << 31)
+_MIN, _MAX = -(1 << 31), (1 << 31) - 1
 C = I.CLASS_ID
 (C_ALU, C_MULDIV, C_LOAD, C_STORE, C_BRANCH, C_JUMP, C_CSR, C_VSET, C_VLOAD, C_VSTORE, C_VARITH, C_VRED, C_VPERM,
  C_VMASK, C_VMOVE, C_HALT) = (C[n] for n in I.CLASSES)
@@ -286,7 +286,8 @@ class _Program(NamedTuple):
 PREPASS_FAST = True  # False: every instruction through the general path (the fast paths' equivalence test)
 # the fast paths: untainted scalar ALU, branch and vsetvl; vector ALU; scalar loads and stores, unit-stride vector
 # ones (unmasked) whose address is not data and whose bytes lie in one memory
-F_ALU, F_BRANCH, F_VSET, F_VEC, F_LOAD, F_STORE, F_VMEM = range(1, 8)
+F_ALU, F_BRANCH, F_VSET, F_VEC, F_LOAD, F_STORE, F_VMEM, F_ADDI, F_CONST = range(1, 10)  # (F_ADDI: addi and
+# li/mv; F_CONST: lui and auipc, whose value is known per pc: the commonest scalar instructions, without a call)
 VEC_ALU = frozenset((C_VARITH, C_VRED, C_VPERM, C_VMASK, C_VMOVE))
 
 
@@ -303,10 +304,15 @@ def _fast_word(pc: int, word: list[int], occ_t: list[int], lat_t: list[int], hw:
         a_mode = 1 if sub == OPN["auipc"] else 2 if sub == OPN["lui"] else 0  # a: xs1, 4 * pc, 0
         b_imm = (_w(imm << 12) if is_u else imm) if src == I.SRC_I else None  # None: b is xs2
         reads_x2 = cls == C_MULDIV or (cls == C_ALU and src == I.SRC_V)
+        if a_mode and b_imm is not None:  # lui, auipc: the value is the pc's
+            return (F_CONST, cls, rd, rs1c, fn(4 * pc if a_mode == 1 else 0, b_imm), occ, lat)
+        if sub == OPN["add"] and cls == C_ALU and b_imm is not None:
+            return (F_ADDI, cls, rd, rs1c, b_imm, occ, lat)
         return (F_ALU, cls, fn, rd, rs1c, rs2c, occ, lat, reads_x2, a_mode, b_imm)
     if cls == C_BRANCH:
         bp = hw.branch_penalty
-        return (F_BRANCH, cls, sub, imm, rs1c, rs2c, occ, 0 if imm <= pc else bp, bp if imm <= pc else 0)
+        return (F_BRANCH, cls, min(max(sub, 0), 5), imm, rs1c, rs2c, occ, 0 if imm <= pc else bp,
+                bp if imm <= pc else 0)
     if cls == C_VSET:
         nvt = n_vlmax = 0
         if sub != 2:
@@ -346,8 +352,9 @@ def _vector_static(word: list[int], pc: int, vtype: int, vl: int, occ: int, lat:
     writes_v = cls in (C_VARITH, C_VRED, C_VPERM) or (cls == C_VMASK and sub < 7) or (cls == C_VMOVE and sub == 1)
     rec = [vec_kind(cls, sub, wf), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
         writes_v or rd != 0) else None
-    return (cls, rd, rs1c, rs2c, reads_x1, rs2 if uses_vs2 else -1, rs2 + emul_2, rs1 if reads_vs1 else -1,
-            rs1 + emul_1, rd if reads_vd else -1, rd + emul_d, vm == 0, v_occ, lat, syncs, writes_x and rd != 0,
+    deps = [r for lo, n, on in ((rs2, emul_2, uses_vs2), (rs1, emul_1, reads_vs1), (rd, emul_d, reads_vd))
+            if on for r in range(lo, min(lo + n, 32))] + ([0] if vm == 0 else [])  # the registers it waits for
+    return (cls, rd, rs1c, rs2c, reads_x1, tuple(deps), v_occ, lat, syncs, writes_x and rd != 0,
             range(rd, min(rd + emul_d, 32)) if writes_v else range(0), rec)
 
 
@@ -473,7 +480,41 @@ class _Run:
                 fi = fast[pc]
                 if fi is not None:
                     k = fi[0]
-                    if k == F_ALU:
+                    if k == F_ADDI:
+                        _, cls, rd, rs1c, imm, occ, lat = fi
+                        if not xt[rs1c]:
+                            issue = xr[rs1c]
+                            if t_scalar > issue:
+                                issue = t_scalar
+                            t_scalar = issue + occ
+                            if t_scalar > t_end:
+                                t_end = t_scalar
+                            busy[0] += occ
+                            if rd != 0:
+                                val = x[rs1c] + imm
+                                if not _MIN <= val <= _MAX:
+                                    val = _w(val)
+                                xr[rd], x[rd], xt[rd] = issue + lat, val, False
+                            counts[cls] += 1
+                            steps += 1
+                            pc += 1
+                            continue
+                    elif k == F_CONST:
+                        _, cls, rd, rs1c, val, occ, lat = fi
+                        issue = xr[rs1c]
+                        if t_scalar > issue:
+                            issue = t_scalar
+                        t_scalar = issue + occ
+                        if t_scalar > t_end:
+                            t_end = t_scalar
+                        busy[0] += occ
+                        if rd != 0:
+                            xr[rd], x[rd], xt[rd] = issue + lat, val, False
+                        counts[cls] += 1
+                        steps += 1
+                        pc += 1
+                        continue
+                    elif k == F_ALU:
                         _, cls, fn, rd, rs1c, rs2c, occ, lat, reads_x2, a_mode, b_imm = fi
                         if not ((a_mode == 0 and xt[rs1c]) or (b_imm is None and xt[rs2c])):
                             val = fn(x[rs1c] if a_mode == 0 else 4 * pc if a_mode == 1 else 0,
@@ -494,8 +535,24 @@ class _Run:
                     elif k == F_BRANCH:
                         _, cls, sub, imm, rs1c, rs2c, occ, pen_taken, pen_not = fi
                         if not (xt[rs1c] or xt[rs2c]):
-                            taken = branch_taken(sub, x[rs1c], x[rs2c])
-                            issue = max(t_scalar, xr[rs1c], xr[rs2c])
+                            a, b = x[rs1c], x[rs2c]
+                            if sub == 1:  # (branch_taken, inline: bne and blt close most loops)
+                                taken = a != b
+                            elif sub == 2:
+                                taken = a < b
+                            elif sub == 0:
+                                taken = a == b
+                            elif sub == 3:
+                                taken = a >= b
+                            elif sub == 4:
+                                taken = (a & _M32) < (b & _M32)
+                            else:
+                                taken = (a & _M32) >= (b & _M32)
+                            issue = xr[rs1c]
+                            if t_scalar > issue:
+                                issue = t_scalar
+                            if xr[rs2c] > issue:
+                                issue = xr[rs2c]
                             s_next = issue + occ + (pen_taken if taken else pen_not)
                             t_scalar = s_next
                             if s_next > t_end:
@@ -513,8 +570,8 @@ class _Run:
                                 bad = (raw >> 8) != 0 or ((raw >> 3) & 7) > 2 or (raw & 7) > 3
                                 nvt = M.VILL if bad else raw
                                 n_vlmax = -1 if bad else (1 << (nvt & 3)) * (VLENB * 8) // (8 << ((nvt >> 3) & 7))
-                            avl = rs1 if sub == 1 else x[rs1c] if rs1 != 0 else (-1 if rd != 0 else vl)
-                            new_vl = 0 if n_vlmax < 0 else _w(min(avl & _M32, n_vlmax))
+                            avl = (rs1 if sub == 1 else x[rs1c] if rs1 != 0 else (-1 if rd != 0 else vl)) & _M32
+                            new_vl = 0 if n_vlmax < 0 else avl if avl < n_vlmax else n_vlmax  # (< 2**31: no wrap)
                             issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
                             if sub == 2 and xr[rs2c] > issue:
                                 issue = xr[rs2c]
@@ -536,36 +593,32 @@ class _Run:
                             w = prog[pc]
                             vs = vcache[key] = _vector_static(w, pc, vtype, vl, occ_t[w[0]], lat_t[w[0]])
                         if vs is not None:
-                            (cls, rd, rs1c, rs2c, reads_x1, d2, e2, d1, e1, dd, ed, reads_v0, v_occ, v_lat, syncs,
-                             x_on, dest, rec) = vs
+                            cls, rd, rs1c, rs2c, reads_x1, deps, v_occ, v_lat, syncs, x_on, dest, rec = vs
                             issue = t_scalar
                             if reads_x1 and xr[rs1c] > issue:
                                 issue = xr[rs1c]
                             if vq[qi] > issue:
                                 issue = vq[qi]
                             vstart = issue + 1 if issue + 1 > v_free else v_free
-                            if d2 >= 0:
-                                vstart = max(vstart, *vr[d2:e2])
-                            if d1 >= 0:
-                                vstart = max(vstart, *vr[d1:e1])
-                            if dd >= 0:
-                                vstart = max(vstart, *vr[dd:ed])
-                            if reads_v0 and vr[0] > vstart:
-                                vstart = vr[0]
+                            for r in deps:
+                                if vr[r] > vstart:
+                                    vstart = vr[r]
                             v_done = vstart + v_occ + v_lat
                             if rec is not None:
                                 ops += rec
                                 ops += (x[rs1c], x[rs2c], int(xt[rs1c]), int(xt[rs2c]), vtype, vl, 0, 0, 0)
-                            s_next = v_done if syncs else issue + 1
                             for r in dest:
                                 vr[r] = v_done
-                            t_scalar = s_next
-                            t_end = max(t_end, s_next, v_done)
+                            t_scalar = v_done if syncs else issue + 1
+                            if v_done > t_end:  # (v_done >= t_scalar)
+                                t_end = v_done
                             busy[0] += 1
                             busy[1] += v_occ
                             v_free = vstart + v_occ
                             vq[qi] = vstart
-                            qi = (qi + 1) % depth
+                            qi += 1
+                            if qi == depth:
+                                qi = 0
                             if x_on:
                                 xr[rd], x[rd], xt[rd] = v_done, 0, True
                             counts[cls] += 1
@@ -615,9 +668,15 @@ class _Run:
                                 t_end = s_next
                             if k == F_LOAD:
                                 s_ready = ext_start_s + transfer + ext_lat if ext_bytes else scalar_mem_start + lat
-                                v_done = max(issue + 1, v_free, vr[0] if vm == 0 else 0) + occ * max(
-                                    1, ((8 << ((vtype >> 3) & 7)) * max(vl, 1) + VLENB * 8 - 1) // (VLENB * 8)) + 1
-                                t_end = max(t_end, v_done, s_ready)
+                                v_done = issue + 1 if issue + 1 > v_free else v_free  # (RVV-T10, as below)
+                                if vm == 0 and vr[0] > v_done:
+                                    v_done = vr[0]
+                                v_done += occ * (((8 << ((vtype >> 3) & 7)) * (vl if vl > 1 else 1) + VLENB * 8 - 1)
+                                                 // (VLENB * 8)) + 1  # (at least one chunk: sew * vl >= 8)
+                                if v_done > t_end:
+                                    t_end = v_done
+                                if s_ready > t_end:
+                                    t_end = s_ready
                                 if rd != 0:
                                     xr[rd], x[rd], xt[rd] = s_ready, x_val, x_taint
                             elif ext_bytes:
