@@ -1466,8 +1466,12 @@ def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, e
         root, resolutions = hit
         leaves = _replay(root, data, chunk, es, N)
     else:
-        found, leaves, resolutions = _explore(_program(words, prog_len, hw, hw_json, ext_size, max_steps), dtcm,
-                                              data, N, chunk, es)
+        try:
+            p = _program(words, prog_len, hw, hw_json, ext_size, max_steps)
+        except GiveUp:  # a word the data path has no branch for
+            found, leaves, resolutions = None, [], 0
+        else:
+            found, leaves, resolutions = _explore(p, dtcm, data, N, chunk, es)
         if resolutions == 0:
             _TRACES.put(key, (found, resolutions))  # a give-up too (None)
         else:
