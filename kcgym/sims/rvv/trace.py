@@ -83,9 +83,10 @@ def vec_kind(cls: int, sub: int, wf: int) -> int:
 
 # the operations (``isa.OPS``) a scalar ALU operation (K_ALU) and a vector arithmetic one (K_VARITH: compares
 # are K_VMASK) can have, from the instruction table: their branches switch over these alone
-SCALAR_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS if r.cls in ("ALU", "MULDIV")})
+SCALAR_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS
+                                             if r.sub is not None and r.cls in ("ALU", "MULDIV")})
 VARITH_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS
-                                             if r.cls == "VARITH" and r.w != I.W_MASK})
+                                             if r.sub is not None and r.cls == "VARITH" and r.w != I.W_MASK})
 _SCALAR_IDS, _VARITH_IDS = [I.OP[n] for n in SCALAR_OPS], [I.OP[n] for n in VARITH_OPS]
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
@@ -1198,9 +1199,10 @@ class DataPath:
         """The data path's state before the first operation, for a batch of memory images (built in numpy: a
         jitted constructor would cost a compile of its own in a fresh process)."""
         n = len(mems)
-        return jax.device_put(Data(x=np.zeros((n, X_BAD + 1), np.int32),
-                                   vrf=np.zeros((n, M.VRF_BYTES + M.LANES), np.uint8),
-                                   mem=np.concatenate([mems, np.zeros((n, M.LANES), np.uint8)], axis=1)))
+        x, vrf, mem = jax.device_put((np.zeros((n, X_BAD + 1), np.int32),
+                                      np.zeros((n, M.VRF_BYTES + M.LANES), np.uint8),
+                                      np.concatenate([mems, np.zeros((n, M.LANES), np.uint8)], axis=1)))
+        return Data(x=x, vrf=vrf, mem=mem)
 
     def run_chunk(self, d: Data, ops: jax.Array, n: jax.Array, ext_size: jax.Array, vmem: bool = True,
                   rare: bool = True) -> Data:
