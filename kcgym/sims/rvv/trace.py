@@ -1243,10 +1243,11 @@ def data_runner(hw_json: str, mem_size: int, vmem: bool = True, rare: bool = Tru
     return dp.initial, jax.jit(run, donate_argnums=(0,), compiler_options=xla_options())
 
 
-# XLA:CPU's options for the data path. The loop runs a few dozen small fused kernels per operation, so what costs
-# is each kernel's call, not its arithmetic; the older (non-MLIR) fusion emitters' kernels cost less per call
-# here: softmax C3's data path 1.6 -> 1.1 us per operation, vector arithmetic 2.3 -> 1.5 (benchmarks/bench_rvv.py
-# --xla). Integer semantics are XLA's either way (the differential tests compare every bit).
+# XLA:CPU's options for the data path. The loop runs up to a dozen small fused kernels per operation, so what
+# costs is each kernel's call, not its arithmetic; the older (non-MLIR) fusion emitters' kernels cost less per
+# call here: softmax C3's vector arithmetic 2.0 -> 1.2 us per operation, the whole stream 1.3 -> 0.9
+# (``benchmarks/bench_rvv.py --kinds softmax:3`` prints both). Integer semantics are XLA's either way (the
+# differential tests compare every bit).
 DATA_PATH_XLA_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
 
 
