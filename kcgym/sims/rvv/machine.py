@@ -613,15 +613,17 @@ class Machine:
                          mask_write=is_cmp | is_.VMASK & (ins.sub < 7))
 
     @staticmethod
-    def vector(ins: Ins, is_: Is, vt: VType, vs: VShape, vo: VOperands) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """VARITH, VRED, VPERM, VMASK, VMOVE: (result bytes, byte enables, scalar result), under one branch."""
+    def vector(ins: Ins, is_: Is, vt: VType, vs: VShape, vo: VOperands,
+               names: tuple[str, ...] = I.OPS) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """VARITH, VRED, VPERM, VMASK, VMOVE: (result bytes, byte enables, scalar result), under one branch
+        (``names``: the operations a VARITH instruction here can have, as :func:`elementwise`'s)."""
         lane = jnp.arange(LANES)
 
         def compute() -> tuple[jax.Array, jax.Array, jax.Array]:
             a_s, a_u = lanes_from_bytes(vo.g_vs2, vs.wa)
             b_w = jnp.where(is_.VRED, vs.wd, vt.sew)
             bv_s, bv_u = lanes_from_bytes(vo.g_vs1, b_w)
-            r, arith_active = _varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, b_w, is_.VARITH)
+            r, arith_active = _varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, b_w, is_.VARITH, names)
             red = _vred(ins, vo, a_s, a_u, bv_s, bv_u)
             perm_val, perm_active = _vperm(ins, vt, vo, a_s, bv_u)
             mask_bytes, cpop, first = _vmask(ins, vo, r)

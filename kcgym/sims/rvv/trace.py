@@ -81,13 +81,15 @@ def vec_kind(cls: int, sub: int, wf: int) -> int:
     return K_VMVXS if cls == C_VMOVE and sub == 0 else VEC_KIND[I.CLASSES[cls]]
 
 
-# the operations (``isa.OPS``) a scalar ALU operation (K_ALU) and a vector arithmetic one (K_VARITH: compares
-# are K_VMASK) can have, from the instruction table: their branches switch over these alone
+# the operations (``isa.OPS``) a scalar ALU operation (K_ALU), a vector arithmetic one (K_VARITH) and a compare
+# (K_VMASK: the shared branch) can have, from the instruction table: their branches switch over these alone
 SCALAR_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS
                                              if r.sub is not None and r.cls in ("ALU", "MULDIV")})
 VARITH_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS
                                              if r.sub is not None and r.cls == "VARITH" and r.w != I.W_MASK})
-_SCALAR_IDS, _VARITH_IDS = [I.OP[n] for n in SCALAR_OPS], [I.OP[n] for n in VARITH_OPS]
+COMPARE_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS  # (the shared branch's VARITH)
+                                              if r.sub is not None and r.cls == "VARITH" and r.w == I.W_MASK})
+_SCALAR_IDS, _VARITH_IDS, _COMPARE_IDS = ([I.OP[n] for n in ops] for ops in (SCALAR_OPS, VARITH_OPS, COMPARE_OPS))
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
  R_VTYPE, R_VL, R_MIDX, R_NB, R_SPEC) = range(22)
@@ -381,8 +383,8 @@ def _program(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_
     occ_t, lat_t = _costs(hw_json)
     w = np.asarray(words)[: prog_len + 1]  # the program and the halt after it (never past it)
     cls, sub, wf = w[:, I.F_CLS], w[:, I.F_SUB], w[:, I.F_W]
-    odd = (np.isin(cls, (C_ALU, C_MULDIV)) & ~np.isin(sub, _SCALAR_IDS)) | (
-        (cls == C_VARITH) & (wf != I.W_MASK) & ~np.isin(sub, _VARITH_IDS))
+    odd = (np.isin(cls, (C_ALU, C_MULDIV)) & ~np.isin(sub, _SCALAR_IDS)) | (cls == C_VARITH) & np.where(
+        wf == I.W_MASK, ~np.isin(sub, _COMPARE_IDS), ~np.isin(sub, _VARITH_IDS))
     if odd.any():  # a word the assembler never makes: the data path's branches do not have its operation
         raise GiveUp("operation outside the instruction table", int(np.argmax(odd)))
     prog = w.tolist()
@@ -1160,13 +1162,14 @@ class DataPath:
 
     def _vector(self, c: int | None):
         """A vector instruction's branch: of class ``c`` (constant), or of any (None: the class is read from
-        the operation; the rarer classes share one branch, which keeps the compile short)."""
+        the operation; the rarer classes share one branch, which keeps the compile short). Its vector
+        arithmetic is compares only (:func:`vec_kind`), so it switches over :data:`COMPARE_OPS`."""
         def branch(d: Data, f: jax.Array) -> Writes:
             cls = f[R_CLS] if c is None else c
             ins, is_, vt, st = self._ins(d, f, cls)
             vs = self.machine.vshape(ins, is_, vt)
             vo = self.machine.voperands(st, ins, is_, vt)
-            v_bytes, v_on, x_vec = self.machine.vector(ins, is_, vt, vs, vo)
+            v_bytes, v_on, x_vec = self.machine.vector(ins, is_, vt, vs, vo, COMPARE_OPS)
             sub = ins.sub
             writes_v = (cls == C_VARITH) | (cls == C_VRED) | (cls == C_VPERM) | (cls == C_VMASK) & (sub < 7) | (
                 cls == C_VMOVE) & (sub == 1)

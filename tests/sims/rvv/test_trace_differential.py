@@ -327,18 +327,20 @@ def test_another_machine_config(monkeypatch):
         _both(monkeypatch, program, images, hw=hw)
 
 
-@pytest.mark.parametrize("which", ["scalar", "vector"])
+@pytest.mark.parametrize("which", ["scalar", "vector", "compare"])
 def test_an_operation_outside_the_instruction_table_falls_back(monkeypatch, which):
-    """The data path's scalar and vector-arithmetic branches switch over the operations the instruction table
-    gives those classes (``trace.SCALAR_OPS``, ``VARITH_OPS``); a word with another (no assembler makes one)
-    must leave the program to the interpreter, not compute a different operation (the scalar one on a loaded
-    value: the data path computes it)."""
-    source = (f"li a3, {EXT_BASE}\nlw a1, 0(a3)\nli a2, -3\nadd a0, a1, a2\nret\n" if which == "scalar" else
-              "vsetivli t0, 4, e32, m1, ta, ma\nvadd.vv v1, v2, v3\nret\n")
+    """The data path's scalar, vector-arithmetic and shared (compare) branches switch over the operations the
+    instruction table gives those (``trace.SCALAR_OPS``, ``VARITH_OPS``, ``COMPARE_OPS``); a word with another
+    (no assembler makes one) must leave the program to the interpreter, not compute a different operation (the
+    scalar one on a loaded value: the data path computes it)."""
+    source = {"scalar": f"li a3, {EXT_BASE}\nlw a1, 0(a3)\nli a2, -3\nadd a0, a1, a2\nret\n",
+              "vector": "vsetivli t0, 4, e32, m1, ta, ma\nvadd.vv v1, v2, v3\nret\n",
+              "compare": "vsetivli t0, 4, e32, m1, ta, ma\nvmseq.vv v1, v2, v3\nret\n"}[which]
     program = ACCELERATOR.assemble(source, HW)
     words = program.words.copy()
     pc = int(np.flatnonzero(words[:, 1] == (trace.C_ALU if which == "scalar" else trace.C_VARITH))[-1])
-    words[pc, 2] = I.OP["min"] if which == "scalar" else I.OP["seq"]  # (a vector compare, without its mask width)
+    # (a vector compare's operation without its mask width; vector addition's with it)
+    words[pc, 2] = I.OP[{"scalar": "min", "vector": "seq", "compare": "add"}[which]]
     program = dataclasses.replace(program, words=words)
     images = np.random.default_rng(3).integers(0, 256, (2, 4096), dtype=np.uint8)
     assert _info(program, images).path == "interpreter"
