@@ -502,69 +502,6 @@ class _Run:
                             steps += 1
                             pc += 1
                             continue
-                    elif k == F_CONST:
-                        _, cls, rd, rs1c, val, occ, lat = fi
-                        issue = xr[rs1c]
-                        if t_scalar > issue:
-                            issue = t_scalar
-                        t_scalar = issue + occ
-                        if t_scalar > t_end:
-                            t_end = t_scalar
-                        busy[0] += occ
-                        if rd != 0:
-                            xr[rd], x[rd], xt[rd] = issue + lat, val, False
-                        counts[cls] += 1
-                        steps += 1
-                        pc += 1
-                        continue
-                    elif k == F_ALU:
-                        _, cls, fn, rd, rs1c, rs2c, occ, lat, reads_x2, a_mode, b_imm = fi
-                        if not ((a_mode == 0 and xt[rs1c]) or (b_imm is None and xt[rs2c])):
-                            val = fn(x[rs1c] if a_mode == 0 else 4 * pc if a_mode == 1 else 0,
-                                     x[rs2c] if b_imm is None else b_imm)
-                            issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
-                            if reads_x2 and xr[rs2c] > issue:
-                                issue = xr[rs2c]
-                            t_scalar = issue + occ
-                            if t_scalar > t_end:
-                                t_end = t_scalar
-                            busy[0] += occ
-                            if rd != 0:
-                                xr[rd], x[rd], xt[rd] = issue + lat, val, False
-                            counts[cls] += 1
-                            steps += 1
-                            pc += 1
-                            continue
-                    elif k == F_BRANCH:
-                        _, cls, sub, imm, rs1c, rs2c, occ, pen_taken, pen_not = fi
-                        if not (xt[rs1c] or xt[rs2c]):
-                            a, b = x[rs1c], x[rs2c]
-                            if sub == 1:  # (branch_taken, inline: bne and blt close most loops)
-                                taken = a != b
-                            elif sub == 2:
-                                taken = a < b
-                            elif sub == 0:
-                                taken = a == b
-                            elif sub == 3:
-                                taken = a >= b
-                            elif sub == 4:
-                                taken = (a & _M32) < (b & _M32)
-                            else:
-                                taken = (a & _M32) >= (b & _M32)
-                            issue = xr[rs1c]
-                            if t_scalar > issue:
-                                issue = t_scalar
-                            if xr[rs2c] > issue:
-                                issue = xr[rs2c]
-                            s_next = issue + occ + (pen_taken if taken else pen_not)
-                            t_scalar = s_next
-                            if s_next > t_end:
-                                t_end = s_next
-                            busy[0] += s_next - issue
-                            counts[cls] += 1
-                            steps += 1
-                            pc = imm if taken else pc + 1
-                            continue
                     elif k == F_VSET:
                         _, cls, sub, rd, rs1, rs1c, rs2c, occ, lat, nvt, n_vlmax = fi
                         if not ((sub != 1 and rs1 != 0 and xt[rs1c]) or (sub == 2 and xt[rs2c])):
@@ -627,6 +564,36 @@ class _Run:
                             counts[cls] += 1
                             steps += 1
                             pc += 1
+                            continue
+                    elif k == F_BRANCH:
+                        _, cls, sub, imm, rs1c, rs2c, occ, pen_taken, pen_not = fi
+                        if not (xt[rs1c] or xt[rs2c]):
+                            a, b = x[rs1c], x[rs2c]
+                            if sub == 1:  # (branch_taken, inline: bne and blt close most loops)
+                                taken = a != b
+                            elif sub == 2:
+                                taken = a < b
+                            elif sub == 0:
+                                taken = a == b
+                            elif sub == 3:
+                                taken = a >= b
+                            elif sub == 4:
+                                taken = (a & _M32) < (b & _M32)
+                            else:
+                                taken = (a & _M32) >= (b & _M32)
+                            issue = xr[rs1c]
+                            if t_scalar > issue:
+                                issue = t_scalar
+                            if xr[rs2c] > issue:
+                                issue = xr[rs2c]
+                            s_next = issue + occ + (pen_taken if taken else pen_not)
+                            t_scalar = s_next
+                            if s_next > t_end:
+                                t_end = s_next
+                            busy[0] += s_next - issue
+                            counts[cls] += 1
+                            steps += 1
+                            pc = imm if taken else pc + 1
                             continue
                     elif k in (F_LOAD, F_STORE):
                         _, cls, sub, rd, rs1c, rs2c, imm, occ, lat, size, vm, rec = fi
@@ -692,6 +659,24 @@ class _Run:
                             steps += 1
                             pc += 1
                             continue
+                    elif k == F_ALU:
+                        _, cls, fn, rd, rs1c, rs2c, occ, lat, reads_x2, a_mode, b_imm = fi
+                        if not ((a_mode == 0 and xt[rs1c]) or (b_imm is None and xt[rs2c])):
+                            val = fn(x[rs1c] if a_mode == 0 else 4 * pc if a_mode == 1 else 0,
+                                     x[rs2c] if b_imm is None else b_imm)
+                            issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
+                            if reads_x2 and xr[rs2c] > issue:
+                                issue = xr[rs2c]
+                            t_scalar = issue + occ
+                            if t_scalar > t_end:
+                                t_end = t_scalar
+                            busy[0] += occ
+                            if rd != 0:
+                                xr[rd], x[rd], xt[rd] = issue + lat, val, False
+                            counts[cls] += 1
+                            steps += 1
+                            pc += 1
+                            continue
                     elif k == F_VMEM and not xt[min(max(prog[pc][4], 0), 31)]:
                         key = (pc, vtype, vl)
                         vs = vcache.get(key, False)
@@ -750,6 +735,21 @@ class _Run:
                                 steps += 1
                                 pc += 1
                                 continue
+                    elif k == F_CONST:
+                        _, cls, rd, rs1c, val, occ, lat = fi
+                        issue = xr[rs1c]
+                        if t_scalar > issue:
+                            issue = t_scalar
+                        t_scalar = issue + occ
+                        if t_scalar > t_end:
+                            t_end = t_scalar
+                        busy[0] += occ
+                        if rd != 0:
+                            xr[rd], x[rd], xt[rd] = issue + lat, val, False
+                        counts[cls] += 1
+                        steps += 1
+                        pc += 1
+                        continue
                 # ---- the general path ---------------------------------------------------------------------
                 op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = prog[pc]
                 rs1c, rs2c = min(max(rs1, 0), 31), min(max(rs2, 0), 31)
