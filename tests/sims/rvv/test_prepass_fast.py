@@ -1,7 +1,8 @@
-"""The RVV pre-pass's fast paths (``trace.PREPASS_FAST``: per-program decoded scalar ALU, branch, vsetvl,
-vector ALU and unit-stride memory instructions) against its general path: the same Trace -- control state,
-scoreboard, counts, taint and every recorded data operation -- or the same give-up, on every compiler and
-expert kernel at C1, the ISA programs, the raw and hostile programs, to the end and under a small step budget.
+"""The RVV pre-pass's fast paths (``trace.PREPASS_FAST``: per-program decoded scalar ALU -- addi, lui and auipc
+on paths of their own --, branch, vsetvl, vector ALU and unit-stride memory instructions) against its general
+path: the same Trace -- control state, scoreboard, counts, taint and every recorded data operation -- or the same
+give-up, on generated programs for the specialised paths (:func:`specialised`), every compiler and expert kernel
+at C1, the ISA programs, the raw and hostile programs, to the end and under a small step budget.
 (No JAX: the differential test checks the general path against the interpreter.)"""
 
 from __future__ import annotations
