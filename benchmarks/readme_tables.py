@@ -79,6 +79,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("compile", "bench_compile", ("compile.jsonl",), lambda m, p: m.render(_jsonl(p[0]))),
     Block("rvv-compiler", "bench_rvv", ("rvv.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
     Block("rvv-experts", "bench_rvv", ("rvv_experts.jsonl",), lambda m, p: m.render_experts(m.load(p[0]))),
+    Block("rvv-speed", "bench_rvv", ("rvv_speed.jsonl",), lambda m, p: m.render_speed(m.load(p[0]))),
     Block("rvv-baseline", "bench_rvv_baseline", ("rvv_baseline.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
     Block("sol", "bench_sol", ("sol.jsonl",), lambda m, p: m.render(m.load(p[0]))),
     Block("cpu-tasks", "bench_cpu_tasks", ("cpu_tasks.jsonl",), lambda m, p: m.render(m.load(p[0]))),

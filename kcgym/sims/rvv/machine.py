@@ -80,106 +80,160 @@ def mulhu32(a: jax.Array, b: jax.Array) -> jax.Array:
 
 
 def elementwise(op: jax.Array, a_s: jax.Array, a_u: jax.Array, b_s: jax.Array, b_u: jax.Array, c: jax.Array,
-                w: jax.Array, wsrc: jax.Array) -> jax.Array:
+                w: jax.Array, wsrc: jax.Array, names: tuple[str, ...] = I.OPS) -> jax.Array:
     """Every integer operation of :data:`isa.OPS` on int32 lanes; returns the one ``op`` selects.
+
+    ``names``: the operations ``op`` can be (a caller that knows fewer compiles fewer branches; an ``op`` not
+    among them computes the first).
 
     ``a_*``/``b_*`` are the operands sign- and zero-extended from their width, ``c`` the old
     destination (multiply-add), ``w`` the result width (8/16/32: saturation, high halves)
     and ``wsrc`` the source width of narrowing shifts. Results are raw bits: the caller keeps
-    the low ``w`` bits. The operands' derived forms are traced inside each branch (:func:`_elementwise_fns`):
-    computed outside, each would be one more buffer per instruction for every branch.
+    the low ``w`` bits. The operands' derived forms are traced inside each branch, and only the ones it
+    reads (:class:`_Operands`): computed outside, each would be one more buffer per instruction for every
+    branch; computed in every branch, they were most of the time it takes to trace a simulator.
     """
     shape = jnp.broadcast_shapes(a_s.shape, b_s.shape, jnp.shape(c))
 
     def branch(name: str):
-        return lambda: jnp.broadcast_to(_elementwise_fns(a_s, a_u, b_s, b_u, c, w, wsrc)[name](), shape).astype(
+        return lambda: jnp.broadcast_to(_ELEMENTWISE[name](_Operands(a_s, a_u, b_s, b_u, c, w, wsrc)), shape).astype(
             jnp.int32)
 
-    return lax.switch(jnp.clip(op, 0, len(I.OPS) - 1), [branch(name) for name in I.OPS])
+    if names == I.OPS:
+        index = jnp.clip(op, 0, len(I.OPS) - 1)
+    else:
+        lookup = [0] * len(I.OPS)
+        for i, name in enumerate(names):
+            lookup[I.OP[name]] = i
+        index = jnp.asarray(lookup, jnp.int32)[jnp.clip(op, 0, len(I.OPS) - 1)]
+    return lax.switch(index, [branch(name) for name in names])
 
 
-def _elementwise_fns(a_s: jax.Array, a_u: jax.Array, b_s: jax.Array, b_u: jax.Array, c: jax.Array, w: jax.Array,
-                     wsrc: jax.Array) -> dict:
-    """:func:`elementwise`'s operations by name (each a thunk over the operands)."""
-    au, bu = _u(a_u), _u(b_u)
-    shift = b_u & (w - 1)
-    nshift = b_u & (wsrc - 1)
-    lo, hi = -(jnp.int32(1) << (w - 1)), (jnp.int32(1) << (w - 1)) - 1
-    is32 = w == 32
+class _Operands:
+    """:func:`elementwise`'s operands and the forms derived from them, each traced where a branch first reads it."""
 
-    def umax() -> jax.Array:
-        return _s(jnp.where(is32, jnp.uint32(0xFFFFFFFF), (jnp.uint32(1) << _u(w)) - 1))
+    def __init__(self, a_s: jax.Array, a_u: jax.Array, b_s: jax.Array, b_u: jax.Array, c: jax.Array, w: jax.Array,
+                 wsrc: jax.Array):
+        self.a_s, self.a_u, self.b_s, self.b_u, self.c, self.w, self.wsrc = a_s, a_u, b_s, b_u, c, w, wsrc
 
-    def mulh() -> jax.Array:  # exact in 32 bits below SEW=32; 16-bit limbs at 32
-        hu = mulhu32(a_u, b_u)
-        return jnp.where(is32, hu - jnp.where(a_s < 0, b_s, 0) - jnp.where(b_s < 0, a_s, 0), (a_s * b_s) >> w)
+    @functools.cached_property
+    def au(self) -> jax.Array:
+        return _u(self.a_u)
 
-    def mulhu() -> jax.Array:
-        return jnp.where(is32, mulhu32(a_u, b_u), _s((au * bu) >> _u(w)))
+    @functools.cached_property
+    def bu(self) -> jax.Array:
+        return _u(self.b_u)
 
-    def mulhsu() -> jax.Array:
-        return jnp.where(is32, mulhu32(a_u, b_u) - jnp.where(a_s < 0, b_u, 0), (a_s * b_u) >> w)
+    @functools.cached_property
+    def shift(self) -> jax.Array:
+        return self.b_u & (self.w - 1)
 
-    def div() -> jax.Array:  # RISC-V: x/0 = -1, MIN/-1 = MIN
-        zero, ovf = b_s == 0, (a_s == lo) & (b_s == -1)
+    @functools.cached_property
+    def nshift(self) -> jax.Array:
+        return self.b_u & (self.wsrc - 1)
+
+    @functools.cached_property
+    def lo(self) -> jax.Array:
+        return -(jnp.int32(1) << (self.w - 1))
+
+    @functools.cached_property
+    def hi(self) -> jax.Array:
+        return (jnp.int32(1) << (self.w - 1)) - 1
+
+    @functools.cached_property
+    def is32(self) -> jax.Array:
+        return self.w == 32
+
+    def umax(self) -> jax.Array:
+        return _s(jnp.where(self.is32, jnp.uint32(0xFFFFFFFF), (jnp.uint32(1) << _u(self.w)) - 1))
+
+    def mulh(self) -> jax.Array:  # exact in 32 bits below SEW=32; 16-bit limbs at 32
+        a_s, b_s = self.a_s, self.b_s
+        hu = mulhu32(self.a_u, self.b_u)
+        return jnp.where(self.is32, hu - jnp.where(a_s < 0, b_s, 0) - jnp.where(b_s < 0, a_s, 0), (a_s * b_s) >> self.w)
+
+    def mulhu(self) -> jax.Array:
+        return jnp.where(self.is32, mulhu32(self.a_u, self.b_u), _s((self.au * self.bu) >> _u(self.w)))
+
+    def mulhsu(self) -> jax.Array:
+        return jnp.where(self.is32, mulhu32(self.a_u, self.b_u) - jnp.where(self.a_s < 0, self.b_u, 0),
+                         (self.a_s * self.b_u) >> self.w)
+
+    def div(self) -> jax.Array:  # RISC-V: x/0 = -1, MIN/-1 = MIN
+        a_s, b_s = self.a_s, self.b_s
+        zero, ovf = b_s == 0, (a_s == self.lo) & (b_s == -1)
         return jnp.where(zero, -1, jnp.where(ovf, a_s, lax.div(a_s, jnp.where(zero | ovf, 1, b_s))))
 
-    def rem() -> jax.Array:  # x%0 = x, MIN%-1 = 0
-        zero, ovf = b_s == 0, (a_s == lo) & (b_s == -1)
+    def rem(self) -> jax.Array:  # x%0 = x, MIN%-1 = 0
+        a_s, b_s = self.a_s, self.b_s
+        zero, ovf = b_s == 0, (a_s == self.lo) & (b_s == -1)
         return jnp.where(zero, a_s, jnp.where(ovf, 0, lax.rem(a_s, jnp.where(zero | ovf, 1, b_s))))
 
-    def divu() -> jax.Array:
-        return jnp.where(b_u == 0, -1, _s(au // jnp.where(b_u == 0, jnp.uint32(1), bu)))
+    def divu(self) -> jax.Array:
+        return jnp.where(self.b_u == 0, -1, _s(self.au // jnp.where(self.b_u == 0, jnp.uint32(1), self.bu)))
 
-    def remu() -> jax.Array:
-        return jnp.where(b_u == 0, a_u, _s(au % jnp.where(b_u == 0, jnp.uint32(1), bu)))
+    def remu(self) -> jax.Array:
+        return jnp.where(self.b_u == 0, self.a_u, _s(self.au % jnp.where(self.b_u == 0, jnp.uint32(1), self.bu)))
 
-    def sadd() -> jax.Array:  # saturating at width w (w = 32 detects overflow from the signs)
+    def sadd(self) -> jax.Array:  # saturating at width w (w = 32 detects overflow from the signs)
+        a_s, b_s = self.a_s, self.b_s
         ssum = a_s + b_s
-        sat = jnp.where(a_s < 0, lo, hi)
-        return jnp.where(is32, jnp.where(((a_s ^ ssum) & (b_s ^ ssum)) < 0, sat, ssum), jnp.clip(ssum, lo, hi))
+        sat = jnp.where(a_s < 0, self.lo, self.hi)
+        return jnp.where(self.is32, jnp.where(((a_s ^ ssum) & (b_s ^ ssum)) < 0, sat, ssum),
+                         jnp.clip(ssum, self.lo, self.hi))
 
-    def ssub() -> jax.Array:
+    def ssub(self) -> jax.Array:
+        a_s, b_s = self.a_s, self.b_s
         sdif = a_s - b_s
-        sat = jnp.where(a_s < 0, lo, hi)
-        return jnp.where(is32, jnp.where(((a_s ^ b_s) & (a_s ^ sdif)) < 0, sat, sdif), jnp.clip(sdif, lo, hi))
+        sat = jnp.where(a_s < 0, self.lo, self.hi)
+        return jnp.where(self.is32, jnp.where(((a_s ^ b_s) & (a_s ^ sdif)) < 0, sat, sdif),
+                         jnp.clip(sdif, self.lo, self.hi))
 
-    def saddu() -> jax.Array:
-        usum = au + bu
-        return jnp.where(is32, jnp.where(usum < au, -1, _s(usum)), jnp.minimum(a_u + b_u, umax()))
+    def saddu(self) -> jax.Array:
+        usum = self.au + self.bu
+        return jnp.where(self.is32, jnp.where(usum < self.au, -1, _s(usum)), jnp.minimum(self.a_u + self.b_u,
+                                                                                        self.umax()))
 
-    def rshift_round(sh: jax.Array, signed: bool) -> jax.Array:
+    def rshift_round(self, sh: jax.Array, signed: bool) -> jax.Array:
         """Shift right with rounding mode rnu (vxrm = 0): add back the last bit shifted out."""
         shm1 = jnp.maximum(sh - 1, 0)
         if signed:
-            return (a_s >> sh) + jnp.where(sh > 0, (a_s >> shm1) & 1, 0)
+            return (self.a_s >> sh) + jnp.where(sh > 0, (self.a_s >> shm1) & 1, 0)
+        au = self.au
         return _s((au >> _u(sh)) + jnp.where(sh > 0, (au >> _u(shm1)) & 1, 0))
 
-    def nclipu() -> jax.Array:
-        raw = _u(rshift_round(nshift, False))
-        return jnp.where(raw > _u(umax()), umax(), _s(raw))
+    def nclipu(self) -> jax.Array:
+        raw = _u(self.rshift_round(self.nshift, False))
+        return jnp.where(raw > _u(self.umax()), self.umax(), _s(raw))
 
-    def i32(x: jax.Array) -> jax.Array:
-        return x.astype(jnp.int32)
 
-    fns = {
-        "add": lambda: a_s + b_s, "sub": lambda: a_s - b_s, "rsub": lambda: b_s - a_s, "and": lambda: a_s & b_s,
-        "or": lambda: a_s | b_s, "xor": lambda: a_s ^ b_s, "sll": lambda: a_s << shift,
-        "srl": lambda: _s(au >> _u(shift)), "sra": lambda: a_s >> shift, "slt": lambda: i32(a_s < b_s),
-        "sltu": lambda: i32(au < bu), "min": lambda: jnp.minimum(a_s, b_s), "minu": lambda: _s(jnp.minimum(au, bu)),
-        "max": lambda: jnp.maximum(a_s, b_s), "maxu": lambda: _s(jnp.maximum(au, bu)), "mul": lambda: a_s * b_s,
-        "mulh": mulh, "mulhu": mulhu, "mulhsu": mulhsu, "div": div, "divu": divu, "rem": rem, "remu": remu,
-        "macc": lambda: c + a_s * b_s, "nmsac": lambda: c - a_s * b_s, "madd": lambda: b_s * c + a_s,
-        "nmsub": lambda: a_s - b_s * c, "sadd": sadd, "saddu": saddu, "ssub": ssub,
-        "ssubu": lambda: jnp.where(au < bu, 0, _s(au - bu)), "ssra": lambda: rshift_round(shift, True),
-        "ssrl": lambda: rshift_round(shift, False), "nclip": lambda: jnp.clip(rshift_round(nshift, True), lo, hi),
-        "nclipu": nclipu, "merge": lambda: b_s, "mv": lambda: b_s, "seq": lambda: i32(a_s == b_s),
-        "sne": lambda: i32(a_s != b_s), "sle": lambda: i32(a_s <= b_s), "sleu": lambda: i32(au <= bu),
-        "sgt": lambda: i32(a_s > b_s), "sgtu": lambda: i32(au > bu), "ext": lambda: a_s,
-        "id": lambda: jnp.zeros_like(a_s), "lui": lambda: b_s, "auipc": lambda: a_s + b_s,
-        "nsrl": lambda: _s(au >> _u(nshift)), "nsra": lambda: a_s >> nshift,
-    }
-    return fns
+def _i32(x: jax.Array) -> jax.Array:
+    return x.astype(jnp.int32)
+
+
+# :func:`elementwise`'s operations by name, on :class:`_Operands`
+_ELEMENTWISE = {
+    "add": lambda o: o.a_s + o.b_s, "sub": lambda o: o.a_s - o.b_s, "rsub": lambda o: o.b_s - o.a_s,
+    "and": lambda o: o.a_s & o.b_s, "or": lambda o: o.a_s | o.b_s, "xor": lambda o: o.a_s ^ o.b_s,
+    "sll": lambda o: o.a_s << o.shift, "srl": lambda o: _s(o.au >> _u(o.shift)), "sra": lambda o: o.a_s >> o.shift,
+    "slt": lambda o: _i32(o.a_s < o.b_s), "sltu": lambda o: _i32(o.au < o.bu),
+    "min": lambda o: jnp.minimum(o.a_s, o.b_s), "minu": lambda o: _s(jnp.minimum(o.au, o.bu)),
+    "max": lambda o: jnp.maximum(o.a_s, o.b_s), "maxu": lambda o: _s(jnp.maximum(o.au, o.bu)),
+    "mul": lambda o: o.a_s * o.b_s, "mulh": _Operands.mulh, "mulhu": _Operands.mulhu, "mulhsu": _Operands.mulhsu,
+    "div": _Operands.div, "divu": _Operands.divu, "rem": _Operands.rem, "remu": _Operands.remu,
+    "macc": lambda o: o.c + o.a_s * o.b_s, "nmsac": lambda o: o.c - o.a_s * o.b_s,
+    "madd": lambda o: o.b_s * o.c + o.a_s, "nmsub": lambda o: o.a_s - o.b_s * o.c,
+    "sadd": _Operands.sadd, "saddu": _Operands.saddu, "ssub": _Operands.ssub,
+    "ssubu": lambda o: jnp.where(o.au < o.bu, 0, _s(o.au - o.bu)), "ssra": lambda o: o.rshift_round(o.shift, True),
+    "ssrl": lambda o: o.rshift_round(o.shift, False),
+    "nclip": lambda o: jnp.clip(o.rshift_round(o.nshift, True), o.lo, o.hi), "nclipu": _Operands.nclipu,
+    "merge": lambda o: o.b_s, "mv": lambda o: o.b_s, "seq": lambda o: _i32(o.a_s == o.b_s),
+    "sne": lambda o: _i32(o.a_s != o.b_s), "sle": lambda o: _i32(o.a_s <= o.b_s), "sleu": lambda o: _i32(o.au <= o.bu),
+    "sgt": lambda o: _i32(o.a_s > o.b_s), "sgtu": lambda o: _i32(o.au > o.bu), "ext": lambda o: o.a_s,
+    "id": lambda o: jnp.zeros_like(o.a_s), "lui": lambda o: o.b_s, "auipc": lambda o: o.a_s + o.b_s,
+    "nsrl": lambda o: _s(o.au >> _u(o.nshift)), "nsra": lambda o: o.a_s >> o.nshift,
+}
+assert tuple(_ELEMENTWISE) == I.OPS
 
 
 def lanes_from_bytes(g: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -348,8 +402,10 @@ class Timing(NamedTuple):
 
 
 def _varith(ins: Ins, vt: VType, vs: VShape, vo: VOperands, a_s: jax.Array, a_u: jax.Array, bv_s: jax.Array,
-            bv_u: jax.Array, b_w: jax.Array, is_arith: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """VARITH: elementwise result lanes (compares: 0/1) and the elements they write."""
+            bv_u: jax.Array, b_w: jax.Array, is_arith: jax.Array,
+            names: tuple[str, ...] = I.OPS) -> tuple[jax.Array, jax.Array]:
+    """VARITH: elementwise result lanes (compares: 0/1) and the elements they write (``names``: as
+    :func:`elementwise`'s)."""
     lane = jnp.arange(LANES)
     scalar_b = jnp.where(ins.src == I.SRC_X, ins.xs1, ins.imm)
     sh = 32 - b_w
@@ -369,7 +425,7 @@ def _varith(ins: Ins, vt: VType, vs: VShape, vo: VOperands, a_s: jax.Array, a_u:
     B_s = jnp.where(ext_like, b_ext, b_s)
     B_u = jnp.where(ext_like, b_ext, b_u)
     vop = jnp.where(is_arith, ins.sub, 0)
-    r = elementwise(vop, A_s, A_u, B_s, B_u, c_s, vs.wd, vs.wa)
+    r = elementwise(vop, A_s, A_u, B_s, B_u, c_s, vs.wd, vs.wa, names)
     r = jnp.where(vop == I.OP["id"], lane, r)
     # merge selects by v0 on every body element; compares write mask bits
     is_merge = is_arith & (wf == I.W_MERGE)
@@ -557,15 +613,17 @@ class Machine:
                          mask_write=is_cmp | is_.VMASK & (ins.sub < 7))
 
     @staticmethod
-    def vector(ins: Ins, is_: Is, vt: VType, vs: VShape, vo: VOperands) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """VARITH, VRED, VPERM, VMASK, VMOVE: (result bytes, byte enables, scalar result), under one branch."""
+    def vector(ins: Ins, is_: Is, vt: VType, vs: VShape, vo: VOperands,
+               names: tuple[str, ...] = I.OPS) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """VARITH, VRED, VPERM, VMASK, VMOVE: (result bytes, byte enables, scalar result), under one branch
+        (``names``: the operations a VARITH instruction here can have, as :func:`elementwise`'s)."""
         lane = jnp.arange(LANES)
 
         def compute() -> tuple[jax.Array, jax.Array, jax.Array]:
             a_s, a_u = lanes_from_bytes(vo.g_vs2, vs.wa)
             b_w = jnp.where(is_.VRED, vs.wd, vt.sew)
             bv_s, bv_u = lanes_from_bytes(vo.g_vs1, b_w)
-            r, arith_active = _varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, b_w, is_.VARITH)
+            r, arith_active = _varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, b_w, is_.VARITH, names)
             red = _vred(ins, vo, a_s, a_u, bv_s, bv_u)
             perm_val, perm_active = _vperm(ins, vt, vo, a_s, bv_u)
             mask_bytes, cpop, first = _vmask(ins, vo, r)

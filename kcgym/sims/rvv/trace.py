@@ -56,7 +56,9 @@ from kcgym.sims.trace_cache import TraceCache
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ext size + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
-UNROLL = 2  # operations per loop step: halves the loop's overhead; 4 gained little more and compiled longer
+UNROLL = 1  # operations per loop step: 2 halved the loop's overhead with XLA's newer fusion emitters, but with
+# the older ones (DATA_PATH_XLA_OPTIONS) one runs faster (matmul C3 0.99 -> 0.75 us per operation) and compiles
+# in half the time
 OP_CHUNK = 4096  # data operations per call of the jitted data path: one shape, one compile for any length
 assert OP_CHUNK % UNROLL == 0
 
@@ -77,13 +79,24 @@ def vec_kind(cls: int, sub: int, wf: int) -> int:
     if cls == C_VARITH and wf == I.W_MASK:
         return K_VMASK
     return K_VMVXS if cls == C_VMOVE and sub == 0 else VEC_KIND[I.CLASSES[cls]]
+
+
+# the operations (``isa.OPS``) a scalar ALU operation (K_ALU), a vector arithmetic one (K_VARITH) and a compare
+# (K_VMASK: the shared branch) can have, from the instruction table: their branches switch over these alone
+SCALAR_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS
+                                             if r.sub is not None and r.cls in ("ALU", "MULDIV")})
+VARITH_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS
+                                             if r.sub is not None and r.cls == "VARITH" and r.w != I.W_MASK})
+COMPARE_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS  # (the shared branch's VARITH)
+                                              if r.sub is not None and r.cls == "VARITH" and r.w == I.W_MASK})
+_SCALAR_IDS, _VARITH_IDS, _COMPARE_IDS = ([I.OP[n] for n in ops] for ops in (SCALAR_OPS, VARITH_OPS, COMPARE_OPS))
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
  R_VTYPE, R_VL, R_MIDX, R_NB, R_SPEC) = range(22)
 N_REC = 22
 
 _M32 = 0xFFFFFFFF
-_MIN = -(1 << 31)
+_MIN, _MAX = -(1 << 31), (1 << 31) - 1
 C = I.CLASS_ID
 (C_ALU, C_MULDIV, C_LOAD, C_STORE, C_BRANCH, C_JUMP, C_CSR, C_VSET, C_VLOAD, C_VSTORE, C_VARITH, C_VRED, C_VPERM,
  C_VMASK, C_VMOVE, C_HALT) = (C[n] for n in I.CLASSES)
@@ -276,7 +289,8 @@ class _Program(NamedTuple):
 PREPASS_FAST = True  # False: every instruction through the general path (the fast paths' equivalence test)
 # the fast paths: untainted scalar ALU, branch and vsetvl; vector ALU; scalar loads and stores, unit-stride vector
 # ones (unmasked) whose address is not data and whose bytes lie in one memory
-F_ALU, F_BRANCH, F_VSET, F_VEC, F_LOAD, F_STORE, F_VMEM = range(1, 8)
+F_ALU, F_BRANCH, F_VSET, F_VEC, F_LOAD, F_STORE, F_VMEM, F_ADDI, F_CONST = range(1, 10)  # (F_ADDI: addi and
+# li/mv; F_CONST: lui and auipc, whose value is known per pc: the commonest scalar instructions, without a call)
 VEC_ALU = frozenset((C_VARITH, C_VRED, C_VPERM, C_VMASK, C_VMOVE))
 
 
@@ -293,10 +307,15 @@ def _fast_word(pc: int, word: list[int], occ_t: list[int], lat_t: list[int], hw:
         a_mode = 1 if sub == OPN["auipc"] else 2 if sub == OPN["lui"] else 0  # a: xs1, 4 * pc, 0
         b_imm = (_w(imm << 12) if is_u else imm) if src == I.SRC_I else None  # None: b is xs2
         reads_x2 = cls == C_MULDIV or (cls == C_ALU and src == I.SRC_V)
+        if a_mode and b_imm is not None:  # lui, auipc: the value is the pc's
+            return (F_CONST, cls, rd, rs1c, fn(4 * pc if a_mode == 1 else 0, b_imm), occ, lat)
+        if sub == OPN["add"] and cls == C_ALU and b_imm is not None:
+            return (F_ADDI, cls, rd, rs1c, b_imm, occ, lat)
         return (F_ALU, cls, fn, rd, rs1c, rs2c, occ, lat, reads_x2, a_mode, b_imm)
     if cls == C_BRANCH:
         bp = hw.branch_penalty
-        return (F_BRANCH, cls, sub, imm, rs1c, rs2c, occ, 0 if imm <= pc else bp, bp if imm <= pc else 0)
+        return (F_BRANCH, cls, min(max(sub, 0), 5), imm, rs1c, rs2c, occ, 0 if imm <= pc else bp,
+                bp if imm <= pc else 0)
     if cls == C_VSET:
         nvt = n_vlmax = 0
         if sub != 2:
@@ -336,8 +355,9 @@ def _vector_static(word: list[int], pc: int, vtype: int, vl: int, occ: int, lat:
     writes_v = cls in (C_VARITH, C_VRED, C_VPERM) or (cls == C_VMASK and sub < 7) or (cls == C_VMOVE and sub == 1)
     rec = [vec_kind(cls, sub, wf), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
         writes_v or rd != 0) else None
-    return (cls, rd, rs1c, rs2c, reads_x1, rs2 if uses_vs2 else -1, rs2 + emul_2, rs1 if reads_vs1 else -1,
-            rs1 + emul_1, rd if reads_vd else -1, rd + emul_d, vm == 0, v_occ, lat, syncs, writes_x and rd != 0,
+    deps = [r for lo, n, on in ((rs2, emul_2, uses_vs2), (rs1, emul_1, reads_vs1), (rd, emul_d, reads_vd))
+            if on for r in range(lo, min(lo + n, 32))] + ([0] if vm == 0 else [])  # the registers it waits for
+    return (cls, rd, rs1c, rs2c, reads_x1, tuple(deps), v_occ, lat, syncs, writes_x and rd != 0,
             range(rd, min(rd + emul_d, 32)) if writes_v else range(0), rec)
 
 
@@ -361,7 +381,13 @@ def _vmem_static(word: list[int], pc: int, vtype: int, vl: int, lat: int) -> tup
 def _program(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_size: int,
              max_steps: int) -> _Program:
     occ_t, lat_t = _costs(hw_json)
-    prog = np.asarray(words)[: prog_len + 1].tolist()  # the program and the halt after it (never past it)
+    w = np.asarray(words)[: prog_len + 1]  # the program and the halt after it (never past it)
+    cls, sub, wf = w[:, I.F_CLS], w[:, I.F_SUB], w[:, I.F_W]
+    odd = (np.isin(cls, (C_ALU, C_MULDIV)) & ~np.isin(sub, _SCALAR_IDS)) | (cls == C_VARITH) & np.where(
+        wf == I.W_MASK, ~np.isin(sub, _COMPARE_IDS), ~np.isin(sub, _VARITH_IDS))
+    if odd.any():  # a word the assembler never makes: the data path's branches do not have its operation
+        raise GiveUp("operation outside the instruction table", int(np.argmax(odd)))
+    prog = w.tolist()
     fast = [_fast_word(pc, w, occ_t, lat_t, hw) if PREPASS_FAST else None for pc, w in enumerate(prog)]
     return _Program(prog, prog_len, hw, occ_t, lat_t, int(ext_size), int(max_steps), fast, {})
 
@@ -457,37 +483,24 @@ class _Run:
                 fi = fast[pc]
                 if fi is not None:
                     k = fi[0]
-                    if k == F_ALU:
-                        _, cls, fn, rd, rs1c, rs2c, occ, lat, reads_x2, a_mode, b_imm = fi
-                        if not ((a_mode == 0 and xt[rs1c]) or (b_imm is None and xt[rs2c])):
-                            val = fn(x[rs1c] if a_mode == 0 else 4 * pc if a_mode == 1 else 0,
-                                     x[rs2c] if b_imm is None else b_imm)
-                            issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
-                            if reads_x2 and xr[rs2c] > issue:
-                                issue = xr[rs2c]
+                    if k == F_ADDI:
+                        _, cls, rd, rs1c, imm, occ, lat = fi
+                        if not xt[rs1c]:
+                            issue = xr[rs1c]
+                            if t_scalar > issue:
+                                issue = t_scalar
                             t_scalar = issue + occ
                             if t_scalar > t_end:
                                 t_end = t_scalar
                             busy[0] += occ
                             if rd != 0:
+                                val = x[rs1c] + imm
+                                if not _MIN <= val <= _MAX:
+                                    val = _w(val)
                                 xr[rd], x[rd], xt[rd] = issue + lat, val, False
                             counts[cls] += 1
                             steps += 1
                             pc += 1
-                            continue
-                    elif k == F_BRANCH:
-                        _, cls, sub, imm, rs1c, rs2c, occ, pen_taken, pen_not = fi
-                        if not (xt[rs1c] or xt[rs2c]):
-                            taken = branch_taken(sub, x[rs1c], x[rs2c])
-                            issue = max(t_scalar, xr[rs1c], xr[rs2c])
-                            s_next = issue + occ + (pen_taken if taken else pen_not)
-                            t_scalar = s_next
-                            if s_next > t_end:
-                                t_end = s_next
-                            busy[0] += s_next - issue
-                            counts[cls] += 1
-                            steps += 1
-                            pc = imm if taken else pc + 1
                             continue
                     elif k == F_VSET:
                         _, cls, sub, rd, rs1, rs1c, rs2c, occ, lat, nvt, n_vlmax = fi
@@ -497,8 +510,8 @@ class _Run:
                                 bad = (raw >> 8) != 0 or ((raw >> 3) & 7) > 2 or (raw & 7) > 3
                                 nvt = M.VILL if bad else raw
                                 n_vlmax = -1 if bad else (1 << (nvt & 3)) * (VLENB * 8) // (8 << ((nvt >> 3) & 7))
-                            avl = rs1 if sub == 1 else x[rs1c] if rs1 != 0 else (-1 if rd != 0 else vl)
-                            new_vl = 0 if n_vlmax < 0 else _w(min(avl & _M32, n_vlmax))
+                            avl = (rs1 if sub == 1 else x[rs1c] if rs1 != 0 else (-1 if rd != 0 else vl)) & _M32
+                            new_vl = 0 if n_vlmax < 0 else avl if avl < n_vlmax else n_vlmax  # (< 2**31: no wrap)
                             issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
                             if sub == 2 and xr[rs2c] > issue:
                                 issue = xr[rs2c]
@@ -520,41 +533,67 @@ class _Run:
                             w = prog[pc]
                             vs = vcache[key] = _vector_static(w, pc, vtype, vl, occ_t[w[0]], lat_t[w[0]])
                         if vs is not None:
-                            (cls, rd, rs1c, rs2c, reads_x1, d2, e2, d1, e1, dd, ed, reads_v0, v_occ, v_lat, syncs,
-                             x_on, dest, rec) = vs
+                            cls, rd, rs1c, rs2c, reads_x1, deps, v_occ, v_lat, syncs, x_on, dest, rec = vs
                             issue = t_scalar
                             if reads_x1 and xr[rs1c] > issue:
                                 issue = xr[rs1c]
                             if vq[qi] > issue:
                                 issue = vq[qi]
                             vstart = issue + 1 if issue + 1 > v_free else v_free
-                            if d2 >= 0:
-                                vstart = max(vstart, *vr[d2:e2])
-                            if d1 >= 0:
-                                vstart = max(vstart, *vr[d1:e1])
-                            if dd >= 0:
-                                vstart = max(vstart, *vr[dd:ed])
-                            if reads_v0 and vr[0] > vstart:
-                                vstart = vr[0]
+                            for r in deps:
+                                if vr[r] > vstart:
+                                    vstart = vr[r]
                             v_done = vstart + v_occ + v_lat
                             if rec is not None:
                                 ops += rec
                                 ops += (x[rs1c], x[rs2c], int(xt[rs1c]), int(xt[rs2c]), vtype, vl, 0, 0, 0)
-                            s_next = v_done if syncs else issue + 1
                             for r in dest:
                                 vr[r] = v_done
-                            t_scalar = s_next
-                            t_end = max(t_end, s_next, v_done)
+                            t_scalar = v_done if syncs else issue + 1
+                            if v_done > t_end:  # (v_done >= t_scalar)
+                                t_end = v_done
                             busy[0] += 1
                             busy[1] += v_occ
                             v_free = vstart + v_occ
                             vq[qi] = vstart
-                            qi = (qi + 1) % depth
+                            qi += 1
+                            if qi == depth:
+                                qi = 0
                             if x_on:
                                 xr[rd], x[rd], xt[rd] = v_done, 0, True
                             counts[cls] += 1
                             steps += 1
                             pc += 1
+                            continue
+                    elif k == F_BRANCH:
+                        _, cls, sub, imm, rs1c, rs2c, occ, pen_taken, pen_not = fi
+                        if not (xt[rs1c] or xt[rs2c]):
+                            a, b = x[rs1c], x[rs2c]
+                            if sub == 1:  # (branch_taken, inline: bne and blt close most loops)
+                                taken = a != b
+                            elif sub == 2:
+                                taken = a < b
+                            elif sub == 0:
+                                taken = a == b
+                            elif sub == 3:
+                                taken = a >= b
+                            elif sub == 4:
+                                taken = (a & _M32) < (b & _M32)
+                            else:
+                                taken = (a & _M32) >= (b & _M32)
+                            issue = xr[rs1c]
+                            if t_scalar > issue:
+                                issue = t_scalar
+                            if xr[rs2c] > issue:
+                                issue = xr[rs2c]
+                            s_next = issue + occ + (pen_taken if taken else pen_not)
+                            t_scalar = s_next
+                            if s_next > t_end:
+                                t_end = s_next
+                            busy[0] += s_next - issue
+                            counts[cls] += 1
+                            steps += 1
+                            pc = imm if taken else pc + 1
                             continue
                     elif k in (F_LOAD, F_STORE):
                         _, cls, sub, rd, rs1c, rs2c, imm, occ, lat, size, vm, rec = fi
@@ -599,9 +638,15 @@ class _Run:
                                 t_end = s_next
                             if k == F_LOAD:
                                 s_ready = ext_start_s + transfer + ext_lat if ext_bytes else scalar_mem_start + lat
-                                v_done = max(issue + 1, v_free, vr[0] if vm == 0 else 0) + occ * max(
-                                    1, ((8 << ((vtype >> 3) & 7)) * max(vl, 1) + VLENB * 8 - 1) // (VLENB * 8)) + 1
-                                t_end = max(t_end, v_done, s_ready)
+                                v_done = issue + 1 if issue + 1 > v_free else v_free  # (RVV-T10, as below)
+                                if vm == 0 and vr[0] > v_done:
+                                    v_done = vr[0]
+                                v_done += occ * (((8 << ((vtype >> 3) & 7)) * (vl if vl > 1 else 1) + VLENB * 8 - 1)
+                                                 // (VLENB * 8)) + 1  # (at least one chunk: sew * vl >= 8)
+                                if v_done > t_end:
+                                    t_end = v_done
+                                if s_ready > t_end:
+                                    t_end = s_ready
                                 if rd != 0:
                                     xr[rd], x[rd], xt[rd] = s_ready, x_val, x_taint
                             elif ext_bytes:
@@ -610,6 +655,24 @@ class _Run:
                             if ext_bytes:
                                 busy[2] += transfer
                                 ext_free = ext_start_s + transfer
+                            counts[cls] += 1
+                            steps += 1
+                            pc += 1
+                            continue
+                    elif k == F_ALU:
+                        _, cls, fn, rd, rs1c, rs2c, occ, lat, reads_x2, a_mode, b_imm = fi
+                        if not ((a_mode == 0 and xt[rs1c]) or (b_imm is None and xt[rs2c])):
+                            val = fn(x[rs1c] if a_mode == 0 else 4 * pc if a_mode == 1 else 0,
+                                     x[rs2c] if b_imm is None else b_imm)
+                            issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
+                            if reads_x2 and xr[rs2c] > issue:
+                                issue = xr[rs2c]
+                            t_scalar = issue + occ
+                            if t_scalar > t_end:
+                                t_end = t_scalar
+                            busy[0] += occ
+                            if rd != 0:
+                                xr[rd], x[rd], xt[rd] = issue + lat, val, False
                             counts[cls] += 1
                             steps += 1
                             pc += 1
@@ -672,6 +735,21 @@ class _Run:
                                 steps += 1
                                 pc += 1
                                 continue
+                    elif k == F_CONST:
+                        _, cls, rd, rs1c, val, occ, lat = fi
+                        issue = xr[rs1c]
+                        if t_scalar > issue:
+                            issue = t_scalar
+                        t_scalar = issue + occ
+                        if t_scalar > t_end:
+                            t_end = t_scalar
+                        busy[0] += occ
+                        if rd != 0:
+                            xr[rd], x[rd], xt[rd] = issue + lat, val, False
+                        counts[cls] += 1
+                        steps += 1
+                        pc += 1
+                        continue
                 # ---- the general path ---------------------------------------------------------------------
                 op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = prog[pc]
                 rs1c, rs2c = min(max(rs1, 0), 31), min(max(rs2, 0), 31)
@@ -1010,7 +1088,8 @@ class DataPath:
         a = jnp.where(f[R_T1] == 1, d.x[f[R_RS1]], f[R_X1])
         b = jnp.where(f[R_T2] == 1, d.x[f[R_RS2]], f[R_X2])
         i32 = jnp.int32(32)
-        return self.none()._replace(x_at=f[R_RD], x_val=M.elementwise(f[R_SUB], a, a, b, b, jnp.int32(0), i32, i32))
+        return self.none()._replace(x_at=f[R_RD], x_val=M.elementwise(f[R_SUB], a, a, b, b, jnp.int32(0), i32, i32,
+                                                                      SCALAR_OPS))
 
     def b_ld(self, d: Data, f: jax.Array) -> Writes:
         lw_ = lax.dynamic_slice(d.mem, (f[R_MIDX],), (4,)).astype(jnp.uint32)
@@ -1067,7 +1146,7 @@ class DataPath:
         ins, is_, vt, vs, vo = self._voperands(d, f, C_VARITH)
         a_s, a_u = M.lanes_from_bytes(vo.g_vs2, vs.wa)
         bv_s, bv_u = M.lanes_from_bytes(vo.g_vs1, vt.sew)
-        r, active = M._varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, vt.sew, is_.VARITH)
+        r, active = M._varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, vt.sew, is_.VARITH, VARITH_OPS)
         v_on = M.byte_active(active, vs.wd)
         return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(v_on, M.bytes_from_lanes(r, vs.wd), vo.g_vd))
 
@@ -1083,13 +1162,14 @@ class DataPath:
 
     def _vector(self, c: int | None):
         """A vector instruction's branch: of class ``c`` (constant), or of any (None: the class is read from
-        the operation; the rarer classes share one branch, which keeps the compile short)."""
+        the operation; the rarer classes share one branch, which keeps the compile short). Its vector
+        arithmetic is compares only (:func:`vec_kind`), so it switches over :data:`COMPARE_OPS`."""
         def branch(d: Data, f: jax.Array) -> Writes:
             cls = f[R_CLS] if c is None else c
             ins, is_, vt, st = self._ins(d, f, cls)
             vs = self.machine.vshape(ins, is_, vt)
             vo = self.machine.voperands(st, ins, is_, vt)
-            v_bytes, v_on, x_vec = self.machine.vector(ins, is_, vt, vs, vo)
+            v_bytes, v_on, x_vec = self.machine.vector(ins, is_, vt, vs, vo, COMPARE_OPS)
             sub = ins.sub
             writes_v = (cls == C_VARITH) | (cls == C_VRED) | (cls == C_VPERM) | (cls == C_VMASK) & (sub < 7) | (
                 cls == C_VMOVE) & (sub == 1)
@@ -1117,9 +1197,15 @@ class DataPath:
                     vrf=lax.dynamic_update_slice(d.vrf, windows[:, n:], (0, at[1])),
                     mem=lax.dynamic_update_slice(d.mem, windows[:, :n], (0, at[0])))
 
-    def initial(self, mem: jax.Array) -> Data:
-        return Data(x=jnp.zeros(X_BAD + 1, jnp.int32), vrf=jnp.zeros(M.VRF_BYTES + M.LANES, jnp.uint8),
-                    mem=jnp.concatenate([mem, jnp.zeros(M.LANES, jnp.uint8)]))
+    @staticmethod
+    def initial(mems: np.ndarray) -> Data:
+        """The data path's state before the first operation, for a batch of memory images (built in numpy: a
+        jitted constructor would cost a compile of its own in a fresh process)."""
+        n = len(mems)
+        x, vrf, mem = jax.device_put((np.zeros((n, X_BAD + 1), np.int32),
+                                      np.zeros((n, M.VRF_BYTES + M.LANES), np.uint8),
+                                      np.concatenate([mems, np.zeros((n, M.LANES), np.uint8)], axis=1)))
+        return Data(x=x, vrf=vrf, mem=mem)
 
     def run_chunk(self, d: Data, ops: jax.Array, n: jax.Array, ext_size: jax.Array, vmem: bool = True,
                   rare: bool = True) -> Data:
@@ -1135,13 +1221,15 @@ class DataPath:
                     self.b_vmvxs if rare else nothing, self.b_vred if rare else nothing,
                     self._vector(None) if rare else nothing]
 
-        packed = [functools.partial(self._packed, b) for b in branches]
+        # each branch vmap-ped on its own, the switch outside (its index is the operation's kind, the same in every
+        # input set): a switch under vmap is traced twice more by its batching rule
+        packed = [jax.vmap(functools.partial(self._packed, b), in_axes=(0, None), out_axes=(0, None, 0))
+                  for b in branches]
 
         def body(i: jax.Array, d: Data) -> Data:
             for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
                 f = ops[i * UNROLL + j]
-                d = self.apply(d, *jax.vmap(lambda d1, f=f: lax.switch(jnp.minimum(f[R_KIND], K_VPERM), packed, d1, f),
-                                            out_axes=(0, None, 0))(d))
+                d = self.apply(d, *lax.switch(jnp.minimum(f[R_KIND], K_VPERM), packed, d, f))
             return d
 
         return lax.fori_loop(0, (n + UNROLL - 1) // UNROLL, body, d)
@@ -1149,12 +1237,31 @@ class DataPath:
 
 @functools.lru_cache(maxsize=16)
 def data_runner(hw_json: str, mem_size: int, vmem: bool = True, rare: bool = True):
-    """``(initial, chunk)``: the jitted, input-set-``vmap``-ped data path for one config and memory size, with
-    or without the branches of strided/indexed loads (``vmem``) and of the rarer vector classes (``rare``)."""
+    """``(initial, chunk)``: the data path's initial state (of a batch of memory images) and its jitted,
+    input-set-``vmap``-ped chunk, for one config and memory size, with or without the branches of strided/indexed
+    loads (``vmem``) and of the rarer vector classes (``rare``)."""
     enable_persistent_cache()
     dp = DataPath(RVVConfig.model_validate_json(hw_json), mem_size)
     run = functools.partial(dp.run_chunk, vmem=vmem, rare=rare)
-    return jax.jit(jax.vmap(dp.initial)), jax.jit(run, donate_argnums=(0,))
+    return dp.initial, jax.jit(run, donate_argnums=(0,), compiler_options=xla_options())
+
+
+# XLA:CPU's options for the data path. The loop runs up to a dozen small fused kernels per operation, so what
+# costs is each kernel's call, not its arithmetic; the older (non-MLIR) fusion emitters' kernels cost less per
+# call here: softmax C3's vector arithmetic 2.0 -> 1.2 us per operation, the whole stream 1.3 -> 0.9
+# (``benchmarks/bench_rvv.py --kinds softmax:3`` prints both). Integer semantics are XLA's either way (the
+# differential tests compare every bit).
+DATA_PATH_XLA_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+
+
+@functools.lru_cache(maxsize=1)
+def xla_options() -> dict:
+    """:data:`DATA_PATH_XLA_OPTIONS` where this XLA knows them (an older or newer one may not: then none)."""
+    try:
+        jax.jit(lambda v: v + 1, compiler_options=DATA_PATH_XLA_OPTIONS).lower(np.int32(0)).compile()
+    except Exception:  # "No such compile option": the defaults, which give the same results
+        return {}
+    return dict(DATA_PATH_XLA_OPTIONS)
 
 
 RARE_CLASSES = frozenset((C_VRED, C_VPERM, C_VMASK, C_VMOVE))  # their branches are compiled only where they occur
@@ -1359,14 +1466,18 @@ def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, e
     if hit is not None and hit[0] is None:
         return None, RunInfo("interpreter", hit[1], 0, True)
     initial, chunk = data_runner(hw_json, mems.shape[1], *branches_needed(words[: prog_len + 1]))
-    data = initial(jnp.asarray(mems))
+    data = initial(np.asarray(mems, np.uint8))
     es = np.int32(ext_size)
     if hit is not None:
         root, resolutions = hit
         leaves = _replay(root, data, chunk, es, N)
     else:
-        found, leaves, resolutions = _explore(_program(words, prog_len, hw, hw_json, ext_size, max_steps), dtcm,
-                                              data, N, chunk, es)
+        try:
+            p = _program(words, prog_len, hw, hw_json, ext_size, max_steps)
+        except GiveUp:  # a word the data path has no branch for
+            found, leaves, resolutions = None, [], 0
+        else:
+            found, leaves, resolutions = _explore(p, dtcm, data, N, chunk, es)
         if resolutions == 0:
             _TRACES.put(key, (found, resolutions))  # a give-up too (None)
         else:

@@ -10,14 +10,18 @@ what the pre-pass cannot resolve (it gives up).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from kcgym import limits
 from kcgym.evaluation import Evaluator
 from kcgym.sims.rvv import ACCELERATOR, trace
+from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import machine as M
 from kcgym.sims.rvv.accelerator import machine_inputs, simulate_images
+from kcgym.sims.rvv.config import EXT_BASE
 from kcgym.tasks import tasks_for
 from tests.sims.rvv import adversarial
 from tests.sims.rvv import isa_programs as P
@@ -321,3 +325,23 @@ def test_another_machine_config(monkeypatch):
     for source in (ACCELERATOR.compile(task, cfg, hw), P.programs(seed=0)[0][0]):
         program = ACCELERATOR.assemble(source, hw)
         _both(monkeypatch, program, images, hw=hw)
+
+
+@pytest.mark.parametrize("which", ["scalar", "vector", "compare"])
+def test_an_operation_outside_the_instruction_table_falls_back(monkeypatch, which):
+    """The data path's scalar, vector-arithmetic and shared (compare) branches switch over the operations the
+    instruction table gives those (``trace.SCALAR_OPS``, ``VARITH_OPS``, ``COMPARE_OPS``); a word with another
+    (no assembler makes one) must leave the program to the interpreter, not compute a different operation (the
+    scalar one on a loaded value: the data path computes it)."""
+    source = {"scalar": f"li a3, {EXT_BASE}\nlw a1, 0(a3)\nli a2, -3\nadd a0, a1, a2\nret\n",
+              "vector": "vsetivli t0, 4, e32, m1, ta, ma\nvadd.vv v1, v2, v3\nret\n",
+              "compare": "vsetivli t0, 4, e32, m1, ta, ma\nvmseq.vv v1, v2, v3\nret\n"}[which]
+    program = ACCELERATOR.assemble(source, HW)
+    words = program.words.copy()
+    pc = int(np.flatnonzero(words[:, 1] == (trace.C_ALU if which == "scalar" else trace.C_VARITH))[-1])
+    # (a vector compare's operation without its mask width; vector addition's with it)
+    words[pc, 2] = I.OP[{"scalar": "min", "vector": "seq", "compare": "add"}[which]]
+    program = dataclasses.replace(program, words=words)
+    images = np.random.default_rng(3).integers(0, 256, (2, 4096), dtype=np.uint8)
+    assert _info(program, images).path == "interpreter"
+    _both(monkeypatch, program, images)
