@@ -3,25 +3,12 @@ played only, keys an episode by (agent, env, config, run), and skips the torn la
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.bench_modules import load
 
-
-def _bench():
-    name = "_kcgym_bench_bench_eval"  # the name benchmarks/readme_tables.py loads it under
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "bench_eval.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-B = _bench()
+B = load("bench_eval")
 
 
 def _episode(agent: str, machine: str, task: str, config: int, wall: float, success: bool = True) -> dict:

@@ -7,27 +7,17 @@ and defaults, not measurements), so a new measured table cannot be typed in by h
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.bench_modules import load
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _tables():
-    name = "_kcgym_readme_tables"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "readme_tables.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-R = _tables()
+R = load("readme_tables", "_kcgym_readme_tables")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 # header rows of the README's tables that are not measurements (configs, flags, defaults, shapes, prose)
 STATIC_HEADERS = {

@@ -3,28 +3,17 @@ kernel with the row schema the README block reads, and a kernel past the cap is 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 from kcgym.registry import SUPPORTED, task_for
+from tests.bench_modules import load
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _bench():
-    name = "_kcgym_bench_bench_speed"  # the name benchmarks/readme_tables.py loads it under
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "bench_speed.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-B = _bench()
+B = load("bench_speed")
 COMMON = {"kind", "machine", "task", "config", "kernel", "status", "first_s", "warm_s", "load1", "date", "command",
           "commit"}
 
