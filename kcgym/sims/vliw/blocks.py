@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 BLOCK_AFTER: int | None = 24  # entries at a bundle before the run from it is compiled (None: never compile) ...
 BLOCK_MAX = 48  # bundles of one block (a compiled block's size; longer runs chain blocks)
 
@@ -35,14 +37,17 @@ _RET = "return {j}, t_issue, t_end, steps, nx, nc, nl, n_ops"
 
 def cold_bundles(recs: list, ck_loopi: int) -> list[int]:
     """Bundles whose enclosing LOOPIs' counts multiply to fewer than :data:`BLOCK_MIN_RUNS` runs (register
-    LOOPs and branches count once: an estimate; a rolled loop's iterations count too)."""
-    runs = [1] * len(recs)
+    LOOPs and branches count once: an estimate; a rolled loop's iterations count too). The products saturate
+    at the threshold (only "fewer or not" matters): one array slice per LOOPI, whatever the words (the
+    assembler nests loops 4 deep at most; program words that did not come from it need not, and exact
+    products over thousands of nested LOOPIs would be ever longer integers: seconds)."""
+    runs = np.ones(len(recs), np.int64)
     for pc, rec in enumerate(recs):
         ctl = rec[9]
         if ctl[0] == ck_loopi and ctl[1] > 1:
-            for q in range(pc + 1, min(ctl[2], len(recs))):
-                runs[q] *= ctl[1]
-    return [pc for pc, n in enumerate(runs) if n < BLOCK_MIN_RUNS]
+            body = runs[pc + 1:min(ctl[2], len(recs))]
+            np.minimum(body * min(int(ctl[1]), BLOCK_MIN_RUNS), BLOCK_MIN_RUNS, out=body)
+    return np.flatnonzero(runs < BLOCK_MIN_RUNS).tolist()
 
 
 def extent(recs: list, start: int, loop_ends: frozenset, n_dec: int) -> int:

@@ -186,3 +186,33 @@ def test_bundles_their_loops_run_rarely_are_not_compiled(monkeypatch):
         src = f"LOOPI {count}, end\nVADD x1, x0, x0\nVMUL x2, x1, x1\nend:\nHALT\n"
         trace.prepass(_words(ACCELERATOR.assemble(src, HW)), HW, EXT_ELEMENTS, 100_000, 16384, False)
         assert compiled == ([1] if hot else [])
+
+
+def _cold_bundles_by_definition(recs: list, ck_loopi: int) -> list[int]:
+    """``blocks.cold_bundles`` as its docstring defines it: exact products of the enclosing LOOPI counts."""
+    runs = [1] * len(recs)
+    for pc, rec in enumerate(recs):
+        ctl = rec[9]
+        if ctl[0] == ck_loopi and ctl[1] > 1:
+            for q in range(pc + 1, min(ctl[2], len(recs))):
+                runs[q] *= ctl[1]
+    return [pc for pc, n in enumerate(runs) if n < blocks.BLOCK_MIN_RUNS]
+
+
+def _recs(ctl: list[tuple[int, int, int]]) -> list:
+    return [[None] * 9 + [c, False] for c in ctl]
+
+
+def test_cold_bundles_saturating_products_match_the_exact_ones():
+    """The saturated products give the exact products' answer (random nests of every count kind, loop ends past
+    the program, other control kinds), also on a nest of 4,096 LOOPIs of count 65,535, which no assembled
+    program has (4 deep at most) but raw words may: exact products there took 6.9 s."""
+    rng = np.random.default_rng(0)
+    ck = trace.CK_LOOPI
+    for _ in range(300):
+        n = int(rng.integers(1, 60))
+        ctl = [(int(rng.choice([0, ck, ck + 1])), int(rng.choice([0, 1, 2, 3, 16, 255, 256, 65535])),
+                int(rng.integers(0, n + 4))) for _ in range(n)]
+        assert blocks.cold_bundles(_recs(ctl), ck) == _cold_bundles_by_definition(_recs(ctl), ck)
+    deep = _recs([(ck, 65535, 4096)] * 4096)  # every bundle inside every loop before it
+    assert blocks.cold_bundles(deep, ck) == [0]
