@@ -6,9 +6,13 @@ instruction words too) batches the program counter: every step then runs all opc
 and selects, and memory updates become batched. This script times both ways on N distinct
 ``KernelCraft-NPU-matmul`` C1 kernels (compiler and expert kernels, numbered comments), each on
 3 input sets, and checks that they agree on the cycle counts. Then the same for the trace path's data part
-(:func:`trace_data_paths`): one call per program against one call with a program axis.
+(:func:`trace_data_paths`): one call per program against one call with a program axis, at each batch size of
+``--sizes``, to find the size at which the program axis breaks even (issue 16 asks for it; on a GPU, where the
+``vmap``-ed selects run in parallel, it may). ``kcgym``'s own answer to many programs at once is a different
+merge (``npu/trace.py: run_many``, measured by ``bench_scoring.py --merge``): the programs' operations side by side
+in one stream, with no select.
 
-    python benchmarks/bench_program_axis.py [--n 16] [--out benchmarks/results/program_axis.json]
+    python benchmarks/bench_program_axis.py [--n 16] [--sizes 1,2,4,8,16] [--out benchmarks/results/program_axis.json]
 
 ``--out`` writes the measurement as JSON (the README's sentence about it quotes that file).
 """
@@ -31,69 +35,92 @@ from kcgym.sims.npu import trace
 from kcgym.sims.npu.accelerator import HBM_BUCKET, PROGRAM_BUCKET
 
 MAX_STEPS = 200_000
+TRACE_REPEATS = 3  # warm calls per way and size: the best is kept (a shared box is noisy)
 
 
 def readme_sentence(result: dict) -> str:
     """What the README says about the measurement (benchmarks/readme_tables.py keeps it equal to the file)."""
-    return (f"measured it {result['slowdown']:g}x slower than one call per program ({result['programs']} distinct "
+    text = (f"measured it {result['slowdown']:g}x slower than one call per program ({result['programs']} distinct "
             f"matmul C1 kernels x {result['input_sets']} input sets on {result['device'].upper()}: "
             f"{result['program_axis_warm_s']:.2f} s vs {result['per_program_warm_s']:.2f} s warm, same cycles; "
-            f"{result['date']}, {result['cpus']} cores at load {result['load']})" + (
-                "; the trace path's data part (resolved operations, no control) with a program axis, where "
-                f"each group's kind switch becomes a select, is {result['trace_ratio']:g}x slower than one call per "
-                f"program ({result['trace_program_axis_warm_s']:.3f} s vs {result['trace_per_program_warm_s']:.3f} "
-                f"s, same memories bit for bit: {result['trace_identical']})" if "trace_ratio" in result else ""))
+            f"{result['date']}, {result['cpus']} cores at load {result['load']})")
+    sizes = result.get("trace_sizes")
+    if not sizes:
+        return text
+    ratios = ", ".join(f"{r['ratio']:g}x at {r['programs']}" for r in sizes)
+    even = result.get("trace_break_even")
+    return text + (
+        "; the trace path's data part (resolved operations, no control) with a program axis, where each group's "
+        f"kind switch becomes a select, against one call per program: {ratios} programs (warm, best of "
+        f"{TRACE_REPEATS}; same memories bit for bit: {result['trace_identical']}), so "
+        + (f"it breaks even at {even} programs" if even else f"it does not break even up to {sizes[-1]['programs']} "
+           "programs") + f" on {result['device'].upper()}")
 
 
-def trace_data_paths(hw, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit: int) -> dict:
+def trace_data_paths(hw, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit: int,
+                     sizes: list[int]) -> dict:
     """The trace path's data part (``trace.py``: groups of resolved operations, no control) for the same
     programs: one jitted call per program, as ``simulate`` does, against one call with a program axis
     (``vmap`` over the programs' groups too, so each group's ``lax.switch`` on its kind becomes a select
-    over every kind's branch). The pre-passes are done first and are not timed: they are per program either
-    way. Returns the warm seconds of both and whether their final HBM images agree bit for bit."""
+    over every kind's branch), for the first ``s`` programs of each size ``s`` in ``sizes``. The pre-passes are
+    done first and are not timed: they are per program either way. Returns, per size, the warm seconds of both
+    (best of ``TRACE_REPEATS``) and whether their final HBM images agree bit for bit, and the smallest size at
+    which the program axis is no slower (None: none of those measured)."""
     hw_json = hw.model_dump_json()
     H = hbm.shape[1]
     traces = [trace.traced(w, hw, hw_json, limit, MAX_STEPS, H) for w in words]
     if any(g is None or len(c) != 1 for _, g, c in traces):
         return {}
     initial, chunk = trace.data_runner(hw_json, H)
-
-    def per_program():
-        return [jax.device_get(chunk(initial(hbm, fpm), *c[0]).mem) for _, _, c in traces]
-
-    size = max(int(g.n) for _, g, _ in traces)
-    k, f, q = (np.stack([np.asarray(a)[:size] for a in arrays]) for arrays in
-               zip(*[(c[0][0], c[0][1], c[0][2]) for _, _, c in traces], strict=True))
-    n = np.asarray([int(g.n) for _, g, _ in traces], np.int32)
     dp = trace.DataPath(hw, trace.dims_of(hw, H))
     one = jax.vmap(dp.run_chunk, in_axes=(0, None, None, None, None))  # over input sets
     start = jax.jit(jax.vmap(dp.initial, in_axes=(0, None)))
     axis = jax.jit(jax.vmap(one, in_axes=(None, 0, 0, 0, 0)))  # and over programs (the state shared)
+    size = max(int(g.n) for _, g, _ in traces)
+    rows = []
+    for s in sizes:
+        sub = traces[:s]
 
-    def program_axis():
-        return jax.device_get(axis(start(hbm, fpm), k, f, q, n).mem)
+        def per_program(sub=sub):
+            return [jax.device_get(chunk(initial(hbm, fpm), *c[0]).mem) for _, _, c in sub]
 
-    timings = {}
-    for name, fn in (("per_program", per_program), ("program_axis", program_axis)):
-        fn()
-        t0 = time.perf_counter()
-        out = fn()
-        timings[name] = time.perf_counter() - t0
-        timings[name + "_out"] = out
-    same = all(np.array_equal(np.asarray(a).view(np.uint32), np.asarray(timings["program_axis_out"][i]).view(
-        np.uint32)) for i, a in enumerate(timings["per_program_out"]))
-    print(f"  trace data path, one call per program: {timings['per_program']:7.3f} s; one call, program axis: "
-          f"{timings['program_axis']:7.3f} s ({timings['program_axis'] / timings['per_program']:.2f}x); "
-          f"same memories: {same}")
-    return {"trace_per_program_warm_s": round(timings["per_program"], 4),
-            "trace_program_axis_warm_s": round(timings["program_axis"], 4),
-            "trace_ratio": round(timings["program_axis"] / timings["per_program"], 2), "trace_identical": same}
+        k, f, q = (np.stack([np.asarray(a)[:size] for a in arrays]) for arrays in
+                   zip(*[(c[0][0], c[0][1], c[0][2]) for _, _, c in sub], strict=True))
+        n = np.asarray([int(g.n) for _, g, _ in sub], np.int32)
+
+        def program_axis(k=k, f=f, q=q, n=n):
+            return jax.device_get(axis(start(hbm, fpm), k, f, q, n).mem)
+
+        timings: dict = {}
+        for name, fn in (("per_program", per_program), ("program_axis", program_axis)):
+            timings[name + "_out"] = fn()  # compiles (program axis: once per size)
+            best = float("inf")
+            for _ in range(TRACE_REPEATS):
+                t0 = time.perf_counter()
+                fn()
+                best = min(best, time.perf_counter() - t0)
+            timings[name] = best
+        same = all(np.array_equal(np.asarray(a).view(np.uint32), np.asarray(timings["program_axis_out"][i]).view(
+            np.uint32)) for i, a in enumerate(timings["per_program_out"]))
+        ratio = timings["program_axis"] / timings["per_program"]
+        print(f"  trace data path, {s:3d} programs: one call per program {timings['per_program']:7.4f} s; one call, "
+              f"program axis {timings['program_axis']:7.4f} s ({ratio:.2f}x); same memories: {same}", flush=True)
+        rows.append({"programs": s, "per_program_warm_s": round(timings["per_program"], 5),
+                     "program_axis_warm_s": round(timings["program_axis"], 5), "ratio": round(ratio, 2),
+                     "identical": same})
+    last = rows[-1]
+    return {"trace_per_program_warm_s": round(last["per_program_warm_s"], 4),
+            "trace_program_axis_warm_s": round(last["program_axis_warm_s"], 4),
+            "trace_ratio": last["ratio"], "trace_identical": all(r["identical"] for r in rows),
+            "trace_sizes": rows,
+            "trace_break_even": next((r["programs"] for r in rows if r["ratio"] <= 1.0), None)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=16)
     ap.add_argument("--out", default=None, help="write the result as JSON here")
+    ap.add_argument("--sizes", default="1,2,4,8,16", help="trace data path: program counts to time (each <= --n)")
     args = ap.parse_args()
     env = gym.make("KernelCraft-NPU-matmul", config=1).unwrapped
     acc, task, cfg, hw = env.accelerator, env.task, env.cfg, env.hw
@@ -145,7 +172,8 @@ def main() -> None:
     cycles = [int(state.ctl[i, 0, M.T_END]) for i in range(args.n)]
     assert cycles == [r[0].cycles for r in reference], "the two ways disagree on cycles"
     print("  cycle counts agree")
-    data = trace_data_paths(hw, words, hbm, fpm, limit)
+    sizes = sorted({int(x) for x in args.sizes.split(",") if x.strip() and 0 < int(x) <= args.n} or {args.n})
+    data = trace_data_paths(hw, words, hbm, fpm, limit, sizes)
     if args.out:
         result = {"programs": args.n, "input_sets": len(inputs), "per_program_warm_s": round(warm, 4),
                   "program_axis_warm_s": round(warm_axis, 4), "slowdown": round(warm_axis / warm, 1), **data,
