@@ -91,6 +91,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("scoring-merge", "bench_scoring", ("scoring_merge.jsonl",), lambda m, p: m.render_merge(_jsonl(p[0]))),
     Block("scoring-floor", "bench_scoring", ("scoring_profile.jsonl",), lambda m, p: m.render_floor(_jsonl(p[0])),
           inline=True),
+    Block("rvv-qemu", "bench_rvv_qemu", ("rvv_qemu.jsonl",), lambda m, p: m.render(_jsonl(p[0]))),
     Block("program-axis", "bench_program_axis", ("program_axis.json",),
           lambda m, p: m.readme_sentence(json.loads(p[0].read_text())), inline=True),
     Block("speed", "bench_speed", ("speed.jsonl",), _speed),

@@ -129,31 +129,41 @@ SECTIONS {{
 """
 
 
-def run_qemu(source: str, ext_image: np.ndarray, hw: RVVConfig | None = None, timeout: float = 20.0
-             ) -> ArchState:
-    """Assemble ``source`` with GNU as, link it around ``ext_image`` and run it under qemu-riscv32."""
-    hw = hw or RVVConfig()
+def build(source: str, ext_image: np.ndarray, hw: RVVConfig, tmp: Path, timeout: float = 20.0) -> Path:
+    """Assemble ``source`` with GNU as and link it around ``ext_image`` in the folder ``tmp``: the ELF's path."""
     tools = toolchain()
     if tools is None or shutil.which(QEMU) is None:
         raise RuntimeError(unavailable_reason())
     gas, ld = tools
     ext = np.asarray(ext_image, np.uint8)
+    (tmp / "ext.bin").write_bytes(ext.tobytes())
+    (tmp / "kernel.s").write_text(_wrap(source, hw, ext.size))
+    (tmp / "ext.s").write_text('    .section .kcgym_ext, "aw"\n    .incbin "ext.bin"\n')
+    (tmp / "link.ld").write_text(_linker_script(hw))
+    flags = ["-march=rv32im_zicsr_zve32x", "-mabi=ilp32"]
+    for name in ("kernel", "ext"):
+        r = subprocess.run([gas, *flags, f"{name}.s", "-o", f"{name}.o"], cwd=tmp, capture_output=True,
+                           text=True, timeout=timeout)
+        if r.returncode != 0:
+            raise RuntimeError(f"GNU as rejected the source:\n{r.stderr[-3000:]}")
+    subprocess.run([ld, "-m", "elf32lriscv", "--no-relax", "-T", "link.ld", "kernel.o", "ext.o", "-o",
+                    "kernel.elf"], cwd=tmp, check=True, capture_output=True, text=True, timeout=timeout)
+    return tmp / "kernel.elf"
+
+
+def run_elf(elf: Path, timeout: float = 20.0) -> subprocess.CompletedProcess:
+    """One run of a built kernel under qemu-riscv32 (its stdout is the dump :func:`run_qemu` reads)."""
+    return subprocess.run([QEMU, "-cpu", QEMU_CPU, f"./{elf.name}"], cwd=elf.parent, capture_output=True,
+                          timeout=timeout)
+
+
+def run_qemu(source: str, ext_image: np.ndarray, hw: RVVConfig | None = None, timeout: float = 20.0
+             ) -> ArchState:
+    """Assemble ``source`` with GNU as, link it around ``ext_image`` and run it under qemu-riscv32."""
+    hw = hw or RVVConfig()
+    ext = np.asarray(ext_image, np.uint8)
     with tempfile.TemporaryDirectory(prefix="kcgym_qemu_") as d:
-        tmp = Path(d)
-        (tmp / "ext.bin").write_bytes(ext.tobytes())
-        (tmp / "kernel.s").write_text(_wrap(source, hw, ext.size))
-        (tmp / "ext.s").write_text('    .section .kcgym_ext, "aw"\n    .incbin "ext.bin"\n')
-        (tmp / "link.ld").write_text(_linker_script(hw))
-        flags = ["-march=rv32im_zicsr_zve32x", "-mabi=ilp32"]
-        for name in ("kernel", "ext"):
-            r = subprocess.run([gas, *flags, f"{name}.s", "-o", f"{name}.o"], cwd=tmp, capture_output=True,
-                               text=True, timeout=timeout)
-            if r.returncode != 0:
-                raise RuntimeError(f"GNU as rejected the source:\n{r.stderr[-3000:]}")
-        subprocess.run([ld, "-m", "elf32lriscv", "--no-relax", "-T", "link.ld", "kernel.o", "ext.o", "-o",
-                        "kernel.elf"], cwd=tmp, check=True, capture_output=True, text=True, timeout=timeout)
-        out = subprocess.run([QEMU, "-cpu", QEMU_CPU, "./kernel.elf"], cwd=tmp, capture_output=True,
-                             timeout=timeout)
+        out = run_elf(build(source, ext, hw, Path(d), timeout), timeout)
     if out.returncode != 0:
         raise RuntimeError(f"qemu exited with {out.returncode}: {out.stderr.decode(errors='replace')[-500:]}")
     raw = np.frombuffer(out.stdout, np.uint8)
