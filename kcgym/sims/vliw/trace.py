@@ -1474,9 +1474,8 @@ def pack_groups(g: Groups, part: slice) -> np.ndarray:
     of merged programs (``run_many``) carry each lane's program as one more field: the last column."""
     kind = g.kind[part]
     fields = g.fields[part]
-    return np.concatenate([fields[:, :, :N_FIELDS], g.seq[part][:, :, None],
-                           np.broadcast_to(kind[:, None, None], (len(kind), GROUP_WIDTH, 1)), fields[:, :, N_FIELDS:]],
-                          axis=2)
+    lanes = np.broadcast_to(kind[:, None, None], (len(kind), fields.shape[1], 1))
+    return np.concatenate([fields[:, :, :N_FIELDS], g.seq[part][:, :, None], lanes, fields[:, :, N_FIELDS:]], axis=2)
 
 
 def pack_rolled(g: rolled.Rolled, part: slice) -> np.ndarray:
