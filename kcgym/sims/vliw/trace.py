@@ -1105,6 +1105,7 @@ _ROW_COLS = tuple(j for j in range(N_FIELDS) if _ROW_MASK[:, j].any())
 # a DMA line's EXT fields (first element, re, rs, width, per_strip, elements) as ``_ext_index`` reads them
 EXT_FIELDS = {K_DMAI: (2, 3, 4, 5, 6, 7), K_DMAO: (1, 2, 3, 4, 5, 6)}
 _SAFE_BOUND = 1 << 30  # |terms| of a DMA element's index below this: int32 arithmetic on the device is exact
+_DIV_EXACT = 1 << 24  # DMA elements below this: exact in float32 (``_divmod``)
 
 
 def _size(need: int, lo: int, full: int) -> int:
@@ -1127,6 +1128,8 @@ def _ext_bounds(e0, re, rs, width, per_strip, tot) -> tuple[int, int, bool]:
     if not safe:
         return 0, -1, False
     end = np.minimum(e0 + LANES, tot) - 1
+    if np.any(end >= _DIV_EXACT):  # (a proven window's divisions take the float path: ``_divmod``)
+        return 0, -1, False
     a = re // 2
     b = ((per_strip - 1) // width) * (rs // 2)
     c_lo, c_hi = (e0 // per_strip) * width, (end // per_strip) * width
@@ -1282,9 +1285,26 @@ def _first_bad(val: jax.Array, seq: jax.Array, on: jax.Array) -> jax.Array:
     return jnp.where(bad, seq, NO_SEQ)
 
 
-def _ext_index(f: jax.Array, e: jax.Array) -> jax.Array:
-    """EXT element of DMA element ``e`` (``f``: re, rs, width, per_strip), as ``Machine._dma`` computes it."""
+def _divmod(a: jax.Array, d: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(a // d, a % d)`` of int32 ``0 <= a < _DIV_EXACT`` and ``d >= 1`` through a float32 division: XLA's integer
+    division runs element by element on the CPU (it was most of a DMA group's time). Exact there: ``a`` is exact
+    in float32 and so is ``d`` where ``d <= a`` (a larger ``d`` gives 0), the rounded quotient's floor is ``q`` or,
+    rounded up to the next integer, ``q + 1`` (rounding is monotone and ``q`` representable), which one step
+    corrects. Other lanes get some value (their results are masked)."""
+    q = jnp.floor(a.astype(jnp.float32) / d.astype(jnp.float32)).astype(jnp.int32)
+    q = q - (q * d > a).astype(jnp.int32)
+    return q, a - q * d
+
+
+def _ext_index(f: jax.Array, e: jax.Array, fast: bool = False) -> jax.Array:
+    """EXT element of DMA element ``e`` (``f``: re, rs, width, per_strip), as ``Machine._dma`` computes it.
+    ``fast``: every live lane's ``e`` lies in ``[0, _DIV_EXACT)`` and its width and elements per strip are positive
+    (a proven EXT window, ``_ext_bounds``), so the divisions take ``_divmod``."""
     re, rs, width, per_strip = (f[:, k][:, None] for k in range(4))
+    if fast:
+        strip, within = _divmod(e, per_strip)
+        row, col = _divmod(within, width)
+        return re // 2 + row * (rs // 2) + strip * width + col
     within = e % per_strip
     return re // 2 + (within // width) * (rs // 2) + (e // per_strip) * width + within % width
 
@@ -1293,10 +1313,13 @@ class DataPath:
     """The data side of the VLIW for one config, EXT bucket ``H`` and compact state (``compact``): a buffer
     of ``rows`` rows (the last the dump row) and EXT elements ``[0, W)``. One branch per kind, a whole group
     at once. Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row. ``programs`` > 1: that
-    many programs' rows and EXT windows side by side (``run_many``), a first non-finite step for each."""
+    many programs' rows and EXT windows side by side (``run_many``), a first non-finite step for each. A
+    proven EXT window (``W < H`` of one program; every merged program's) lets DMAs divide in float32
+    (``_ext_index``)."""
 
     def __init__(self, hw: VLIWConfig, H: int, rows: int, W: int, programs: int = 1):
         self.hw, self.H, self.rows, self.W, self.programs = hw, H, rows, W, programs
+        self.fast = programs > 1 or W < H
         self.dump = rows - 1
         self.ce = DMAO_WIDTH * LANES
 
@@ -1367,7 +1390,7 @@ class DataPath:
     def b_dmai(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
         e = f[:, 2:3] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
-        idx = _ext_index(f[:, 3:7], e)
+        idx = _ext_index(f[:, 3:7], e, self.fast)
         loaded = ext[jnp.clip(idx, 0, self.W - 1)]  # (a live lane's index lies in [0, W): ``_ext_window``)
         val = jnp.where(e < f[:, 7:8], loaded, mem[f[:, 1]])
         return self.none(self.dst(f, on), val)
@@ -1377,7 +1400,7 @@ class DataPath:
         n, width = DMAO_WIDTH, f.shape[0]  # (a group of GROUP_WIDTH lanes, or a rolled one of ROLL_WIDTH)
         f, on = f[:n], on[:n]
         e = f[:, 1:2] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
-        idx = _ext_index(f[:, 2:6], e)
+        idx = _ext_index(f[:, 2:6], e, self.fast)
         idx = jnp.where(idx < 0, idx + self.H, idx)
         live = (e < f[:, 6:7]) & on[:, None] & (idx >= 0) & (idx < self.W)
         w = self.none(jnp.full(width, self.dump, jnp.int32), jnp.zeros((width, LANES), jnp.float32))

@@ -228,3 +228,22 @@ def test_batch_scorer_rewards_equal_the_env_submit_reward(merged):
         assert rec.cycles == info["episode"].get("cycles")
         assert rec.error_class == info["episode"]["error_class"]
     assert records[0].correct and not records[2].correct and not records[3].assembled
+
+
+def test_float_division_is_integer_division():
+    """``trace._divmod`` (a proven window's DMAs divide in float32) against integer division: every dividend
+    below 2**16 by small divisors, random ones up to ``_DIV_EXACT`` by any positive int32, and the worst cases
+    (quotients just below an integer, the largest dividends)."""
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(0)
+    top = trace._DIV_EXACT
+    a = np.concatenate([np.repeat(np.arange(1 << 16), 3), rng.integers(0, top, 300_000), top - 1 - np.arange(1000),
+                        (rng.integers(1, 4096, 2000) * rng.integers(1, 4096, 2000)) % top]).astype(np.int32)
+    d = np.concatenate([np.tile([1, 3, 7], 1 << 16), rng.integers(1, 1 << 31, 100_000), rng.integers(1, 64, 100_000),
+                        rng.integers(1, top, 100_000), np.full(1000, 3), rng.integers(1, 4096, 2000)]).astype(np.int32)
+    near = a[-2000:] // np.maximum(d[-2000:], 1) * d[-2000:] - 1  # one below a multiple of d
+    a[-2000:] = np.clip(near, 0, top - 1)
+    q, r = (np.asarray(x) for x in trace._divmod(jnp.asarray(a), jnp.asarray(d)))
+    np.testing.assert_array_equal(q, a // d)
+    np.testing.assert_array_equal(r, a % d)
