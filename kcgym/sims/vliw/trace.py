@@ -1653,10 +1653,12 @@ def _state(tr: Trace, x: np.ndarray, c: np.ndarray, dm: np.ndarray, ext: np.ndar
 
 
 # ---- many programs in one data-path call -------------------------------------------------------------------
-# Programs per data-path call of run_many, and a call's most rows (rows of every program together: the state
-# is rows x 128 bytes an input set). From ``python benchmarks/bench_scoring.py --cases VLIW:matmul:1 ...``
-# (benchmarks/results/scoring.jsonl): see run_many's measurement note in the README.
-MERGE_PROGRAMS = 32
+# Programs per data-path call of run_many. From ``python benchmarks/bench_vliw_merge.py`` (its rows in
+# benchmarks/results/scoring_merge_vliw.jsonl): on matmul C1 the CPU per distinct kernel falls by a quarter
+# from one program a call to 8 and is flat from 8 to 64, the merged call's own share growing slowly with the
+# size; 16 keeps a batch scorer's chunks (at most this many kernels) few and the merged state small.
+MERGE_PROGRAMS = 16
+# ... and a call's most rows (of every program together: the state is rows x 128 bytes an input set)
 MERGE_ROWS = 1 << 16
 # A program merges where it executes at most MERGE_MAX_BUNDLES bundles (``static_count``; where that is unknown,
 # a branch: after its pre-pass, if its trace holds at most MERGE_MAX_OPS data operations), its compact state is
