@@ -1645,11 +1645,12 @@ def _state(tr: Trace, x: np.ndarray, c: np.ndarray, dm: np.ndarray, ext: np.ndar
     nan_pc = np.full(N, -1, np.int32)
     for i in np.flatnonzero(first != NO_SEQ):
         nan_pc[i] = pc_of(int(first[i]))
-    return M.State(
+    fields: dict = dict(
         ctl=each(tr.ctl), r=each(tr.r), p=each(tr.p), ready=each(tr.ready), loops=each(tr.loops),
         line_ready=each(tr.line_ready), line_read=each(tr.line_read), dma_free=each(tr.dma_free),
         busy=each(tr.busy), counts=each(tr.counts), x=x, c=c, nan_pc=nan_pc, dm=dm, ext=ext,
         prof=np.zeros((N, 1, M.N_PROF), np.int32))
+    return M.State(**fields)
 
 
 # ---- many programs in one data-path call -------------------------------------------------------------------
@@ -1674,7 +1675,7 @@ _FIELD_RE = {K_DMAI: 4 + 3, K_DMAO: 4 + 2}  # the ops column of a DMA's EXT byte
 class _Merging(NamedTuple):
     """A program ready for a merged call: its compact trace (``ops`` kept) and the rows and EXT it needs."""
 
-    index: int
+    at: int  # its place in the batch
     trace: Trace
     rows: int  # rows 1 .. rows of the compact buffer (row 0: the zero row; no dump row)
     ext: int  # its EXT window
@@ -1740,8 +1741,8 @@ def _run_merged(hw_json: str, part: list[_Merging], ext: np.ndarray, limit: int,
     initial, chunk, final, _ = data_runner(hw_json, H, rows, slots * Wm, slots)
     state = initial(ext[:, :Wm])
     ch = chunk_size(n_groups)
-    for c in range(0, max(n_groups, 1), ch):
-        state = chunk(state, pack_groups(g, slice(c, c + ch)))
+    for at in range(0, max(n_groups, 1), ch):
+        state = chunk(state, pack_groups(g, slice(at, at + ch)))
 
     def moved(m: _Merging, p: int, what) -> np.ndarray:
         r = np.asarray(what, np.int32)
@@ -1802,7 +1803,7 @@ def run_many(hw_json: str, programs: list[np.ndarray], ext: np.ndarray, ext_limi
         take = max(1, int(np.searchsorted(used, MERGE_ROWS - 2, "right")))
         part, ahead = ahead[:take], ahead[take:]
         for m, st in zip(part, _run_merged(hw_json, part, ext, limit, whole), strict=True):
-            out[m.index] = st
+            out[m.at] = st
     return out
 
 
