@@ -10,7 +10,7 @@ kernels (common inside a GRPO group) are simulated once; distinct kernels are si
 concurrently on a thread pool (the JAX simulators release the GIL while they run), or with
 ``backend="processes"`` on a pool of persistent worker processes, each with its own warm env (the
 Python around each simulation holds the GIL, so threads cannot use more than one core for it); on a
-machine that merges programs (``Accelerator.merged_programs``: the NPU) a chunk of distinct kernels is
+machine that merges programs (``Accelerator.merged_programs``: the NPU, the VLIW) a chunk of distinct kernels is
 simulated in one call. Assembly outcomes are cached across batches by source hash
 (:func:`kcgym.evaluation.assemble_cached`).
 

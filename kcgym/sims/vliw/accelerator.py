@@ -92,6 +92,12 @@ class VLIWAccelerator(SimulatedAccelerator[VLIWConfig]):
     # ---- simulation ------------------------------------------------------------------
     def simulate(self, program: Program, task: Task, cfg: TaskConfig, hw: VLIWConfig, layout: MemoryLayout,
                  inputs: list[dict[str, np.ndarray]], max_steps: int, profile: bool) -> Any:
+        ext, limit = self._image(task, cfg, layout, inputs)
+        return self.execute(program, ext, limit, hw, max_steps, profile, scratch=True)
+
+    def _image(self, task: Task, cfg: TaskConfig, layout: MemoryLayout,
+               inputs: list[dict[str, np.ndarray]]) -> tuple[np.ndarray, int]:
+        """The EXT image of each input set (inputs and constants in place, NaN elsewhere) and its limit."""
         constants = task.constants(cfg)
         limit = self.ext_size(layout)
         ext = np.full((len(inputs), bucket(limit, EXT_BUCKET)), np.nan, np.float32)  # poison: unwritten outputs
@@ -101,7 +107,22 @@ class VLIWAccelerator(SimulatedAccelerator[VLIWConfig]):
                     ext[b, r.offset : r.offset + r.size] = np.asarray(inp[r.name], np.float32).reshape(-1)
                 elif r.role == "constant":
                     ext[b, r.offset : r.offset + r.size] = round_bf16(np.asarray(constants[r.name], np.float32))
-        return self.execute(program, ext, limit, hw, max_steps, profile, scratch=True)
+        return ext, limit
+
+    merged_programs: ClassVar[int] = trace.MERGE_PROGRAMS
+
+    def run_many(self, programs: list[Program], task: Task, cfg: TaskConfig, hw: VLIWConfig,
+                 inputs: list[dict[str, np.ndarray]], max_steps: int) -> list[list[Any]]:
+        """:meth:`run` of each program, bit for bit, from one EXT image and with small programs merged into one
+        data-path call (``trace.run_batch``)."""
+        layout = self.layout(task, cfg, hw)
+        ext, limit = self._image(task, cfg, layout, inputs)
+        hw_json = hw.model_dump_json()
+        halt = trace.batched_runner(hw_json)[0].halt_row
+        words = [p.padded(hw.imem_bundles + 1, halt) for p in programs]
+        states = trace.run_batch(hw_json, words, ext, np.int32(limit), np.int32(max_steps), whole=False)
+        return [[self.result(st, b, p, task, layout, hw, max_steps) for b in range(len(inputs))]
+                for p, st in zip(programs, states, strict=True)]
 
     @staticmethod
     def execute(program: Program, ext: np.ndarray, ext_limit: int, hw: VLIWConfig, max_steps: int,

@@ -1105,6 +1105,7 @@ _ROW_COLS = tuple(j for j in range(N_FIELDS) if _ROW_MASK[:, j].any())
 # a DMA line's EXT fields (first element, re, rs, width, per_strip, elements) as ``_ext_index`` reads them
 EXT_FIELDS = {K_DMAI: (2, 3, 4, 5, 6, 7), K_DMAO: (1, 2, 3, 4, 5, 6)}
 _SAFE_BOUND = 1 << 30  # |terms| of a DMA element's index below this: int32 arithmetic on the device is exact
+_DIV_EXACT = 1 << 24  # DMA elements below this: exact in float32 (``_divmod``)
 
 
 def _size(need: int, lo: int, full: int) -> int:
@@ -1127,6 +1128,8 @@ def _ext_bounds(e0, re, rs, width, per_strip, tot) -> tuple[int, int, bool]:
     if not safe:
         return 0, -1, False
     end = np.minimum(e0 + LANES, tot) - 1
+    if np.any(end >= _DIV_EXACT):  # (a proven window's divisions take the float path: ``_divmod``)
+        return 0, -1, False
     a = re // 2
     b = ((per_strip - 1) // width) * (rs // 2)
     c_lo, c_hi = (e0 // per_strip) * width, (end // per_strip) * width
@@ -1265,7 +1268,8 @@ class Writes(NamedTuple):
     r_v: jax.Array  # f32[GROUP_WIDTH, LANES]
     el_i: jax.Array  # int32[DMAO_WIDTH * LANES]: single elements of EXT (a DMA out; H: none)
     el_v: jax.Array
-    nan: jax.Array  # int32: the group's first step with a non-finite vector or move result
+    nan: jax.Array  # int32[lanes]: each lane's step where its vector or move result is non-finite, else NO_SEQ
+    # (per lane, not the group's minimum: a merged group's lanes belong to different programs, ``run_many``)
 
 
 def _pick(sub: jax.Array, options: list) -> jax.Array:
@@ -1278,12 +1282,29 @@ def _pick(sub: jax.Array, options: list) -> jax.Array:
 
 def _first_bad(val: jax.Array, seq: jax.Array, on: jax.Array) -> jax.Array:
     bad = ~jnp.all(jnp.isfinite(val), axis=1) & on
-    return jnp.min(jnp.where(bad, seq, NO_SEQ))
+    return jnp.where(bad, seq, NO_SEQ)
 
 
-def _ext_index(f: jax.Array, e: jax.Array) -> jax.Array:
-    """EXT element of DMA element ``e`` (``f``: re, rs, width, per_strip), as ``Machine._dma`` computes it."""
+def _divmod(a: jax.Array, d: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(a // d, a % d)`` of int32 ``0 <= a < _DIV_EXACT`` and ``d >= 1`` through a float32 division: XLA's integer
+    division runs element by element on the CPU (it was most of a DMA group's time). Exact there: ``a`` is exact
+    in float32 and so is ``d`` where ``d <= a`` (a larger ``d`` gives 0), the rounded quotient's floor is ``q`` or,
+    rounded up to the next integer, ``q + 1`` (rounding is monotone and ``q`` representable), which one step
+    corrects. Other lanes get some value (their results are masked)."""
+    q = jnp.floor(a.astype(jnp.float32) / d.astype(jnp.float32)).astype(jnp.int32)
+    q = q - (q * d > a).astype(jnp.int32)
+    return q, a - q * d
+
+
+def _ext_index(f: jax.Array, e: jax.Array, fast: bool = False) -> jax.Array:
+    """EXT element of DMA element ``e`` (``f``: re, rs, width, per_strip), as ``Machine._dma`` computes it.
+    ``fast``: every live lane's ``e`` lies in ``[0, _DIV_EXACT)`` and its width and elements per strip are positive
+    (a proven EXT window, ``_ext_bounds``), so the divisions take ``_divmod``."""
     re, rs, width, per_strip = (f[:, k][:, None] for k in range(4))
+    if fast:
+        strip, within = _divmod(e, per_strip)
+        row, col = _divmod(within, width)
+        return re // 2 + row * (rs // 2) + strip * width + col
     within = e % per_strip
     return re // 2 + (within // width) * (rs // 2) + (e // per_strip) * width + within % width
 
@@ -1291,17 +1312,27 @@ def _ext_index(f: jax.Array, e: jax.Array) -> jax.Array:
 class DataPath:
     """The data side of the VLIW for one config, EXT bucket ``H`` and compact state (``compact``): a buffer
     of ``rows`` rows (the last the dump row) and EXT elements ``[0, W)``. One branch per kind, a whole group
-    at once. Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row."""
+    at once. Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row. ``programs`` > 1: that
+    many programs' rows and EXT windows side by side (``run_many``), a first non-finite step for each. A
+    proven EXT window (``W < H`` of one program; every merged program's) lets DMAs divide in float32
+    (``_ext_index``)."""
 
-    def __init__(self, hw: VLIWConfig, H: int, rows: int, W: int):
-        self.hw, self.H, self.rows, self.W = hw, H, rows, W
+    def __init__(self, hw: VLIWConfig, H: int, rows: int, W: int, programs: int = 1):
+        self.hw, self.H, self.rows, self.W, self.programs = hw, H, rows, W, programs
+        self.fast = programs > 1 or W < H
         self.dump = rows - 1
         self.ce = DMAO_WIDTH * LANES
 
     def none(self, r_i, r_v, nan=None) -> Writes:
         ce = self.ce
-        return Writes(r_i=r_i, r_v=r_v, el_i=jnp.full(ce, self.W, jnp.int32),
-                      el_v=jnp.zeros(ce, jnp.float32), nan=jnp.int32(NO_SEQ) if nan is None else nan)
+        return Writes(r_i=r_i, r_v=r_v, el_i=jnp.full(ce, self.W, jnp.int32), el_v=jnp.zeros(ce, jnp.float32),
+                      nan=jnp.full(r_i.shape[0], NO_SEQ, jnp.int32) if nan is None else nan)
+
+    def first(self, nan: jax.Array, w: Writes, prog: jax.Array | None) -> jax.Array:
+        """The first non-finite step so far: of the one program, or of each (``prog``: each lane's program)."""
+        if self.programs == 1:
+            return jnp.minimum(nan, jnp.min(w.nan))
+        return nan.at[prog].min(w.nan)
 
     def dst(self, f: jax.Array, on: jax.Array) -> jax.Array:
         return jnp.where(on, f[:, 0], self.dump)
@@ -1359,7 +1390,7 @@ class DataPath:
     def b_dmai(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
         e = f[:, 2:3] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
-        idx = _ext_index(f[:, 3:7], e)
+        idx = _ext_index(f[:, 3:7], e, self.fast)
         loaded = ext[jnp.clip(idx, 0, self.W - 1)]  # (a live lane's index lies in [0, W): ``_ext_window``)
         val = jnp.where(e < f[:, 7:8], loaded, mem[f[:, 1]])
         return self.none(self.dst(f, on), val)
@@ -1369,7 +1400,7 @@ class DataPath:
         n, width = DMAO_WIDTH, f.shape[0]  # (a group of GROUP_WIDTH lanes, or a rolled one of ROLL_WIDTH)
         f, on = f[:n], on[:n]
         e = f[:, 1:2] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
-        idx = _ext_index(f[:, 2:6], e)
+        idx = _ext_index(f[:, 2:6], e, self.fast)
         idx = jnp.where(idx < 0, idx + self.H, idx)
         live = (e < f[:, 6:7]) & on[:, None] & (idx >= 0) & (idx < self.W)
         w = self.none(jnp.full(width, self.dump, jnp.int32), jnp.zeros((width, LANES), jnp.float32))
@@ -1381,11 +1412,17 @@ class DataPath:
         return mem.at[w.r_i].set(w.r_v), ext.at[w.el_i].set(w.el_v, mode="drop")
 
     def initial(self, ext: jax.Array):
-        """(row buffer, EXT window, first non-finite step) of one input set: registers and DM start at zero."""
-        return jnp.zeros((self.rows, LANES), jnp.float32), ext, jnp.int32(NO_SEQ)
+        """(row buffer, EXT window, first non-finite step) of one input set: registers and DM start at zero.
+        Merged (``programs`` > 1): ``ext`` is the window once, each program gets its own copy of it."""
+        if self.programs == 1:
+            return jnp.zeros((self.rows, LANES), jnp.float32), ext, jnp.int32(NO_SEQ)
+        return (jnp.zeros((self.rows, LANES), jnp.float32), jnp.tile(ext, self.programs),
+                jnp.full(self.programs, NO_SEQ, jnp.int32))
 
-    def run_chunk(self, state, kinds: jax.Array, fields: jax.Array, seqs: jax.Array, n_groups: jax.Array):
-        """The first ``n_groups`` groups of a chunk, in order, on one input set."""
+    def run_chunk(self, state, kinds: jax.Array, fields: jax.Array, seqs: jax.Array, n_groups: jax.Array,
+                  progs: jax.Array | None = None):
+        """The first ``n_groups`` groups of a chunk, in order, on one input set (``progs``: each lane's program,
+        merged)."""
         branches = [self.b_ld, self.b_vec, self.b_mov, self.b_dmai, self.b_dmao, self.b_mac, self.b_mmul]
         assert len(branches) == N_KINDS
 
@@ -1393,7 +1430,7 @@ class DataPath:
             mem, ext, nan = state
             seq = seqs[i]
             w = lax.switch(jnp.maximum(kinds[i], 0), branches, (mem, ext), fields[i], seq, seq != NO_SEQ)
-            return (*self.apply(mem, ext, w), jnp.minimum(nan, w.nan))
+            return (*self.apply(mem, ext, w), self.first(nan, w, None if progs is None else progs[i]))
 
         return lax.fori_loop(0, n_groups, body, state)  # a while loop: padding groups cost nothing
 
@@ -1418,14 +1455,16 @@ class DataPath:
             f = jnp.concatenate([rows, lane_f[:, None], v[:, 3:]], axis=1)
             seq = jnp.where(on, seq0[i] + seq_step * m, NO_SEQ)
             w = lax.switch(jnp.maximum(kinds[i], 0), branches, (mem, ext), f, seq, on)
-            return (*self.apply(mem, ext, w), jnp.minimum(nan, w.nan))
+            return (*self.apply(mem, ext, w), self.first(nan, w, None))
 
         return lax.fori_loop(0, n_groups, body, state)
 
     def packed_chunk(self, state, pack: jax.Array):
-        """``run_chunk`` of a chunk sent as one array (``pack_groups``): its groups up to the padding."""
+        """``run_chunk`` of a chunk sent as one array (``pack_groups``): its groups up to the padding. Merged:
+        each lane's program in the last column."""
         kinds = pack[:, 0, N_FIELDS + 1]
-        return self.run_chunk(state, kinds, pack[:, :, :N_FIELDS], pack[:, :, N_FIELDS], jnp.sum(kinds >= 0))
+        progs = None if self.programs == 1 else pack[:, :, N_FIELDS + 2]
+        return self.run_chunk(state, kinds, pack[:, :, :N_FIELDS], pack[:, :, N_FIELDS], jnp.sum(kinds >= 0), progs)
 
     def packed_rolled(self, state, pack: jax.Array, table: jax.Array):
         """``run_rolled`` of a chunk sent as one array (``pack_rolled``) and its segment's table."""
@@ -1441,12 +1480,12 @@ class DataPath:
 
 
 @functools.lru_cache(maxsize=32)
-def data_runner(hw_json: str, H: int, rows: int, W: int):
+def data_runner(hw_json: str, H: int, rows: int, W: int, programs: int = 1):
     """``(initial, chunk, final, rolled chunk)``: the jitted, input-set-``vmap``-ped data path for one config,
-    EXT bucket and compact state (``DataPath``)."""
+    EXT bucket and compact state (``DataPath``; ``programs`` side by side, ``run_many``)."""
     enable_persistent_cache()
-    dp = DataPath(_config(hw_json), H, rows, W)
-    return (jax.jit(jax.vmap(dp.initial), donate_argnums=0),
+    dp = DataPath(_config(hw_json), H, rows, W, programs)
+    return (jax.jit(jax.vmap(dp.initial), donate_argnums=0 if programs == 1 else ()),  # (merged: EXT is tiled)
             jax.jit(jax.vmap(dp.packed_chunk, in_axes=(0, None)), donate_argnums=0),  # in place
             jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))),
             jax.jit(jax.vmap(dp.packed_rolled, in_axes=(0, None, None)), donate_argnums=0))
@@ -1454,10 +1493,12 @@ def data_runner(hw_json: str, H: int, rows: int, W: int):
 
 def pack_groups(g: Groups, part: slice) -> np.ndarray:
     """One chunk of levelled groups as one array (one transfer, not four): int32[ch, GROUP_WIDTH, N_FIELDS + 2]
-    of each lane's fields, its step, and the group's kind (-1: padding, which ends the chunk's groups)."""
+    of each lane's fields, its step, and the group's kind (-1: padding, which ends the chunk's groups). Groups
+    of merged programs (``run_many``) carry each lane's program as one more field: the last column."""
     kind = g.kind[part]
-    return np.concatenate([g.fields[part], g.seq[part][:, :, None],
-                           np.broadcast_to(kind[:, None, None], (len(kind), GROUP_WIDTH, 1))], axis=2)
+    fields = g.fields[part]
+    lanes = np.broadcast_to(kind[:, None, None], (len(kind), fields.shape[1], 1))
+    return np.concatenate([fields[:, :, :N_FIELDS], g.seq[part][:, :, None], lanes, fields[:, :, N_FIELDS:]], axis=2)
 
 
 def pack_rolled(g: rolled.Rolled, part: slice) -> np.ndarray:
@@ -1519,20 +1560,30 @@ def _entry_bytes(entry) -> int:
 _TRACES = TraceCache(TRACE_CACHE_SIZE, TRACE_CACHE_BYTES, _entry_bytes)
 
 
-def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int):
+def _prepassed(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int, count: int | None) -> Trace:
+    """The pre-pass of a program of ``count`` dynamic bundles (``static_count``): rolling its steady loops
+    from ``ROLL_ABOVE``."""
+    return prepass(words, hw, limit, max_steps, H, count is None or count > ROLL_ABOVE)
+
+
+def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, done: tuple | None = None):
     """(Trace, Groups, chunks) of a program, cached by program, config, EXT limit and bucket, and step
-    budget; ``chunks``: the groups as device arrays, a chunk at a time (sent once, not per run)."""
+    budget; ``chunks``: the groups as device arrays, a chunk at a time (sent once, not per run). ``done``:
+    the program's pre-pass where the caller made it (``run_many``: a program it leaves to run alone), as
+    ``(trace, None)`` or compacted, ``(trace, (rows, W))``."""
     words = np.ascontiguousarray(words, np.int32)
     key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, hw_json, int(limit), int(max_steps), H)
     hit = _TRACES.get(key)
     if hit is not None:
         return hit
-    count = static_count(words)
     hw = _config(hw_json)
-    tr = prepass(words, hw, int(limit), int(max_steps), H, count is None or count > ROLL_ABOVE)
+    tr, sizes = done or (_prepassed(words, hw, int(limit), int(max_steps), H, static_count(words)), None)
     pl = None
     if not tr.exotic and tr.ops is not None:
-        tr, rows, W = compact(tr, hw, H)
+        if sizes is None:
+            tr, rows, W = compact(tr, hw, H)
+        else:
+            rows, W = sizes
         pl = plan(tr, rows, W)
     tr = tr._replace(ops=None)  # scheduled: the cache keeps only what a run needs
     chunks: list[tuple[bool, tuple]] | None = None
@@ -1579,20 +1630,196 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps,
     else:  # EXT past the window keeps its initial contents
         ext_out = ext if scratch and ext.flags.writeable else ext.copy()
         ext_out[:, :W] = ext_w
+    return _state(tr, x, c, dm, ext_out, first, groups.pc_of)
+
+
+def _state(tr: Trace, x: np.ndarray, c: np.ndarray, dm: np.ndarray, ext: np.ndarray, first: np.ndarray,
+           pc_of) -> M.State:
+    """The State of a trace's run from its data path's final values (batched over input sets); ``first``: each
+    input set's first non-finite step, ``pc_of``: a step's bundle."""
+    N = len(first)
 
     def each(a: np.ndarray) -> np.ndarray:
         return np.broadcast_to(a, (N, *a.shape)).copy()
 
-    hit = first != NO_SEQ
     nan_pc = np.full(N, -1, np.int32)
-    for i in np.flatnonzero(hit):
-        nan_pc[i] = groups.pc_of(int(first[i]))
+    for i in np.flatnonzero(first != NO_SEQ):
+        nan_pc[i] = pc_of(int(first[i]))
     fields: dict = dict(
         ctl=each(tr.ctl), r=each(tr.r), p=each(tr.p), ready=each(tr.ready), loops=each(tr.loops),
         line_ready=each(tr.line_ready), line_read=each(tr.line_read), dma_free=each(tr.dma_free),
-        busy=each(tr.busy), counts=each(tr.counts), x=x, c=c, nan_pc=nan_pc, dm=dm, ext=ext_out,
+        busy=each(tr.busy), counts=each(tr.counts), x=x, c=c, nan_pc=nan_pc, dm=dm, ext=ext,
         prof=np.zeros((N, 1, M.N_PROF), np.int32))
     return M.State(**fields)
+
+
+# ---- many programs in one data-path call -------------------------------------------------------------------
+# Programs per data-path call of run_many. From ``python benchmarks/bench_vliw_merge.py`` (its rows in
+# benchmarks/results/scoring_merge_vliw.jsonl): on matmul C1 the CPU per distinct kernel falls by a quarter
+# from one program a call to 8 and is flat from 8 to 64, the merged call's own share growing slowly with the
+# size; 16 keeps a batch scorer's chunks (at most this many kernels) few and the merged state small.
+MERGE_PROGRAMS = 16
+# ... and a call's most rows (of every program together: the state is rows x 128 bytes an input set)
+MERGE_ROWS = 1 << 16
+# A program merges where it executes at most MERGE_MAX_BUNDLES bundles (``static_count``; where that is unknown,
+# a branch: after its pre-pass, if its trace holds at most MERGE_MAX_OPS data operations), its compact state is
+# compact (``compact``: rows below the full layout, a proven EXT window) and its EXT window holds at most
+# MERGE_EXT elements (each program gets its own copy of the window); else it runs alone (``run``), where its
+# own levels fill the groups. Tuning constants: every path gives the same results.
+MERGE_MAX_BUNDLES = 1 << 16
+MERGE_MAX_OPS = 1 << 16
+MERGE_EXT = 1 << 16
+_FIELD_RE = {K_DMAI: 4 + 3, K_DMAO: 4 + 2}  # the ops column of a DMA's EXT byte address (``_ext_index``'s re)
+
+
+class _Merging(NamedTuple):
+    """A program ready for a merged call: its compact trace (``ops`` kept) and the rows and EXT it needs."""
+
+    at: int  # its place in the batch
+    trace: Trace
+    rows: int  # rows 1 .. rows of the compact buffer (row 0: the zero row; no dump row)
+    ext: int  # its EXT window
+
+
+def _mergeable(i: int, words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int,
+               bf16_ext: bool) -> _Merging | None:
+    """Program ``i`` pre-passed and compacted as ``traced`` does it, or None where it runs alone (its pre-pass,
+    if made, then in ``traced``'s cache for that run)."""
+    words = np.ascontiguousarray(words, np.int32)
+    count = static_count(words)
+    if count is not None and count > MERGE_MAX_BUNDLES:
+        return None
+    hw = _config(hw_json)
+    tr = _prepassed(words, hw, limit, max_steps, H, count)
+    if tr.exotic or tr.ops is None or tr.rolls or (tr.mmul and not bf16_ext) or len(tr.ops) > MERGE_MAX_OPS:
+        traced(words, hw_json, limit, max_steps, H, (tr, None))
+        return None
+    tr, rows, W = compact(tr, hw, H)
+    if rows == layout_of(hw, H).dump + 1 or W >= H or W > MERGE_EXT:
+        traced(words, hw_json, limit, max_steps, H, (tr, (rows, W)))
+        return None
+    ops = tr.ops
+    assert ops is not None
+    used = max(int(ops[:, 4:][_ROW_MASK[ops[:, 0]]].max(initial=0)), *tr.x_rows, *tr.c_rows,
+               int(tr.line_rows.max(initial=0)))
+    return _Merging(i, tr, used, W)
+
+
+def _merged_rows(n: int) -> int:
+    """A merged call's buffer for ``n`` rows: at least COMPACT_ROWS_MIN, rounded up to an eighth of an octave
+    (a few compiles per config, at most an eighth of the buffer unused)."""
+    if n <= COMPACT_ROWS_MIN:
+        return COMPACT_ROWS_MIN
+    step = 1 << max((n - 1).bit_length() - 3, 0)
+    return -(-n // step) * step
+
+
+def _run_merged(hw_json: str, part: list[_Merging], ext: np.ndarray, limit: int, whole: bool) -> list[M.State]:
+    """One data-path call for the programs of ``part``: program ``p``'s rows ``1 .. rows`` move to its own range
+    of one buffer (row 0 stays the shared zero row, the dump row is shared), its DMAs address its own copy of
+    the EXT window, and its operations keep their levels, so the programs' levels run together in the same
+    groups; each lane carries its program (its first non-finite step)."""
+    N, H = ext.shape
+    slots = max(2, 1 << (len(part) - 1).bit_length())  # programs' EXT copies and first steps (few compiles)
+    Wm = max(m.ext for m in part)
+    rows = _merged_rows(2 + sum(m.rows for m in part))  # (the zero row, the programs' rows, the dump row)
+    ops = np.concatenate([m.trace.ops for m in part])  # type: ignore[misc]
+    sizes = [len(m.trace.ops) for m in part]  # type: ignore[arg-type]
+    prog = np.repeat(np.arange(len(part), dtype=np.int32), sizes)
+    base = np.cumsum([0] + [m.rows for m in part[:-1]]).astype(np.int32)  # row r of program p: r + base[p]
+    kinds = ops[:, 0]
+    f = ops[:, 4:]
+    mask = _ROW_MASK[kinds] & (f > 0)
+    f[mask] += np.broadcast_to(base[prog][:, None], f.shape)[mask]
+    for kind, col in _FIELD_RE.items():  # (``_ext_index`` halves re: 2 * Wm bytes a program)
+        sel = kinds == kind
+        ops[sel, col] += 2 * Wm * prog[sel]
+    g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, np.arange(len(ops)), ops[:, 3],
+                                                    np.concatenate([f, prog[:, None]], axis=1), ops[:, 1], WIDTH,
+                                                    N_KINDS, GROUP_WIDTH, chunk_size)
+    g = Groups(g_kind, g_fields, g_seq, ops[:, 1], ops[:, 2], np.int32(n_groups))
+    initial, chunk, final, _ = data_runner(hw_json, H, rows, slots * Wm, slots)
+    state = initial(ext[:, :Wm])
+    ch = chunk_size(n_groups)
+    for at in range(0, max(n_groups, 1), ch):
+        state = chunk(state, pack_groups(g, slice(at, at + ch)))
+
+    def moved(m: _Merging, p: int, what) -> np.ndarray:
+        r = np.asarray(what, np.int32)
+        return np.where(r > 0, r + base[p], 0).astype(np.int32)
+
+    if whole:
+        sel = [np.concatenate([moved(m, p, getattr(m.trace, k)) for p, m in enumerate(part)])
+               for k in ("x_rows", "c_rows", "line_rows")]
+    else:  # what no result reads (registers, DM) stays on the device
+        sel = [np.zeros(0, np.int32)] * 3
+    x, c, dm, ext_w, first = (np.asarray(a) for a in jax.device_get(final(state, *sel)))
+    dm = dm.reshape(N, -1)
+    out = []
+    n_x, n_c, n_l = (len(getattr(part[0].trace, k)) for k in ("x_rows", "c_rows", "line_rows"))
+    cols = H if whole else max(limit, Wm)  # (a result reads EXT below the limit only)
+    for p, m in enumerate(part):
+        ext_out = np.empty((N, cols), np.float32)
+        ext_out[:, :Wm] = ext_w[:, p * Wm:(p + 1) * Wm]
+        ext_out[:, Wm:] = ext[:, Wm:cols]  # (past the window: its initial contents)
+        tr = m.trace
+        op_seq, op_pc = tr.ops[:, 1], tr.ops[:, 2]  # type: ignore[index]
+        if whole:
+            st = _state(tr, x[:, p * n_x:(p + 1) * n_x], c[:, p * n_c:(p + 1) * n_c],
+                        dm[:, p * n_l * LANES:(p + 1) * n_l * LANES], ext_out, first[:, p],
+                        lambda seq, s=op_seq, pc=op_pc: int(pc[np.searchsorted(s, seq)]))
+        else:
+            st = _state(tr, x, c, dm, ext_out, first[:, p],
+                        lambda seq, s=op_seq, pc=op_pc: int(pc[np.searchsorted(s, seq)]))
+        out.append(st)
+    return out
+
+
+def run_many(hw_json: str, programs: list[np.ndarray], ext: np.ndarray, ext_limit, max_steps,
+             whole: bool = True) -> list[M.State | None]:
+    """The final State of each program on the same EXT images, as :func:`run` gives it, bit for bit, from one
+    data-path call per ``MERGE_PROGRAMS`` programs (fewer where their rows pass ``MERGE_ROWS``), each in its
+    own rows and EXT window (:func:`_run_merged`). None: a program that does not merge (``_mergeable``: the
+    caller runs it alone). Nothing is cached: each program is assumed new (batch scoring of distinct kernels).
+    ``whole=False``: only what a run's results read -- control state, counts, the first non-finite line, EXT up
+    to the limit -- the registers and DM come back empty."""
+    ext = np.asarray(ext, np.float32)
+    N, H = ext.shape
+    limit, steps = int(ext_limit), int(max_steps)
+    bf16_ext = not np.any(ext[:, :limit].view(np.uint32) & 0xFFFF)  # (VMMUL: see ``run``)
+    out: list[M.State | None] = [None] * len(programs)
+    todo = iter(range(len(programs)))
+    ahead: list[_Merging] = []
+    while True:
+        for i in todo:
+            m = _mergeable(i, programs[i], hw_json, limit, steps, H, bf16_ext)
+            if m is not None:
+                ahead.append(m)
+            if len(ahead) == MERGE_PROGRAMS:
+                break
+        if not ahead:
+            break
+        used = np.cumsum([m.rows for m in ahead])
+        take = max(1, int(np.searchsorted(used, MERGE_ROWS - 2, "right")))
+        part, ahead = ahead[:take], ahead[take:]
+        for m, st in zip(part, _run_merged(hw_json, part, ext, limit, whole), strict=True):
+            out[m.at] = st
+    return out
+
+
+def run_batch(hw_json: str, programs: list[np.ndarray], ext: np.ndarray, ext_limit, max_steps,
+              whole: bool = True) -> list[M.State]:
+    """The final State of each program on the same EXT images, bit for bit what :func:`batched_runner`'s runner
+    gives it alone: through :func:`run_many` where two or more programs merge (unless ``KCGYM_SIM=oracle``;
+    ``whole`` as there), the rest one by one."""
+    runner = batched_runner(hw_json)[1]
+    out: list = [None] * len(programs)
+    if sim_mode() != "oracle" and len(programs) > 1:
+        out = run_many(hw_json, programs, ext, ext_limit, max_steps, whole)
+    for i, w in enumerate(programs):
+        if out[i] is None:
+            out[i] = jax.device_get(runner(w, ext, ext_limit, max_steps))
+    return out
 
 
 # ---- dispatch --------------------------------------------------------------------------------------------
