@@ -17,11 +17,11 @@ from typing import Any, cast
 import numpy as np
 
 from kcgym.isa.diagnostics import AssemblyError, Diagnostic, Suggester
-from kcgym.isa.expr import ExprError, evaluate
-from kcgym.isa.preprocess import Preprocessor, SourceLine, split_operands
+from kcgym.isa.expr import ExprError, evaluate, names_symbols
+from kcgym.isa.preprocess import DIRECTIVES, Preprocessor, SourceLine, split_operands, strip_comment
 from kcgym.isa.program import Program
-from kcgym.isa.spec import ISA, Imm, InstrSpec, Reg
-from kcgym.limits import MAX_DIAGNOSTICS
+from kcgym.isa.spec import ISA, Imm, InstrSpec, Operand, Reg
+from kcgym.limits import MAX_DIAGNOSTICS, MAX_EXPANDED_LINES, MAX_EXPANSION_WORK, MAX_LINE_CHARS
 
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][A-Za-z0-9_.$]*)\s*:")
 _BUNDLE_MARK = re.compile(r"[{}]|;|\|\|")  # what splits a VLIW line: braces, ';' and '||'
@@ -31,6 +31,9 @@ _LITERAL = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|(?:\d+\
 # Memo entries per ISA object and kind (parsed pieces, checked operands, encoded rows): RL batches assemble
 # thousands of kernels that share most of their lines; past this many the memo starts again (bounded memory).
 ASSEMBLY_MEMO_ENTRIES = 1 << 14
+# Longest source line whose record the fast path keeps in its line memo (a longer line is analysed every time):
+# bounds the memo's memory at ASSEMBLY_MEMO_ENTRIES * this many characters.
+LINE_MEMO_MAX_CHARS = 512
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,11 @@ class _Tables:
     checked: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     rows: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     writes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # the plain-line fast path: raw source line -> its record (_Line, _BLANK or _UNUSUAL), and for a bundled
+    # ISA the slots of each unit in column order and the bytes of a NOP row
+    lines: dict[str, Any] = field(default_factory=dict)
+    slots_of: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    nop_bytes: bytes = b""
 
 
 def _tables(isa: ISA) -> _Tables:
@@ -58,8 +66,11 @@ def _tables(isa: ISA) -> _Tables:
             nop = isa.nop_mnemonic
             nop_row = (isa.opcodes[nop], isa.class_ids[isa.by_mnemonic[nop].cls], isa.sub_ids[nop]) + (0,) * (
                 isa.n_fields - 3)
+        slots_of: dict[str, tuple[int, ...]] = {}
+        for s, u in enumerate(isa.slot_units):
+            slots_of[u] = (*slots_of.get(u, ()), s)
         tables = _Tables(files=isa.files, reserved=frozenset(isa.register_names) | {m.lower() for m in isa.by_mnemonic},
-                         nop_row=nop_row)
+                         nop_row=nop_row, slots_of=slots_of, nop_bytes=np.array(nop_row, dtype=np.int32).tobytes())
         isa.__dict__["_assembler_tables"] = tables
     return tables
 
@@ -111,9 +122,18 @@ class Reporter:
 
 
 def assemble(isa: ISA, source: str, hw: Any = None) -> Program:
-    """Assemble ``source`` for ``isa`` under hardware config ``hw``; raises AssemblyError."""
-    rep = Reporter()
+    """Assemble ``source`` for ``isa`` under hardware config ``hw``; raises AssemblyError.
+
+    A source of plain lines (no directive, macro, diagnostic or odd bundle) takes the line-record fast path
+    (:func:`_assemble_plain`); anything else, or anything it is unsure of, goes through the general path."""
     tables = _tables(isa)
+    program = _assemble_plain(isa, tables, source, hw)
+    return program if program is not None else _assemble_general(isa, tables, source, hw)
+
+
+def _assemble_general(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program:
+    """The careful two-pass assembly: every diagnostic, in source order."""
+    rep = Reporter()
     pre = Preprocessor(isa.comment_prefixes, isa.symbols(hw), tables.reserved)
     lines = pre.run(source)
     rep.diags.extend(pre.diags)
@@ -356,65 +376,66 @@ def _check_operands_of(isa: ISA, tables: _Tables, pi: ParsedInstr, labels: dict[
                   hint=f"syntax: {spec.syntax}")
         return
     for op, text, col in zip(spec.operands, pi.operand_texts, pi.operand_cols, strict=True):
-        if text == "":
-            rep.error(sl, "E016", f"empty operand '{op.name}'", col, hint=f"syntax: {spec.syntax}")
-            pi.values.append(0)
-            continue
-        low = text.lower()
-        if isinstance(op.kind, Reg):
-            rf = tables.files[op.kind.file]
-            if low in isa.register_names:
-                other, idx = isa.register_names[low]
-                if other.name != rf.name:
-                    rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be a {rf.doc} "
-                              f"({rf.prefix}0..{rf.prefix}{rf.count - 1}), got '{text}'", col, len(text),
-                              hint=f"syntax: {spec.syntax}")
-                elif op.kind.write and rf.zero == idx:
-                    rep.warning(sl, "W001", f"write to '{text}' is discarded ({text} is hardwired to zero)",
-                                col, len(text))
-                pi.values.append(idx)
-                continue
-            m = _REGISTER_LIKE.fullmatch(low)
-            if m and m.group(1) == rf.prefix.lower():
-                rep.error(sl, "E004", f"register '{text}' does not exist: {rf.doc}s are "
-                          f"{rf.prefix}0..{rf.prefix}{rf.count - 1}", col, len(text))
-            else:
-                sug = rep.suggest(low, rf.names())
-                hint: str | None = f"did you mean '{sug}'?" if sug else f"syntax: {spec.syntax}"
-                rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be a {rf.doc} "
-                          f"({rf.prefix}0..{rf.prefix}{rf.count - 1}), got '{text}'", col, len(text), hint)
-            pi.values.append(0)
-            continue
-        assert isinstance(op.kind, Imm)
-        imm = op.kind
+        pi.values.append(_operand_value(isa, tables, spec, op, text, col, sl, labels, rep))
+
+
+def _operand_value(isa: ISA, tables: _Tables, spec: InstrSpec, op: Operand, text: str, col: int, sl: SourceLine,
+                   labels: dict[str, int], rep: Reporter) -> int | float:
+    """One operand's value (0 after an error, which goes to ``rep``)."""
+    if text == "":
+        rep.error(sl, "E016", f"empty operand '{op.name}'", col, hint=f"syntax: {spec.syntax}")
+        return 0
+    low = text.lower()
+    if isinstance(op.kind, Reg):
+        rf = tables.files[op.kind.file]
         if low in isa.register_names:
-            rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be an immediate, "
-                      f"got register '{text}'", col, len(text), hint=f"syntax: {spec.syntax}")
-            pi.values.append(0)
-            continue
-        symbols: Mapping[str, int | float] = ChainMap(cast(dict[str, int | float], labels), sl.symbols) if labels \
-            else sl.symbols
-        try:
-            v = evaluate(text, symbols, allow_float=imm.is_float)
-        except ExprError as e:
-            hint = e.hint
-            if e.message.startswith("unknown symbol"):
-                name = e.message.split("'")[1]
-                sug = rep.suggest(name, symbols)
-                hint = f"did you mean '{sug}'?" if sug else "define it with '.equ NAME, value'"
-            rep.error(sl, "E007", e.message, col + e.offset, e.length, hint)
-            pi.values.append(0)
-            continue
-        if not imm.is_float and isinstance(v, float):
-            rep.error(sl, "E007", f"operand '{op.name}' must be an integer, got {v}", col, len(text))
-            v = 0
-        if not (imm.lo <= v <= imm.hi):
-            rep.error(sl, "E005", f"operand '{op.name}' of {spec.mnemonic} is {v}, outside {imm.lo}..{imm.hi}",
-                      col, len(text), hint=_range_hint(spec, op.name))
-        elif imm.align > 1 and int(v) % imm.align:
-            rep.error(sl, "E006", f"operand '{op.name}' of {spec.mnemonic} must be a multiple of {imm.align}, "
-                      f"got {v}", col, len(text))
-        pi.values.append(v)
+            other, idx = isa.register_names[low]
+            if other.name != rf.name:
+                rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be a {rf.doc} "
+                          f"({rf.prefix}0..{rf.prefix}{rf.count - 1}), got '{text}'", col, len(text),
+                          hint=f"syntax: {spec.syntax}")
+            elif op.kind.write and rf.zero == idx:
+                rep.warning(sl, "W001", f"write to '{text}' is discarded ({text} is hardwired to zero)",
+                            col, len(text))
+            return idx
+        m = _REGISTER_LIKE.fullmatch(low)
+        if m and m.group(1) == rf.prefix.lower():
+            rep.error(sl, "E004", f"register '{text}' does not exist: {rf.doc}s are "
+                      f"{rf.prefix}0..{rf.prefix}{rf.count - 1}", col, len(text))
+        else:
+            sug = rep.suggest(low, rf.names())
+            hint: str | None = f"did you mean '{sug}'?" if sug else f"syntax: {spec.syntax}"
+            rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be a {rf.doc} "
+                      f"({rf.prefix}0..{rf.prefix}{rf.count - 1}), got '{text}'", col, len(text), hint)
+        return 0
+    assert isinstance(op.kind, Imm)
+    imm = op.kind
+    if low in isa.register_names:
+        rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be an immediate, "
+                  f"got register '{text}'", col, len(text), hint=f"syntax: {spec.syntax}")
+        return 0
+    symbols: Mapping[str, int | float] = ChainMap(cast(dict[str, int | float], labels), sl.symbols) if labels \
+        else sl.symbols
+    try:
+        v = evaluate(text, symbols, allow_float=imm.is_float)
+    except ExprError as e:
+        hint = e.hint
+        if e.message.startswith("unknown symbol"):
+            name = e.message.split("'")[1]
+            sug = rep.suggest(name, symbols)
+            hint = f"did you mean '{sug}'?" if sug else "define it with '.equ NAME, value'"
+        rep.error(sl, "E007", e.message, col + e.offset, e.length, hint)
+        return 0
+    if not imm.is_float and isinstance(v, float):
+        rep.error(sl, "E007", f"operand '{op.name}' must be an integer, got {v}", col, len(text))
+        v = 0
+    if not (imm.lo <= v <= imm.hi):
+        rep.error(sl, "E005", f"operand '{op.name}' of {spec.mnemonic} is {v}, outside {imm.lo}..{imm.hi}",
+                  col, len(text), hint=_range_hint(spec, op.name))
+    elif imm.align > 1 and int(v) % imm.align:
+        rep.error(sl, "E006", f"operand '{op.name}' of {spec.mnemonic} must be a multiple of {imm.align}, "
+                  f"got {v}", col, len(text))
+    return v
 
 
 def _range_hint(spec: InstrSpec, name: str) -> str | None:
@@ -467,3 +488,249 @@ def encode(isa: ISA, parsed: list[ParsedInstr], source: str, warnings: list[Diag
         source=source,
         warnings=warnings,
     )
+
+
+# -- the plain-line fast path ------------------------------------------------------------------------------------
+# Most sources (compiler output, RL variants of it) are plain lines: instructions, labels, comments and, on a
+# bundled ISA, '||' bundles, with no directive or macro and nothing to report. Each distinct line is analysed once,
+# by the general functions above, into a record: its parsed and checked instructions and their encoded words;
+# what depends on more than the line (label and symbol operands, bundle boundaries across lines, loop pairing in
+# ``finalize``) is still done per assembly. At the first thing out of the ordinary (a directive, any diagnostic,
+# a budget) the fast path gives up and the general path assembles the source from the start, so every
+# diagnostic (and every warning) comes from the general path alone.
+
+
+class _Op:
+    """One instruction of a plain line, parsed and checked once: what its ParsedInstr starts with."""
+
+    __slots__ = ("spec", "texts", "cols", "col", "values", "deferred", "row")
+
+    def __init__(self, spec: InstrSpec, texts: tuple[str, ...], cols: tuple[int, ...], col: int,
+                 values: tuple[int | float, ...], deferred: tuple[int, ...], row: bytes | None):
+        self.spec, self.texts, self.cols, self.col = spec, texts, cols, col
+        self.values = values  # operand values; 0 in place of a deferred one
+        self.deferred = deferred  # operands whose value names a label or symbol: evaluated per assembly
+        self.row = row  # the encoded word (int32 bytes), when no operand is deferred and nothing is hidden
+
+
+class _Line:
+    """What one plain source line contributes, whatever its line number."""
+
+    __slots__ = ("code", "labels", "pieces", "ops", "braces", "solo", "solo_slots")
+
+    def __init__(self, code: str, labels: tuple[str, ...], pieces: tuple[Any, ...], ops: tuple[_Op, ...],
+                 braces: bool, solo: bytes | None, solo_slots: tuple[int, ...]):
+        self.code, self.labels, self.pieces, self.ops, self.braces = code, labels, pieces, ops, braces
+        # bundled ISA, a line without braces: the slot of each op, and the bundle's words when its ops all have rows
+        self.solo, self.solo_slots = solo, solo_slots
+
+
+_BLANK = object()  # a line with no code
+_UNUSUAL = object()  # a line only the general path handles
+
+
+def _line_record(isa: ISA, tables: _Tables, raw: str) -> Any:
+    """The record of source line ``raw``: a :class:`_Line`, ``_BLANK`` or ``_UNUSUAL``."""
+    code = strip_comment(raw, isa.comment_prefixes)
+    if len(code) > MAX_LINE_CHARS:
+        return _UNUSUAL
+    parts = code.split(None, 1)
+    if not parts:
+        return _BLANK
+    low = parts[0].lower()  # the preprocessor's head: directives and macros are the general path's
+    if low in DIRECTIVES or (low.startswith(".") and not low.endswith(":") and low not in tables.reserved):
+        return _UNUSUAL
+    labels = []
+    pos = 0
+    while (m := _LABEL.match(code[pos:])) is not None:
+        labels.append(m.group(1))
+        pos += m.end()
+    if labels and not isa.has_labels:
+        return _UNUSUAL
+    bundled = isa.bundle_slots is not None
+    rep = Reporter()
+    sl = SourceLine(code, 1, raw)
+    spans = _bundle_pieces(code, pos) if bundled else ([("op", pos, len(code))] if code[pos:].strip() else [])
+    pieces: list[Any] = []
+    ops: list[_Op] = []
+    parsed: list[ParsedInstr] = []
+    for kind, start, end in spans:
+        if kind != "op":
+            pieces.append(kind)
+            continue
+        pi = _parse_instruction(isa, sl, code, start, end, 0, rep)
+        op = _op_record(isa, tables, pi, rep) if pi is not None else None
+        if op is None:
+            return _UNUSUAL
+        pieces.append(op)
+        ops.append(op)
+        parsed.append(pi)  # type: ignore[arg-type]
+    braces = len(pieces) != len(ops)
+    solo, solo_slots = None, ()
+    if bundled and not braces and ops:
+        _check_bundles(isa, parsed, rep)  # the line's ops share one bundle: a clash here is a clash in any
+        if rep.diags or rep.dropped_errors:
+            return _UNUSUAL
+        taken: dict[str, int] = {}
+        slots = []
+        for op in ops:
+            n = taken.get(op.spec.unit, 0)
+            taken[op.spec.unit] = n + 1
+            slots.append(tables.slots_of[op.spec.unit][n])
+        solo_slots = tuple(slots)
+        if all(op.row is not None for op in ops):
+            words = [tables.nop_bytes] * len(isa.slot_units)
+            for op, s in zip(ops, solo_slots, strict=True):
+                words[s] = op.row  # type: ignore[call-overload]
+            solo = b"".join(words)
+    return _Line(code, tuple(labels), tuple(pieces), tuple(ops), braces, solo, solo_slots)
+
+
+def _op_record(isa: ISA, tables: _Tables, pi: ParsedInstr, rep: Reporter) -> _Op | None:
+    """``pi`` checked as far as its text decides (None where that reports anything)."""
+    spec = pi.spec
+    if len(pi.operand_texts) != len(spec.operands):
+        return None
+    deferred = []
+    for i, (op, text, col) in enumerate(zip(spec.operands, pi.operand_texts, pi.operand_cols, strict=True)):
+        if isinstance(op.kind, Imm) and text and text.lower() not in isa.register_names and names_symbols(text):
+            deferred.append(i)
+            pi.values.append(0)
+        else:
+            pi.values.append(_operand_value(isa, tables, spec, op, text, col, pi.src, {}, rep))
+    if rep.diags or rep.dropped_errors:
+        return None
+    row = None
+    if not deferred and not spec.hidden:
+        try:
+            row = np.array(_encode_row(isa, pi), dtype=np.int32).tobytes()
+        except (ValueError, OverflowError):  # an encoding the general path must be the one to meet
+            return None
+    return _Op(spec, tuple(pi.operand_texts), tuple(pi.operand_cols), pi.col, tuple(pi.values), tuple(deferred),
+               row)
+
+
+def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program | None:
+    """The program of a source of plain lines, exactly as the general path makes it; None for any other source."""
+    memo = tables.lines
+    symbols = dict(isa.symbols(hw))  # what the preprocessor gives every line of a source without directives
+    bundled = isa.bundle_slots is not None
+    budget = min(MAX_EXPANDED_LINES, MAX_EXPANSION_WORK)  # lines the preprocessor would emit before a budget error
+    labels: dict[str, int] = {}
+    parsed: list[ParsedInstr] = []
+    op_of: list[_Op] = []
+    late: list[int] = []  # indices into parsed of instructions with deferred operands
+    bundles: list[tuple[int, int, _Line | None]] = []  # (first, end) indices into parsed; the line of a solo one
+    n_words = 0
+    brace = False
+    open_at = 0  # index into parsed where the open bundle starts
+    emitted = 0
+    for i, raw in enumerate(source.splitlines()):
+        rec = memo.get(raw)
+        if rec is None:
+            rec = _line_record(isa, tables, raw)
+            if len(raw) <= LINE_MEMO_MAX_CHARS:
+                _memo_put(memo, raw, rec)
+        if rec is _BLANK:
+            continue
+        if rec is _UNUSUAL:
+            return None
+        emitted += 1
+        if emitted > budget:
+            return None
+        sl = SourceLine(rec.code, i + 1, raw, None, symbols)
+        for name in rec.labels:
+            if brace or name in labels:
+                return None
+            labels[name] = n_words
+        if not bundled or not (brace or rec.braces):
+            if rec.ops:
+                for op in rec.ops:
+                    if op.deferred:
+                        late.append(len(parsed))
+                    parsed.append(ParsedInstr(op.spec, n_words, sl, list(op.texts), list(op.cols), list(op.values),
+                                              [], op.col))
+                    op_of.append(op)
+                    if not bundled:
+                        n_words += 1
+                if bundled:
+                    bundles.append((open_at, len(parsed), rec))
+                    n_words += 1
+                open_at = len(parsed)
+            continue
+        for item in rec.pieces:  # braces: the general path's bundle rules, minus its errors
+            if item == "{" or item == "}":
+                if brace == (item == "{"):
+                    return None
+                brace = item == "{"
+                if len(parsed) > open_at:
+                    bundles.append((open_at, len(parsed), None))
+                    n_words, open_at = n_words + 1, len(parsed)
+            else:
+                if item.deferred:
+                    late.append(len(parsed))
+                parsed.append(ParsedInstr(item.spec, n_words, sl, list(item.texts), list(item.cols),
+                                          list(item.values), [], item.col))
+                op_of.append(item)
+        if not brace and len(parsed) > open_at:
+            bundles.append((open_at, len(parsed), None))
+            n_words, open_at = n_words + 1, len(parsed)
+    if brace or n_words > isa.max_program:
+        return None
+
+    rep = Reporter()
+    for k in late:
+        pi = parsed[k]
+        for j in op_of[k].deferred:
+            pi.values[j] = _operand_value(isa, tables, pi.spec, pi.spec.operands[j], pi.operand_texts[j],
+                                          pi.operand_cols[j], pi.src, labels, rep)
+    for a, b, line in bundles:
+        if line is None:
+            _check_bundles(isa, parsed[a:b], rep)
+    if rep.diags or rep.dropped_errors:
+        return None
+    if isa.finalize is not None:
+        isa.finalize(parsed, hw, rep)
+        if rep.diags or rep.dropped_errors:
+            return None
+    hidden = {pi.pc for pi in parsed if pi.hidden}  # words finalize completed: encoded here, not from the record
+    chunks: list[bytes] = []
+    if not bundled:
+        for pi, op in zip(parsed, op_of, strict=True):
+            row = op.row
+            chunks.append(row if row is not None and pi.pc not in hidden else
+                          np.array(_row(isa, pi), dtype=np.int32).tobytes())
+        words = np.frombuffer(b"".join(chunks), dtype=np.int32).reshape(len(parsed), isa.n_fields).copy()
+        return Program(isa_name=isa.name, words=words, lines=[pi.src.line for pi in parsed],
+                       origins=[None] * len(parsed), source=source, warnings=[])
+    n_slots = len(isa.slot_units)
+    lines: list[int] = []
+    slot_lines: list[list[int]] = []
+    for pc, (a, b, line) in enumerate(bundles):
+        first = parsed[a].src.line
+        lines.append(first)
+        occupied = [0] * n_slots
+        if line is not None:
+            for s in line.solo_slots:
+                occupied[s] = first
+            if line.solo is not None and pc not in hidden:
+                chunks.append(line.solo)
+                slot_lines.append(occupied)
+                continue
+            rows: list[Sequence[int]] = [tables.nop_row] * n_slots
+            for pi, s in zip(parsed[a:b], line.solo_slots, strict=True):
+                rows[s] = _row(isa, pi)
+        else:
+            rows = [tables.nop_row] * n_slots
+            taken: dict[str, int] = {}
+            for pi in parsed[a:b]:
+                n = taken.get(pi.spec.unit, 0)
+                taken[pi.spec.unit] = n + 1
+                s = tables.slots_of[pi.spec.unit][n]
+                rows[s] = _row(isa, pi)
+                occupied[s] = pi.src.line
+        chunks.append(np.array(rows, dtype=np.int32).tobytes())
+        slot_lines.append(occupied)
+    words = np.frombuffer(b"".join(chunks), dtype=np.int32).reshape(len(bundles), n_slots * isa.n_fields).copy()
+    return Program(isa_name=isa.name, words=words, lines=lines, origins=[None] * len(bundles), source=source,
+                   warnings=[], slot_lines=slot_lines)
