@@ -566,7 +566,8 @@ def _line_record(isa: ISA, tables: _Tables, raw: str) -> Any:
         ops.append(op)
         parsed.append(pi)  # type: ignore[arg-type]
     braces = len(pieces) != len(ops)
-    solo, solo_slots = None, ()
+    solo: bytes | None = None
+    solo_slots: tuple[int, ...] = ()
     if bundled and not braces and ops:
         _check_bundles(isa, parsed, rep)  # the line's ops share one bundle: a clash here is a clash in any
         if rep.diags or rep.dropped_errors:
@@ -578,10 +579,11 @@ def _line_record(isa: ISA, tables: _Tables, raw: str) -> Any:
             taken[op.spec.unit] = n + 1
             slots.append(tables.slots_of[op.spec.unit][n])
         solo_slots = tuple(slots)
-        if all(op.row is not None for op in ops):
+        rows = [op.row for op in ops]
+        if all(r is not None for r in rows):
             words = [tables.nop_bytes] * len(isa.slot_units)
-            for op, s in zip(ops, solo_slots, strict=True):
-                words[s] = op.row  # type: ignore[call-overload]
+            for row, slot in zip(rows, solo_slots, strict=True):
+                words[slot] = cast(bytes, row)
             solo = b"".join(words)
     return _Line(code, tuple(labels), tuple(pieces), tuple(ops), braces, solo, solo_slots)
 

@@ -35,7 +35,7 @@ def outcome(assemble, isa, hw, source: str):
             [tuple(vars(d).values()) for d in p.warnings], p.slot_lines)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernels(machine: str, configs: tuple[int, ...]) -> dict[str, str]:
     return corpus.kernels(machine, configs)
 
