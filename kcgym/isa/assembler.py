@@ -82,9 +82,9 @@ class ParsedInstr:
     spec: InstrSpec
     pc: int
     src: SourceLine
-    operand_texts: list[str]
-    operand_cols: list[int]
-    values: list[int | float] = field(default_factory=list)
+    operand_texts: Sequence[str]
+    operand_cols: Sequence[int]
+    values: Sequence[int | float] = field(default_factory=list)
     hidden: list[int] = field(default_factory=list)
     col: int = 1  # 1-based column of the mnemonic
 
@@ -357,7 +357,7 @@ def _check_operands(isa: ISA, tables: _Tables, pi: ParsedInstr, labels: dict[str
     key = (pi.spec.mnemonic, tuple(pi.operand_texts))
     hit = tables.checked.get(key)
     if hit is not None:
-        pi.values.extend(hit)
+        pi.values = list(hit)
         return
     before = (len(rep.diags), rep.dropped_errors)
     _check_operands_of(isa, tables, pi, labels, rep)
@@ -375,8 +375,8 @@ def _check_operands_of(isa: ISA, tables: _Tables, pi: ParsedInstr, labels: dict[
         rep.error(sl, "E002", f"{spec.mnemonic} takes {want} operand(s), got {got}", col,
                   hint=f"syntax: {spec.syntax}")
         return
-    for op, text, col in zip(spec.operands, pi.operand_texts, pi.operand_cols, strict=True):
-        pi.values.append(_operand_value(isa, tables, spec, op, text, col, sl, labels, rep))
+    pi.values = [_operand_value(isa, tables, spec, op, text, col, sl, labels, rep)
+                 for op, text, col in zip(spec.operands, pi.operand_texts, pi.operand_cols, strict=True)]
 
 
 def _operand_value(isa: ISA, tables: _Tables, spec: InstrSpec, op: Operand, text: str, col: int, sl: SourceLine,
@@ -594,12 +594,14 @@ def _op_record(isa: ISA, tables: _Tables, pi: ParsedInstr, rep: Reporter) -> _Op
     if len(pi.operand_texts) != len(spec.operands):
         return None
     deferred = []
+    values: list[int | float] = []
     for i, (op, text, col) in enumerate(zip(spec.operands, pi.operand_texts, pi.operand_cols, strict=True)):
         if isinstance(op.kind, Imm) and text and text.lower() not in isa.register_names and names_symbols(text):
             deferred.append(i)
-            pi.values.append(0)
+            values.append(0)
         else:
-            pi.values.append(_operand_value(isa, tables, spec, op, text, col, pi.src, {}, rep))
+            values.append(_operand_value(isa, tables, spec, op, text, col, pi.src, {}, rep))
+    pi.values = values
     if rep.diags or rep.dropped_errors:
         return None
     row = None
@@ -613,21 +615,25 @@ def _op_record(isa: ISA, tables: _Tables, pi: ParsedInstr, rep: Reporter) -> _Op
 
 
 def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program | None:
-    """The program of a source of plain lines, exactly as the general path makes it; None for any other source."""
+    """The program of a source of plain lines, exactly as the general path makes it; None for any other source.
+
+    An instruction's ParsedInstr shares its record's operand tuples (nothing after parsing changes them; a
+    deferred operand gets a fresh list of values)."""
     memo = tables.lines
     symbols = dict(isa.symbols(hw))  # what the preprocessor gives every line of a source without directives
     bundled = isa.bundle_slots is not None
     budget = min(MAX_EXPANDED_LINES, MAX_EXPANSION_WORK)  # lines the preprocessor would emit before a budget error
     labels: dict[str, int] = {}
     parsed: list[ParsedInstr] = []
-    op_of: list[_Op] = []
-    late: list[int] = []  # indices into parsed of instructions with deferred operands
+    rows: list[bytes | None] = []  # not bundled: each instruction's word, None where it is encoded late
+    late: list[tuple[ParsedInstr, list[int | float], _Op]] = []  # instructions with deferred operands
     bundles: list[tuple[int, int, _Line | None]] = []  # (first, end) indices into parsed; the line of a solo one
     n_words = 0
     brace = False
     open_at = 0  # index into parsed where the open bundle starts
     emitted = 0
-    for i, raw in enumerate(source.splitlines()):
+    append = parsed.append
+    for i, raw in enumerate(source.splitlines(), 1):
         rec = memo.get(raw)
         if rec is None:
             rec = _line_record(isa, tables, raw)
@@ -640,24 +646,36 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
         emitted += 1
         if emitted > budget:
             return None
-        sl = SourceLine(rec.code, i + 1, raw, None, symbols)
-        for name in rec.labels:
-            if brace or name in labels:
-                return None
-            labels[name] = n_words
-        if not bundled or not (brace or rec.braces):
+        sl = SourceLine(rec.code, i, raw, None, symbols)
+        if rec.labels:
+            for name in rec.labels:
+                if brace or name in labels:
+                    return None
+                labels[name] = n_words
+        if not bundled:
+            for op in rec.ops:
+                if op.deferred:
+                    vals = list(op.values)
+                    pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, vals, [], op.col)
+                    late.append((pi, vals, op))
+                else:
+                    pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, op.values, [], op.col)
+                append(pi)
+                rows.append(op.row)
+                n_words += 1
+            continue
+        if not (brace or rec.braces):  # the line is one bundle
             if rec.ops:
                 for op in rec.ops:
                     if op.deferred:
-                        late.append(len(parsed))
-                    parsed.append(ParsedInstr(op.spec, n_words, sl, list(op.texts), list(op.cols), list(op.values),
-                                              [], op.col))
-                    op_of.append(op)
-                    if not bundled:
-                        n_words += 1
-                if bundled:
-                    bundles.append((open_at, len(parsed), rec))
-                    n_words += 1
+                        vals = list(op.values)
+                        pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, vals, [], op.col)
+                        late.append((pi, vals, op))
+                    else:
+                        pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, op.values, [], op.col)
+                    append(pi)
+                bundles.append((open_at, len(parsed), rec))
+                n_words += 1
                 open_at = len(parsed)
             continue
         for item in rec.pieces:  # braces: the general path's bundle rules, minus its errors
@@ -669,11 +687,11 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
                     bundles.append((open_at, len(parsed), None))
                     n_words, open_at = n_words + 1, len(parsed)
             else:
+                vals = list(item.values)
+                pi = ParsedInstr(item.spec, n_words, sl, item.texts, item.cols, vals, [], item.col)
                 if item.deferred:
-                    late.append(len(parsed))
-                parsed.append(ParsedInstr(item.spec, n_words, sl, list(item.texts), list(item.cols),
-                                          list(item.values), [], item.col))
-                op_of.append(item)
+                    late.append((pi, vals, item))
+                append(pi)
         if not brace and len(parsed) > open_at:
             bundles.append((open_at, len(parsed), None))
             n_words, open_at = n_words + 1, len(parsed)
@@ -681,11 +699,10 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
         return None
 
     rep = Reporter()
-    for k in late:
-        pi = parsed[k]
-        for j in op_of[k].deferred:
-            pi.values[j] = _operand_value(isa, tables, pi.spec, pi.spec.operands[j], pi.operand_texts[j],
-                                          pi.operand_cols[j], pi.src, labels, rep)
+    for pi, vals, op in late:
+        for j in op.deferred:
+            vals[j] = _operand_value(isa, tables, pi.spec, pi.spec.operands[j], pi.operand_texts[j],
+                                     pi.operand_cols[j], pi.src, labels, rep)
     for a, b, line in bundles:
         if line is None:
             _check_bundles(isa, parsed[a:b], rep)
@@ -696,16 +713,20 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
         if rep.diags or rep.dropped_errors:
             return None
     hidden = {pi.pc for pi in parsed if pi.hidden}  # words finalize completed: encoded here, not from the record
-    chunks: list[bytes] = []
     if not bundled:
-        for pi, op in zip(parsed, op_of, strict=True):
-            row = op.row
-            chunks.append(row if row is not None and pi.pc not in hidden else
-                          np.array(_row(isa, pi), dtype=np.int32).tobytes())
+        chunks = [row if row is not None and k not in hidden else np.array(_row(isa, parsed[k]), dtype=np.int32)
+                  .tobytes() for k, row in enumerate(rows)]
         words = np.frombuffer(b"".join(chunks), dtype=np.int32).reshape(len(parsed), isa.n_fields).copy()
         return Program(isa_name=isa.name, words=words, lines=[pi.src.line for pi in parsed],
                        origins=[None] * len(parsed), source=source, warnings=[])
+    return _encode_plain_bundles(isa, tables, parsed, bundles, hidden, source)
+
+
+def _encode_plain_bundles(isa: ISA, tables: _Tables, parsed: list[ParsedInstr],
+                          bundles: list[tuple[int, int, _Line | None]], hidden: set[int], source: str) -> Program:
+    """:func:`encode_bundles` for the fast path: a solo line's bundle from its record's bytes."""
     n_slots = len(isa.slot_units)
+    chunks: list[bytes] = []
     lines: list[int] = []
     slot_lines: list[list[int]] = []
     for pc, (a, b, line) in enumerate(bundles):
@@ -715,9 +736,9 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
         if line is not None:
             for s in line.solo_slots:
                 occupied[s] = first
+            slot_lines.append(occupied)
             if line.solo is not None and pc not in hidden:
                 chunks.append(line.solo)
-                slot_lines.append(occupied)
                 continue
             rows: list[Sequence[int]] = [tables.nop_row] * n_slots
             for pi, s in zip(parsed[a:b], line.solo_slots, strict=True):
@@ -731,8 +752,8 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
                 s = tables.slots_of[pi.spec.unit][n]
                 rows[s] = _row(isa, pi)
                 occupied[s] = pi.src.line
+            slot_lines.append(occupied)
         chunks.append(np.array(rows, dtype=np.int32).tobytes())
-        slot_lines.append(occupied)
     words = np.frombuffer(b"".join(chunks), dtype=np.int32).reshape(len(bundles), n_slots * isa.n_fields).copy()
     return Program(isa_name=isa.name, words=words, lines=lines, origins=[None] * len(bundles), source=source,
                    warnings=[], slot_lines=slot_lines)

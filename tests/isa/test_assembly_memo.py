@@ -16,7 +16,7 @@ from kcgym.tasks import TASKS
 
 def _clear(isa) -> None:
     t = assembler._tables(isa)
-    for memo in (t.parsed, t.checked, t.rows, t.writes):
+    for memo in (t.parsed, t.checked, t.rows, t.writes, t.lines):
         memo.clear()
 
 
