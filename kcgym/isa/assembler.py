@@ -9,6 +9,7 @@ are collected and raised together.
 from __future__ import annotations
 
 import re
+from array import array
 from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,7 +76,7 @@ def _tables(isa: ISA) -> _Tables:
     return tables
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedInstr:
     """One instruction after parsing: what ISA-specific ``finalize`` hooks work on."""
 
@@ -85,7 +86,7 @@ class ParsedInstr:
     operand_texts: Sequence[str]
     operand_cols: Sequence[int]
     values: Sequence[int | float] = field(default_factory=list)
-    hidden: list[int] = field(default_factory=list)
+    hidden: Sequence[int] = field(default_factory=list)
     col: int = 1  # 1-based column of the mnemonic
 
 
@@ -529,8 +530,9 @@ _BLANK = object()  # a line with no code
 _UNUSUAL = object()  # a line only the general path handles
 
 
-def _line_record(isa: ISA, tables: _Tables, raw: str) -> Any:
-    """The record of source line ``raw``: a :class:`_Line`, ``_BLANK`` or ``_UNUSUAL``."""
+def _line_record(isa: ISA, tables: _Tables, raw: str, rep: Reporter) -> Any:
+    """The record of source line ``raw``: a :class:`_Line`, ``_BLANK`` or ``_UNUSUAL`` (which is all that a
+    diagnostic in ``rep`` means: the caller gives up at the first)."""
     code = strip_comment(raw, isa.comment_prefixes)
     if len(code) > MAX_LINE_CHARS:
         return _UNUSUAL
@@ -548,7 +550,6 @@ def _line_record(isa: ISA, tables: _Tables, raw: str) -> Any:
     if labels and not isa.has_labels:
         return _UNUSUAL
     bundled = isa.bundle_slots is not None
-    rep = Reporter()
     sl = SourceLine(code, 1, raw)
     spans = _bundle_pieces(code, pos) if bundled else ([("op", pos, len(code))] if code[pos:].strip() else [])
     pieces: list[Any] = []
@@ -569,15 +570,22 @@ def _line_record(isa: ISA, tables: _Tables, raw: str) -> Any:
     solo: bytes | None = None
     solo_slots: tuple[int, ...] = ()
     if bundled and not braces and ops:
-        _check_bundles(isa, parsed, rep)  # the line's ops share one bundle: a clash here is a clash in any
-        if rep.diags or rep.dropped_errors:
-            return _UNUSUAL
+        # the line's ops share one bundle (a clash here is a clash in any bundle holding them): the slot rules of
+        # _check_bundles as a yes/no, its diagnostics left to the general path
         taken: dict[str, int] = {}
         slots = []
-        for op in ops:
+        written: set[str] = set()
+        for op, pi in zip(ops, parsed, strict=True):
             n = taken.get(op.spec.unit, 0)
+            units = tables.slots_of.get(op.spec.unit, ())
+            if n >= len(units):
+                return _UNUSUAL
             taken[op.spec.unit] = n + 1
-            slots.append(tables.slots_of[op.spec.unit][n])
+            slots.append(units[n])
+            for reg, _, _ in _written_registers(isa, pi):
+                if reg in written:
+                    return _UNUSUAL
+                written.add(reg)
         solo_slots = tuple(slots)
         rows = [op.row for op in ops]
         if all(r is not None for r in rows):
@@ -586,6 +594,14 @@ def _line_record(isa: ISA, tables: _Tables, raw: str) -> Any:
                 words[slot] = cast(bytes, row)
             solo = b"".join(words)
     return _Line(code, tuple(labels), tuple(pieces), tuple(ops), braces, solo, solo_slots)
+
+
+def _int32_bytes(row: list[int]) -> bytes:
+    """``np.array(row, dtype=np.int32).tobytes()``, cheaper; OverflowError where a value is not an int32."""
+    return array("i", row).tobytes()
+
+
+assert array("i").itemsize == 4 and np.dtype(np.int32).itemsize == 4  # the fast path's words are int32 bytes
 
 
 def _op_record(isa: ISA, tables: _Tables, pi: ParsedInstr, rep: Reporter) -> _Op | None:
@@ -607,7 +623,7 @@ def _op_record(isa: ISA, tables: _Tables, pi: ParsedInstr, rep: Reporter) -> _Op
     row = None
     if not deferred and not spec.hidden:
         try:
-            row = np.array(_encode_row(isa, pi), dtype=np.int32).tobytes()
+            row = _int32_bytes(_encode_row(isa, pi))
         except (ValueError, OverflowError):  # an encoding the general path must be the one to meet
             return None
     return _Op(spec, tuple(pi.operand_texts), tuple(pi.operand_cols), pi.col, tuple(pi.values), tuple(deferred),
@@ -623,11 +639,15 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
     symbols = dict(isa.symbols(hw))  # what the preprocessor gives every line of a source without directives
     bundled = isa.bundle_slots is not None
     budget = min(MAX_EXPANDED_LINES, MAX_EXPANSION_WORK)  # lines the preprocessor would emit before a budget error
+    rep = Reporter()
     labels: dict[str, int] = {}
     parsed: list[ParsedInstr] = []
     rows: list[bytes | None] = []  # not bundled: each instruction's word, None where it is encoded late
     late: list[tuple[ParsedInstr, list[int | float], _Op]] = []  # instructions with deferred operands
-    bundles: list[tuple[int, int, _Line | None]] = []  # (first, end) indices into parsed; the line of a solo one
+    # per bundle: its first index into parsed, and its line where it is a solo line's (else None); parallel lists
+    # of ints and shared records, as an assembly's allocations are what the garbage collector counts
+    starts: list[int] = []
+    solos: list[_Line | None] = []
     n_words = 0
     brace = False
     open_at = 0  # index into parsed where the open bundle starts
@@ -636,7 +656,7 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
     for i, raw in enumerate(source.splitlines(), 1):
         rec = memo.get(raw)
         if rec is None:
-            rec = _line_record(isa, tables, raw)
+            rec = _line_record(isa, tables, raw, rep)
             if len(raw) <= LINE_MEMO_MAX_CHARS:
                 _memo_put(memo, raw, rec)
         if rec is _BLANK:
@@ -656,10 +676,10 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
             for op in rec.ops:
                 if op.deferred:
                     vals = list(op.values)
-                    pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, vals, [], op.col)
+                    pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, vals, (), op.col)
                     late.append((pi, vals, op))
                 else:
-                    pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, op.values, [], op.col)
+                    pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, op.values, (), op.col)
                 append(pi)
                 rows.append(op.row)
                 n_words += 1
@@ -669,12 +689,13 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
                 for op in rec.ops:
                     if op.deferred:
                         vals = list(op.values)
-                        pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, vals, [], op.col)
+                        pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, vals, (), op.col)
                         late.append((pi, vals, op))
                     else:
-                        pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, op.values, [], op.col)
+                        pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, op.values, (), op.col)
                     append(pi)
-                bundles.append((open_at, len(parsed), rec))
+                starts.append(open_at)
+                solos.append(rec)
                 n_words += 1
                 open_at = len(parsed)
             continue
@@ -684,28 +705,30 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
                     return None
                 brace = item == "{"
                 if len(parsed) > open_at:
-                    bundles.append((open_at, len(parsed), None))
+                    starts.append(open_at)
+                    solos.append(None)
                     n_words, open_at = n_words + 1, len(parsed)
             else:
                 vals = list(item.values)
-                pi = ParsedInstr(item.spec, n_words, sl, item.texts, item.cols, vals, [], item.col)
+                pi = ParsedInstr(item.spec, n_words, sl, item.texts, item.cols, vals, (), item.col)
                 if item.deferred:
                     late.append((pi, vals, item))
                 append(pi)
         if not brace and len(parsed) > open_at:
-            bundles.append((open_at, len(parsed), None))
+            starts.append(open_at)
+            solos.append(None)
             n_words, open_at = n_words + 1, len(parsed)
     if brace or n_words > isa.max_program:
         return None
 
-    rep = Reporter()
     for pi, vals, op in late:
         for j in op.deferred:
             vals[j] = _operand_value(isa, tables, pi.spec, pi.spec.operands[j], pi.operand_texts[j],
                                      pi.operand_cols[j], pi.src, labels, rep)
-    for a, b, line in bundles:
+    starts.append(len(parsed))  # the end of the last bundle
+    for pc, line in enumerate(solos):
         if line is None:
-            _check_bundles(isa, parsed[a:b], rep)
+            _check_bundles(isa, parsed[starts[pc] : starts[pc + 1]], rep)
     if rep.diags or rep.dropped_errors:
         return None
     if isa.finalize is not None:
@@ -719,17 +742,19 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
         words = np.frombuffer(b"".join(chunks), dtype=np.int32).reshape(len(parsed), isa.n_fields).copy()
         return Program(isa_name=isa.name, words=words, lines=[pi.src.line for pi in parsed],
                        origins=[None] * len(parsed), source=source, warnings=[])
-    return _encode_plain_bundles(isa, tables, parsed, bundles, hidden, source)
+    return _encode_plain_bundles(isa, tables, parsed, starts, solos, hidden, source)
 
 
-def _encode_plain_bundles(isa: ISA, tables: _Tables, parsed: list[ParsedInstr],
-                          bundles: list[tuple[int, int, _Line | None]], hidden: set[int], source: str) -> Program:
-    """:func:`encode_bundles` for the fast path: a solo line's bundle from its record's bytes."""
+def _encode_plain_bundles(isa: ISA, tables: _Tables, parsed: list[ParsedInstr], starts: list[int],
+                          solos: list[_Line | None], hidden: set[int], source: str) -> Program:
+    """:func:`encode_bundles` for the fast path: a solo line's bundle from its record's bytes (bundle ``pc`` is
+    ``parsed[starts[pc] : starts[pc + 1]]``)."""
     n_slots = len(isa.slot_units)
     chunks: list[bytes] = []
     lines: list[int] = []
     slot_lines: list[list[int]] = []
-    for pc, (a, b, line) in enumerate(bundles):
+    for pc, line in enumerate(solos):
+        a, b = starts[pc], starts[pc + 1]
         first = parsed[a].src.line
         lines.append(first)
         occupied = [0] * n_slots
@@ -754,6 +779,6 @@ def _encode_plain_bundles(isa: ISA, tables: _Tables, parsed: list[ParsedInstr],
                 occupied[s] = pi.src.line
             slot_lines.append(occupied)
         chunks.append(np.array(rows, dtype=np.int32).tobytes())
-    words = np.frombuffer(b"".join(chunks), dtype=np.int32).reshape(len(bundles), n_slots * isa.n_fields).copy()
-    return Program(isa_name=isa.name, words=words, lines=lines, origins=[None] * len(bundles), source=source,
+    words = np.frombuffer(b"".join(chunks), dtype=np.int32).reshape(len(solos), n_slots * isa.n_fields).copy()
+    return Program(isa_name=isa.name, words=words, lines=lines, origins=[None] * len(solos), source=source,
                    warnings=[], slot_lines=slot_lines)
