@@ -11,7 +11,8 @@ flips every round) so a shared box's load hits both alike:
   batches and ``BatchScorer`` see.
 
 "Instructions" are the operations of the assembled programs (NPU: words; VLIW: non-NOP slots). CPU is
-``time.process_time`` of the assembling process, wall beside it; ``identical`` compares every program's
+``time.process_time`` of the assembling process, wall beside it, with the garbage collector on (a full
+collection that the set-up's objects would set off is done before the clock starts); ``identical`` compares every program's
 words, line map and warnings across the trees.
 
     PYTHONPATH=. python benchmarks/bench_assemble.py --base /work/wt/base7 [--quick] [--rounds 2]
@@ -68,6 +69,8 @@ acc = ACCELERATORS[machine]
 hw = acc.make_hw()
 for s in warm:
     acc.assemble(s, hw)
+import gc
+gc.collect()  # the set-up's garbage (the sources just loaded) is not the assembler's: collected before the clock
 programs = []
 c0, w0 = time.process_time(), time.perf_counter()
 for s in sources:

@@ -381,8 +381,10 @@ def _check_operands_of(isa: ISA, tables: _Tables, pi: ParsedInstr, labels: dict[
 
 
 def _operand_value(isa: ISA, tables: _Tables, spec: InstrSpec, op: Operand, text: str, col: int, sl: SourceLine,
-                   labels: dict[str, int], rep: Reporter) -> int | float:
-    """One operand's value (0 after an error, which goes to ``rep``)."""
+                   labels: dict[str, int], rep: Reporter, scope: Mapping[str, int | float] | None = None
+                   ) -> int | float:
+    """One operand's value (0 after an error, which goes to ``rep``). ``scope``: the names an expression sees, if
+    not ``labels`` over the line's symbols (the fast path passes them merged into one dict: same lookups)."""
     if text == "":
         rep.error(sl, "E016", f"empty operand '{op.name}'", col, hint=f"syntax: {spec.syntax}")
         return 0
@@ -415,8 +417,8 @@ def _operand_value(isa: ISA, tables: _Tables, spec: InstrSpec, op: Operand, text
         rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be an immediate, "
                   f"got register '{text}'", col, len(text), hint=f"syntax: {spec.syntax}")
         return 0
-    symbols: Mapping[str, int | float] = ChainMap(cast(dict[str, int | float], labels), sl.symbols) if labels \
-        else sl.symbols
+    symbols: Mapping[str, int | float] = scope if scope is not None else ChainMap(
+        cast(dict[str, int | float], labels), sl.symbols) if labels else sl.symbols
     try:
         v = evaluate(text, symbols, allow_float=imm.is_float)
     except ExprError as e:
@@ -721,10 +723,11 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
     if brace or n_words > isa.max_program:
         return None
 
+    scope = {**symbols, **labels}  # = ChainMap(labels, symbols) for lookups, which are all a success needs
     for pi, vals, op in late:
         for j in op.deferred:
             vals[j] = _operand_value(isa, tables, pi.spec, pi.spec.operands[j], pi.operand_texts[j],
-                                     pi.operand_cols[j], pi.src, labels, rep)
+                                     pi.operand_cols[j], pi.src, labels, rep, scope)
     starts.append(len(parsed))  # the end of the last bundle
     for pc, line in enumerate(solos):
         if line is None:
