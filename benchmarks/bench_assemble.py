@@ -12,8 +12,8 @@ flips every round) so a shared box's load hits both alike:
 
 "Instructions" are the operations of the assembled programs (NPU: words; VLIW: non-NOP slots). CPU is
 ``time.process_time`` of the assembling process, wall beside it, with the garbage collector on (a full
-collection that the set-up's objects would set off is done before the clock starts); ``identical`` compares every program's
-words, line map and warnings across the trees.
+collection that the set-up's objects would set off is done before the clock starts); ``identical``
+compares every program's words, line map and warnings across the trees.
 
     PYTHONPATH=. python benchmarks/bench_assemble.py --base /work/wt/base7 [--quick] [--rounds 2]
 

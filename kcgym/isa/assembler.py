@@ -4,6 +4,10 @@ Pass 1 preprocesses (macros, repeats, constants), splits labels and instructions
 assigns PCs; pass 2 checks every operand against the instruction table (register files,
 ranges, alignment), evaluates expressions, and encodes ``int32[N, F]`` words. All errors
 are collected and raised together.
+
+Sources of plain lines (the compiler's, and RL variants of it) take a fast path first: per-line records made
+once by the same functions, so an assembly does only what depends on more than one line (see the section
+"the plain-line fast path" below); the general path stays the one that reports.
 """
 
 from __future__ import annotations
