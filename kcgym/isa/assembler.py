@@ -61,6 +61,7 @@ class _Tables:
     lines: dict[str, Any] = field(default_factory=dict)
     slots_of: dict[str, tuple[int, ...]] = field(default_factory=dict)
     nop_bytes: bytes = b""
+    n_slots: int = 0  # slot columns of a bundle
 
 
 def _tables(isa: ISA) -> _Tables:
@@ -75,7 +76,8 @@ def _tables(isa: ISA) -> _Tables:
         for s, u in enumerate(isa.slot_units):
             slots_of[u] = (*slots_of.get(u, ()), s)
         tables = _Tables(files=isa.files, reserved=frozenset(isa.register_names) | {m.lower() for m in isa.by_mnemonic},
-                         nop_row=nop_row, slots_of=slots_of, nop_bytes=np.array(nop_row, dtype=np.int32).tobytes())
+                         nop_row=nop_row, slots_of=slots_of, nop_bytes=np.array(nop_row, dtype=np.int32).tobytes(),
+                         n_slots=len(isa.slot_units))
         isa.__dict__["_assembler_tables"] = tables
     return tables
 
@@ -595,7 +597,7 @@ def _line_record(isa: ISA, tables: _Tables, raw: str, rep: Reporter) -> Any:
         solo_slots = tuple(slots)
         rows = [op.row for op in ops]
         if all(r is not None for r in rows):
-            words = [tables.nop_bytes] * len(isa.slot_units)
+            words = [tables.nop_bytes] * tables.n_slots
             for row, slot in zip(rows, solo_slots, strict=True):
                 words[slot] = cast(bytes, row)
             solo = b"".join(words)
@@ -756,7 +758,7 @@ def _encode_plain_bundles(isa: ISA, tables: _Tables, parsed: list[ParsedInstr], 
                           solos: list[_Line | None], hidden: set[int], source: str) -> Program:
     """:func:`encode_bundles` for the fast path: a solo line's bundle from its record's bytes (bundle ``pc`` is
     ``parsed[starts[pc] : starts[pc + 1]]``)."""
-    n_slots = len(isa.slot_units)
+    n_slots = tables.n_slots
     chunks: list[bytes] = []
     lines: list[int] = []
     slot_lines: list[list[int]] = []
