@@ -9,6 +9,9 @@ flips every round) so a shared box's load hits both alike:
 - ``matmul C<n> variants``: the BatchScorer's distinct kernels (``bench_scoring.variant``: the compiler's
   matmul kernel with one immediate changed), ``--variants`` of them after one warm-up assembly: what RL
   batches and ``BatchScorer`` see.
+- ``mutants + hostile``: seeded mutants of every C1 kernel (``tests/isa/corpus.py``: deleted, garbled, swapped
+  lines, bad operands, directives...) and the hostile sources of issue 14, mostly assembly errors: what the
+  fast path costs where it gives up and the general path assembles from the start (ms per source).
 
 "Instructions" are the operations of the assembled programs (NPU: words; VLIW: non-NOP slots). CPU is
 ``time.process_time`` of the assembling process, wall beside it, with the garbage collector on (a full
@@ -107,10 +110,16 @@ def _run(tree: Path, code: str, *args: str) -> str:
                           check=True).stdout
 
 
+MUTANTS_PER_KERNEL = 3
+
+
 def cases(corpus: dict[str, dict[str, str]], machine: str, n_variants: int) -> dict[str, tuple[list, list]]:
     """case name -> (warm-up sources, timed sources)."""
     sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE.parent))
     from bench_scoring import variant
+
+    from tests.isa.corpus import hostile, mutants
 
     kernels = corpus[machine]
     out = {"kernels": ([], list(kernels.values()))}
@@ -119,10 +128,14 @@ def cases(corpus: dict[str, dict[str, str]], machine: str, n_variants: int) -> d
         if src is not None:
             out[f"matmul C{index} variants"] = ([variant(machine, src, 0)],
                                                 [variant(machine, src, 100 + i) for i in range(n_variants)])
+    bad = [m for n, (name, src) in enumerate(sorted(kernels.items())) if " C1 " in name
+           for m in mutants(src, machine, MUTANTS_PER_KERNEL, seed=n)]
+    out["mutants + hostile"] = ([], bad + list(hostile(machine).values()))
     return out
 
 
-def measure(base: Path, machines: list[str], configs: str, n_variants: int, rounds: int) -> list[dict]:
+def measure(base: Path, machines: list[str], configs: str, n_variants: int, rounds: int,
+            only: set[str] | None = None) -> list[dict]:
     here = HERE.parent
     commit = {side: subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True,
                                    text=True).stdout.strip() for side, tree in (("before", base), ("after", here))}
@@ -133,6 +146,8 @@ def measure(base: Path, machines: list[str], configs: str, n_variants: int, roun
         corpus = json.loads(corpus_path.read_text())
         for machine in machines:
             for case, (warm, sources) in cases(corpus, machine, n_variants).items():
+                if only is not None and case not in only:
+                    continue
                 path = Path(tmp) / f"{machine}-{case}.json"
                 path.write_text(json.dumps([warm, sources]))
                 got: dict[str, list[dict]] = {"before": [], "after": []}
@@ -144,7 +159,7 @@ def measure(base: Path, machines: list[str], configs: str, n_variants: int, roun
                         got[side].append(json.loads(_run(tree, _MEASURE, machine, str(path)).splitlines()[-1]))
                 best = {side: min(runs, key=lambda x: x["cpu_s"]) for side, runs in got.items()}
                 b, a = best["before"], best["after"]
-                n = a["instructions"]
+                n = max(a["instructions"], 1)
                 rows.append({
                     "kind": "assemble", "machine": machine, "case": case,
                     "configs": configs if case == "kernels" else None, "kernels": a["kernels"], "instructions": n,
@@ -173,10 +188,15 @@ def render(rows: list[dict]) -> str:
     for (machine, case), r in sorted(latest.items(), key=lambda kv: (MACHINES.index(kv[0][0]), kv[0][1])):
         what = f"every compiler + expert kernel, C{r['configs'].replace(',', '/C')}, once each" \
             if case == "kernels" else case
-        lines.append(f"| {machine} | {what} | {r['kernels']:,} | {r['instructions']:,} | "
-                     f"{r['before_us_per_instr']:.2f} | {r['after_us_per_instr']:.2f} | "
-                     f"{r['before_us_per_instr'] / r['after_us_per_instr']:.1f}x | {r['before_ms_per_kernel']:.3f} | "
-                     f"{r['after_ms_per_kernel']:.3f} | {'yes' if r['identical'] else 'NO'} |")
+        if case == "mutants + hostile":  # mostly errors: the rate per source is what counts
+            rate = (f"– | – | {r['before_ms_per_kernel'] / r['after_ms_per_kernel']:.2f}x (per source)")
+            what = "mutants of every C1 kernel + hostile sources (mostly errors)"
+        else:
+            rate = (f"{r['before_us_per_instr']:.2f} | {r['after_us_per_instr']:.2f} | "
+                    f"{r['before_us_per_instr'] / r['after_us_per_instr']:.1f}x")
+        lines.append(f"| {machine} | {what} | {r['kernels']:,} | {r['instructions']:,} | {rate} | "
+                     f"{r['before_ms_per_kernel']:.3f} | {r['after_ms_per_kernel']:.3f} | "
+                     f"{'yes' if r['identical'] else 'NO'} |")
     kept = list(latest.values())
     dates = sorted({r["date"] for r in kept})
     loads = sorted({r["load"] for r in kept})
@@ -195,11 +215,13 @@ def main() -> None:
     ap.add_argument("--variants", type=int, default=256, help="distinct matmul variants per config")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="C1 only, 32 variants, one round; no results row")
+    ap.add_argument("--cases", default=None, help="comma-separated case names to run (default: all)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     if args.quick:
         args.configs, args.variants, args.rounds = "1", 32, 1
-    rows = measure(args.base.resolve(), args.machines.split(","), args.configs, args.variants, args.rounds)
+    rows = measure(args.base.resolve(), args.machines.split(","), args.configs, args.variants, args.rounds,
+                   None if args.cases is None else set(args.cases.split(",")))
     if args.quick:
         print(render(rows))
         return

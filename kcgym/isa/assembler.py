@@ -661,16 +661,21 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
     open_at = 0  # index into parsed where the open bundle starts
     emitted = 0
     append = parsed.append
-    for i, raw in enumerate(source.splitlines(), 1):
-        rec = memo.get(raw)
+    raws = source.splitlines()
+    recs: list[Any] = [memo.get(raw) for raw in raws]  # _Line, _BLANK, _UNUSUAL or None (not analysed yet)
+    if _UNUSUAL in recs:  # a line known to be unusual ends the fast path before it does any work
+        return None
+    for k, rec in enumerate(recs):
         if rec is None:
-            rec = _line_record(isa, tables, raw, rep)
+            raw = raws[k]
+            rec = recs[k] = _line_record(isa, tables, raw, rep)
             if len(raw) <= LINE_MEMO_MAX_CHARS:
                 _memo_put(memo, raw, rec)
+            if rec is _UNUSUAL:
+                return None
+    for i, (raw, rec) in enumerate(zip(raws, recs, strict=True), 1):
         if rec is _BLANK:
             continue
-        if rec is _UNUSUAL:
-            return None
         emitted += 1
         if emitted > budget:
             return None
