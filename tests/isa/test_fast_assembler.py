@@ -16,6 +16,7 @@ from tests.isa import corpus
 from tests.isa import reference_assembler as reference
 
 MUTANTS_PER_KERNEL = 5
+FUZZ_EXAMPLES = 60  # per machine in the default tier (20x in the slow tier)
 
 
 def _isa(machine: str):
@@ -104,3 +105,41 @@ def test_every_kernel_c1_c5_and_its_mutants_match_the_oracle(machine):
     sources = {f"{k} mutant {i}": m for n, (k, s) in enumerate(sorted(kernels.items()))
                for i, m in enumerate(corpus.mutants(s, machine, 3 * MUTANTS_PER_KERNEL, seed=1000 + n))}
     _check(machine, sources)
+
+
+def _fuzz_case(machine: str, source: str) -> None:
+    hw = ACCELERATORS[machine].make_hw()
+    isa = _isa(machine)
+    assert outcome(assembler.assemble, isa, hw, source) == outcome(reference.assemble, isa, hw, source)
+
+
+@pytest.mark.parametrize("machine", corpus.MACHINES)
+def test_fuzzed_sources_match_the_oracle(machine):
+    """The fuzzer's grammar-aware sources (tests/fuzz/harness.py: mutated kernels, directives, odd text)."""
+    from hypothesis import HealthCheck, given, settings
+
+    from tests.fuzz.harness import sources
+
+    @settings(max_examples=FUZZ_EXAMPLES, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(sources(machine))
+    def check(source):
+        _fuzz_case(machine, source)
+
+    check()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("machine", corpus.MACHINES)
+def test_many_fuzzed_sources_match_the_oracle(machine):
+    from hypothesis import HealthCheck, given, settings
+
+    from tests.fuzz.harness import sources
+
+    @settings(max_examples=20 * FUZZ_EXAMPLES, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(sources(machine))
+    def check(source):
+        _fuzz_case(machine, source)
+
+    check()
