@@ -93,7 +93,8 @@ def test_small_sources_match_the_oracle(machine):
                "C_LOOP_START gp1, 2\nS_ADDI_INT gp1, gp1, 1\nC_LOOP_END gp1", "C_LOOP_END gp1",
                ".L1: NOP\n.L1: NOP", "0x10", "NOP\r\nNOP\r\n", "MOVI r1, 0x7fffffff", "MOVI r1, 1 || MOVI r1, 2",
                "{\nNOP\nMOVI r1, 1\n}\nHALT", "MOVI r1, 1 {\nNOP\nMOVI r2, 2 }\nHALT", "{ MOVI r1, 1\nMOVI r1, 2 }",
-               "{\nLOOPI 1, e\nMOVI r2, 3\n}\nNOP\ne: HALT", "{\nNOP\n{\n}", "NOP }\n{ NOP"]
+               "{\nLOOPI 1, e\nMOVI r2, 3\n}\nNOP\ne: HALT", "{\nNOP\n{\n}", "NOP }\n{ NOP",
+               "MOVI r1, LANES\nLANES: NOP\nHALT", "MOVI r1, LANES + 1\nNOP\nLANES: HALT"]  # a label shadows a symbol
     _check(machine, {repr(s): s for s in sources})
 
 
