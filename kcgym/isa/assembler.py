@@ -36,8 +36,10 @@ _LITERAL = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|(?:\d+\
 # Memo entries per ISA object and kind (parsed pieces, checked operands, encoded rows): RL batches assemble
 # thousands of kernels that share most of their lines; past this many the memo starts again (bounded memory).
 ASSEMBLY_MEMO_ENTRIES = 1 << 14
-# Longest source line whose record the fast path keeps in its line memo (a longer line is analysed every time):
-# bounds the memo's memory at ASSEMBLY_MEMO_ENTRIES * this many characters.
+# The fast path's line memo: at most this many line records per ISA object (a full memo starts again; a record of
+# a typical compiler line with three operations is ~2 KB, so ~16 MB), and only of lines up to this many characters
+# (a longer line is analysed every time).
+LINE_MEMO_ENTRIES = 1 << 13
 LINE_MEMO_MAX_CHARS = 512
 
 
@@ -247,8 +249,8 @@ def _bundle_pieces(text: str, start: int) -> list[tuple[str, int, int]]:
     return pieces
 
 
-def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> None:
-    if len(memo) >= ASSEMBLY_MEMO_ENTRIES:
+def _memo_put(memo: dict[Any, Any], key: Any, value: Any, entries: int | None = None) -> None:
+    if len(memo) >= (ASSEMBLY_MEMO_ENTRIES if entries is None else entries):
         memo.clear()
     memo[key] = value
 
@@ -670,7 +672,7 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
             raw = raws[k]
             rec = recs[k] = _line_record(isa, tables, raw, rep)
             if len(raw) <= LINE_MEMO_MAX_CHARS:
-                _memo_put(memo, raw, rec)
+                _memo_put(memo, raw, rec, LINE_MEMO_ENTRIES)
             if rec is _UNUSUAL:
                 return None
     for i, (raw, rec) in enumerate(zip(raws, recs, strict=True), 1):
