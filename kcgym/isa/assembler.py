@@ -675,12 +675,13 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
                 _memo_put(memo, raw, rec, LINE_MEMO_ENTRIES)
             if rec is _UNUSUAL:
                 return None
+        if rec is not _BLANK:
+            emitted += 1
+            if emitted > budget:  # a source of a million lines costs its first lines' analysis, not all
+                return None
     for i, (raw, rec) in enumerate(zip(raws, recs, strict=True), 1):
         if rec is _BLANK:
             continue
-        emitted += 1
-        if emitted > budget:
-            return None
         sl = SourceLine(rec.code, i, raw, None, symbols)
         if rec.labels:
             for name in rec.labels:
