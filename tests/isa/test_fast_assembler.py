@@ -144,3 +144,33 @@ def test_many_fuzzed_sources_match_the_oracle(machine):
         _fuzz_case(machine, source)
 
     check()
+
+
+def _budget_sources(machine: str, lines: int, imem: int) -> dict[str, str]:
+    nop = corpus.hostile_sources.__globals__["SYNTAX"][machine]["nop"]
+    return {"lines at the budget": f"{nop}\n\n" * lines, "lines past the budget": f"{nop}\n" * (lines + 1),
+            "words at imem": f"{nop}\n" * imem, "words past imem": f"{nop}\n" * (imem + 1)}
+
+
+@pytest.mark.parametrize("machine", corpus.MACHINES)
+def test_budget_boundaries_match_the_oracle(machine, monkeypatch):
+    """Right at and just past the preprocessor's line budget and the instruction memory (E013, E014), both made
+    small here (the slow tier runs the real ones)."""
+    from kcgym.isa import preprocess
+
+    sources = _budget_sources(machine, 64, 48)
+    with monkeypatch.context() as m:  # the line budget, the instruction memory left as it is
+        for module in (assembler, preprocess):
+            m.setattr(module, "MAX_EXPANDED_LINES", 64)
+        _check(machine, {k: v for k, v in sources.items() if k.startswith("lines")})
+    with monkeypatch.context() as m:
+        m.setattr(_isa(machine), "max_program", 48)
+        _check(machine, {k: v for k, v in sources.items() if k.startswith("words")})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("machine", corpus.MACHINES)
+def test_real_budget_boundaries_match_the_oracle(machine):
+    from kcgym.limits import MAX_EXPANDED_LINES
+
+    _check(machine, _budget_sources(machine, MAX_EXPANDED_LINES, _isa(machine).max_program))
