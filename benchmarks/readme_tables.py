@@ -77,6 +77,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("vliw-compiler", "bench_vliw", ("vliw.jsonl",), lambda m, p: m.readme_compiler(m.load(str(p[0])))),
     Block("vliw-baseline", "bench_vliw_baseline", ("vliw_baseline.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
     Block("compile", "bench_compile", ("compile.jsonl",), lambda m, p: m.render(_jsonl(p[0]))),
+    Block("assemble", "bench_assemble", ("assemble.jsonl",), lambda m, p: m.render(_jsonl(p[0])), optional=True),
     Block("rvv-compiler", "bench_rvv", ("rvv.jsonl",), lambda m, p: m.readme_table(m.load(p[0]))),
     Block("rvv-experts", "bench_rvv", ("rvv_experts.jsonl",), lambda m, p: m.render_experts(m.load(p[0]))),
     Block("rvv-speed", "bench_rvv", ("rvv_speed.jsonl",), lambda m, p: m.render_speed(m.load(p[0]))),

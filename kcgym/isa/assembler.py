@@ -4,11 +4,16 @@ Pass 1 preprocesses (macros, repeats, constants), splits labels and instructions
 assigns PCs; pass 2 checks every operand against the instruction table (register files,
 ranges, alignment), evaluates expressions, and encodes ``int32[N, F]`` words. All errors
 are collected and raised together.
+
+Sources of plain lines (the compiler's, and RL variants of it) take a fast path first: per-line records made
+once by the same functions, so an assembly does only what depends on more than one line (see the section
+"the plain-line fast path" below); the general path stays the one that reports.
 """
 
 from __future__ import annotations
 
 import re
+from array import array
 from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,11 +22,11 @@ from typing import Any, cast
 import numpy as np
 
 from kcgym.isa.diagnostics import AssemblyError, Diagnostic, Suggester
-from kcgym.isa.expr import ExprError, evaluate
-from kcgym.isa.preprocess import Preprocessor, SourceLine, split_operands
+from kcgym.isa.expr import ExprError, evaluate, names_symbols
+from kcgym.isa.preprocess import DIRECTIVES, Preprocessor, SourceLine, split_operands, strip_comment
 from kcgym.isa.program import Program
-from kcgym.isa.spec import ISA, Imm, InstrSpec, Reg
-from kcgym.limits import MAX_DIAGNOSTICS
+from kcgym.isa.spec import ISA, Imm, InstrSpec, Operand, Reg
+from kcgym.limits import MAX_DIAGNOSTICS, MAX_EXPANDED_LINES, MAX_EXPANSION_WORK, MAX_LINE_CHARS
 
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][A-Za-z0-9_.$]*)\s*:")
 _BUNDLE_MARK = re.compile(r"[{}]|;|\|\|")  # what splits a VLIW line: braces, ';' and '||'
@@ -31,6 +36,11 @@ _LITERAL = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|(?:\d+\
 # Memo entries per ISA object and kind (parsed pieces, checked operands, encoded rows): RL batches assemble
 # thousands of kernels that share most of their lines; past this many the memo starts again (bounded memory).
 ASSEMBLY_MEMO_ENTRIES = 1 << 14
+# The fast path's line memo: at most this many line records per ISA object (a full memo starts again; a record of
+# a typical compiler line with three operations is ~2 KB, so ~16 MB), and only of lines up to this many characters
+# (a longer line is analysed every time).
+LINE_MEMO_ENTRIES = 1 << 13
+LINE_MEMO_MAX_CHARS = 512
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,12 @@ class _Tables:
     checked: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     rows: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     writes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # the plain-line fast path: raw source line -> its record (_Line, _BLANK or _UNUSUAL), and for a bundled
+    # ISA the slots of each unit in column order and the bytes of a NOP row
+    lines: dict[str, Any] = field(default_factory=dict)
+    slots_of: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    nop_bytes: bytes = b""
+    n_slots: int = 0  # slot columns of a bundle
 
 
 def _tables(isa: ISA) -> _Tables:
@@ -58,23 +74,27 @@ def _tables(isa: ISA) -> _Tables:
             nop = isa.nop_mnemonic
             nop_row = (isa.opcodes[nop], isa.class_ids[isa.by_mnemonic[nop].cls], isa.sub_ids[nop]) + (0,) * (
                 isa.n_fields - 3)
+        slots_of: dict[str, tuple[int, ...]] = {}
+        for s, u in enumerate(isa.slot_units):
+            slots_of[u] = (*slots_of.get(u, ()), s)
         tables = _Tables(files=isa.files, reserved=frozenset(isa.register_names) | {m.lower() for m in isa.by_mnemonic},
-                         nop_row=nop_row)
+                         nop_row=nop_row, slots_of=slots_of, nop_bytes=np.array(nop_row, dtype=np.int32).tobytes(),
+                         n_slots=len(isa.slot_units))
         isa.__dict__["_assembler_tables"] = tables
     return tables
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedInstr:
     """One instruction after parsing: what ISA-specific ``finalize`` hooks work on."""
 
     spec: InstrSpec
     pc: int
     src: SourceLine
-    operand_texts: list[str]
-    operand_cols: list[int]
-    values: list[int | float] = field(default_factory=list)
-    hidden: list[int] = field(default_factory=list)
+    operand_texts: Sequence[str]
+    operand_cols: Sequence[int]
+    values: Sequence[int | float] = field(default_factory=list)
+    hidden: Sequence[int] = field(default_factory=list)
     col: int = 1  # 1-based column of the mnemonic
 
 
@@ -111,9 +131,18 @@ class Reporter:
 
 
 def assemble(isa: ISA, source: str, hw: Any = None) -> Program:
-    """Assemble ``source`` for ``isa`` under hardware config ``hw``; raises AssemblyError."""
-    rep = Reporter()
+    """Assemble ``source`` for ``isa`` under hardware config ``hw``; raises AssemblyError.
+
+    A source of plain lines (no directive, macro, diagnostic or odd bundle) takes the line-record fast path
+    (:func:`_assemble_plain`); anything else, or anything it is unsure of, goes through the general path."""
     tables = _tables(isa)
+    program = _assemble_plain(isa, tables, source, hw)
+    return program if program is not None else _assemble_general(isa, tables, source, hw)
+
+
+def _assemble_general(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program:
+    """The careful two-pass assembly: every diagnostic, in source order."""
+    rep = Reporter()
     pre = Preprocessor(isa.comment_prefixes, isa.symbols(hw), tables.reserved)
     lines = pre.run(source)
     rep.diags.extend(pre.diags)
@@ -220,8 +249,8 @@ def _bundle_pieces(text: str, start: int) -> list[tuple[str, int, int]]:
     return pieces
 
 
-def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> None:
-    if len(memo) >= ASSEMBLY_MEMO_ENTRIES:
+def _memo_put(memo: dict[Any, Any], key: Any, value: Any, entries: int | None = None) -> None:
+    if len(memo) >= (ASSEMBLY_MEMO_ENTRIES if entries is None else entries):
         memo.clear()
     memo[key] = value
 
@@ -337,7 +366,7 @@ def _check_operands(isa: ISA, tables: _Tables, pi: ParsedInstr, labels: dict[str
     key = (pi.spec.mnemonic, tuple(pi.operand_texts))
     hit = tables.checked.get(key)
     if hit is not None:
-        pi.values.extend(hit)
+        pi.values = list(hit)
         return
     before = (len(rep.diags), rep.dropped_errors)
     _check_operands_of(isa, tables, pi, labels, rep)
@@ -355,66 +384,69 @@ def _check_operands_of(isa: ISA, tables: _Tables, pi: ParsedInstr, labels: dict[
         rep.error(sl, "E002", f"{spec.mnemonic} takes {want} operand(s), got {got}", col,
                   hint=f"syntax: {spec.syntax}")
         return
-    for op, text, col in zip(spec.operands, pi.operand_texts, pi.operand_cols, strict=True):
-        if text == "":
-            rep.error(sl, "E016", f"empty operand '{op.name}'", col, hint=f"syntax: {spec.syntax}")
-            pi.values.append(0)
-            continue
-        low = text.lower()
-        if isinstance(op.kind, Reg):
-            rf = tables.files[op.kind.file]
-            if low in isa.register_names:
-                other, idx = isa.register_names[low]
-                if other.name != rf.name:
-                    rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be a {rf.doc} "
-                              f"({rf.prefix}0..{rf.prefix}{rf.count - 1}), got '{text}'", col, len(text),
-                              hint=f"syntax: {spec.syntax}")
-                elif op.kind.write and rf.zero == idx:
-                    rep.warning(sl, "W001", f"write to '{text}' is discarded ({text} is hardwired to zero)",
-                                col, len(text))
-                pi.values.append(idx)
-                continue
-            m = _REGISTER_LIKE.fullmatch(low)
-            if m and m.group(1) == rf.prefix.lower():
-                rep.error(sl, "E004", f"register '{text}' does not exist: {rf.doc}s are "
-                          f"{rf.prefix}0..{rf.prefix}{rf.count - 1}", col, len(text))
-            else:
-                sug = rep.suggest(low, rf.names())
-                hint: str | None = f"did you mean '{sug}'?" if sug else f"syntax: {spec.syntax}"
-                rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be a {rf.doc} "
-                          f"({rf.prefix}0..{rf.prefix}{rf.count - 1}), got '{text}'", col, len(text), hint)
-            pi.values.append(0)
-            continue
-        assert isinstance(op.kind, Imm)
-        imm = op.kind
+    pi.values = [_operand_value(isa, tables, spec, op, text, col, sl, labels, rep)
+                 for op, text, col in zip(spec.operands, pi.operand_texts, pi.operand_cols, strict=True)]
+
+
+def _operand_value(isa: ISA, tables: _Tables, spec: InstrSpec, op: Operand, text: str, col: int, sl: SourceLine,
+                   labels: dict[str, int], rep: Reporter, scope: Mapping[str, int | float] | None = None
+                   ) -> int | float:
+    """One operand's value (0 after an error, which goes to ``rep``). ``scope``: the names an expression sees, if
+    not ``labels`` over the line's symbols (the fast path passes them merged into one dict: same lookups)."""
+    if text == "":
+        rep.error(sl, "E016", f"empty operand '{op.name}'", col, hint=f"syntax: {spec.syntax}")
+        return 0
+    low = text.lower()
+    if isinstance(op.kind, Reg):
+        rf = tables.files[op.kind.file]
         if low in isa.register_names:
-            rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be an immediate, "
-                      f"got register '{text}'", col, len(text), hint=f"syntax: {spec.syntax}")
-            pi.values.append(0)
-            continue
-        symbols: Mapping[str, int | float] = ChainMap(cast(dict[str, int | float], labels), sl.symbols) if labels \
-            else sl.symbols
-        try:
-            v = evaluate(text, symbols, allow_float=imm.is_float)
-        except ExprError as e:
-            hint = e.hint
-            if e.message.startswith("unknown symbol"):
-                name = e.message.split("'")[1]
-                sug = rep.suggest(name, symbols)
-                hint = f"did you mean '{sug}'?" if sug else "define it with '.equ NAME, value'"
-            rep.error(sl, "E007", e.message, col + e.offset, e.length, hint)
-            pi.values.append(0)
-            continue
-        if not imm.is_float and isinstance(v, float):
-            rep.error(sl, "E007", f"operand '{op.name}' must be an integer, got {v}", col, len(text))
-            v = 0
-        if not (imm.lo <= v <= imm.hi):
-            rep.error(sl, "E005", f"operand '{op.name}' of {spec.mnemonic} is {v}, outside {imm.lo}..{imm.hi}",
-                      col, len(text), hint=_range_hint(spec, op.name))
-        elif imm.align > 1 and int(v) % imm.align:
-            rep.error(sl, "E006", f"operand '{op.name}' of {spec.mnemonic} must be a multiple of {imm.align}, "
-                      f"got {v}", col, len(text))
-        pi.values.append(v)
+            other, idx = isa.register_names[low]
+            if other.name != rf.name:
+                rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be a {rf.doc} "
+                          f"({rf.prefix}0..{rf.prefix}{rf.count - 1}), got '{text}'", col, len(text),
+                          hint=f"syntax: {spec.syntax}")
+            elif op.kind.write and rf.zero == idx:
+                rep.warning(sl, "W001", f"write to '{text}' is discarded ({text} is hardwired to zero)",
+                            col, len(text))
+            return idx
+        m = _REGISTER_LIKE.fullmatch(low)
+        if m and m.group(1) == rf.prefix.lower():
+            rep.error(sl, "E004", f"register '{text}' does not exist: {rf.doc}s are "
+                      f"{rf.prefix}0..{rf.prefix}{rf.count - 1}", col, len(text))
+        else:
+            sug = rep.suggest(low, rf.names())
+            hint: str | None = f"did you mean '{sug}'?" if sug else f"syntax: {spec.syntax}"
+            rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be a {rf.doc} "
+                      f"({rf.prefix}0..{rf.prefix}{rf.count - 1}), got '{text}'", col, len(text), hint)
+        return 0
+    assert isinstance(op.kind, Imm)
+    imm = op.kind
+    if low in isa.register_names:
+        rep.error(sl, "E003", f"operand '{op.name}' of {spec.mnemonic} must be an immediate, "
+                  f"got register '{text}'", col, len(text), hint=f"syntax: {spec.syntax}")
+        return 0
+    symbols: Mapping[str, int | float] = scope if scope is not None else ChainMap(
+        cast(dict[str, int | float], labels), sl.symbols) if labels else sl.symbols
+    try:
+        v = evaluate(text, symbols, allow_float=imm.is_float)
+    except ExprError as e:
+        hint = e.hint
+        if e.message.startswith("unknown symbol"):
+            name = e.message.split("'")[1]
+            sug = rep.suggest(name, symbols)
+            hint = f"did you mean '{sug}'?" if sug else "define it with '.equ NAME, value'"
+        rep.error(sl, "E007", e.message, col + e.offset, e.length, hint)
+        return 0
+    if not imm.is_float and isinstance(v, float):
+        rep.error(sl, "E007", f"operand '{op.name}' must be an integer, got {v}", col, len(text))
+        v = 0
+    if not (imm.lo <= v <= imm.hi):
+        rep.error(sl, "E005", f"operand '{op.name}' of {spec.mnemonic} is {v}, outside {imm.lo}..{imm.hi}",
+                  col, len(text), hint=_range_hint(spec, op.name))
+    elif imm.align > 1 and int(v) % imm.align:
+        rep.error(sl, "E006", f"operand '{op.name}' of {spec.mnemonic} must be a multiple of {imm.align}, "
+                  f"got {v}", col, len(text))
+    return v
 
 
 def _range_hint(spec: InstrSpec, name: str) -> str | None:
@@ -467,3 +499,303 @@ def encode(isa: ISA, parsed: list[ParsedInstr], source: str, warnings: list[Diag
         source=source,
         warnings=warnings,
     )
+
+
+# -- the plain-line fast path ------------------------------------------------------------------------------------
+# Most sources (compiler output, RL variants of it) are plain lines: instructions, labels, comments and, on a
+# bundled ISA, '||' bundles, with no directive or macro and nothing to report. Each distinct line is analysed once,
+# by the general functions above, into a record: its parsed and checked instructions and their encoded words;
+# what depends on more than the line (label and symbol operands, bundle boundaries across lines, loop pairing in
+# ``finalize``) is still done per assembly. At the first thing out of the ordinary (a directive, any diagnostic,
+# a budget) the fast path gives up and the general path assembles the source from the start, so every
+# diagnostic (and every warning) comes from the general path alone.
+
+
+class _Op:
+    """One instruction of a plain line, parsed and checked once: what its ParsedInstr starts with."""
+
+    __slots__ = ("spec", "texts", "cols", "col", "values", "deferred", "row")
+
+    def __init__(self, spec: InstrSpec, texts: tuple[str, ...], cols: tuple[int, ...], col: int,
+                 values: tuple[int | float, ...], deferred: tuple[int, ...], row: bytes | None):
+        self.spec, self.texts, self.cols, self.col = spec, texts, cols, col
+        self.values = values  # operand values; 0 in place of a deferred one
+        self.deferred = deferred  # operands whose value names a label or symbol: evaluated per assembly
+        self.row = row  # the encoded word (int32 bytes), when no operand is deferred and nothing is hidden
+
+
+class _Line:
+    """What one plain source line contributes, whatever its line number."""
+
+    __slots__ = ("code", "labels", "pieces", "ops", "braces", "solo", "solo_slots")
+
+    def __init__(self, code: str, labels: tuple[str, ...], pieces: tuple[Any, ...], ops: tuple[_Op, ...],
+                 braces: bool, solo: bytes | None, solo_slots: tuple[int, ...]):
+        self.code, self.labels, self.pieces, self.ops, self.braces = code, labels, pieces, ops, braces
+        # bundled ISA, a line without braces: the slot of each op, and the bundle's words when its ops all have rows
+        self.solo, self.solo_slots = solo, solo_slots
+
+
+_BLANK = object()  # a line with no code
+_UNUSUAL = object()  # a line only the general path handles
+
+
+def _line_record(isa: ISA, tables: _Tables, raw: str, rep: Reporter) -> Any:
+    """The record of source line ``raw``: a :class:`_Line`, ``_BLANK`` or ``_UNUSUAL`` (which is all that a
+    diagnostic in ``rep`` means: the caller gives up at the first)."""
+    code = strip_comment(raw, isa.comment_prefixes)
+    if len(code) > MAX_LINE_CHARS:
+        return _UNUSUAL
+    parts = code.split(None, 1)
+    if not parts:
+        return _BLANK
+    low = parts[0].lower()  # the preprocessor's head: directives and macros are the general path's
+    if low in DIRECTIVES or (low.startswith(".") and not low.endswith(":") and low not in tables.reserved):
+        return _UNUSUAL
+    labels = []
+    pos = 0
+    while (m := _LABEL.match(code[pos:])) is not None:
+        labels.append(m.group(1))
+        pos += m.end()
+    if labels and not isa.has_labels:
+        return _UNUSUAL
+    bundled = isa.bundle_slots is not None
+    sl = SourceLine(code, 1, raw)
+    spans = _bundle_pieces(code, pos) if bundled else ([("op", pos, len(code))] if code[pos:].strip() else [])
+    pieces: list[Any] = []
+    ops: list[_Op] = []
+    parsed: list[ParsedInstr] = []
+    for kind, start, end in spans:
+        if kind != "op":
+            pieces.append(kind)
+            continue
+        pi = _parse_instruction(isa, sl, code, start, end, 0, rep)
+        op = _op_record(isa, tables, pi, rep) if pi is not None else None
+        if op is None:
+            return _UNUSUAL
+        pieces.append(op)
+        ops.append(op)
+        parsed.append(pi)  # type: ignore[arg-type]
+    braces = len(pieces) != len(ops)
+    solo: bytes | None = None
+    solo_slots: tuple[int, ...] = ()
+    if bundled and not braces and ops:
+        # the line's ops share one bundle (a clash here is a clash in any bundle holding them): the slot rules of
+        # _check_bundles as a yes/no, its diagnostics left to the general path
+        taken: dict[str, int] = {}
+        slots = []
+        written: set[str] = set()
+        for op, pi in zip(ops, parsed, strict=True):
+            n = taken.get(op.spec.unit, 0)
+            units = tables.slots_of.get(op.spec.unit, ())
+            if n >= len(units):
+                return _UNUSUAL
+            taken[op.spec.unit] = n + 1
+            slots.append(units[n])
+            for reg, _, _ in _written_registers(isa, pi):
+                if reg in written:
+                    return _UNUSUAL
+                written.add(reg)
+        solo_slots = tuple(slots)
+        rows = [op.row for op in ops]
+        if all(r is not None for r in rows):
+            words = [tables.nop_bytes] * tables.n_slots
+            for row, slot in zip(rows, solo_slots, strict=True):
+                words[slot] = cast(bytes, row)
+            solo = b"".join(words)
+    return _Line(code, tuple(labels), tuple(pieces), tuple(ops), braces, solo, solo_slots)
+
+
+def _int32_bytes(row: list[int]) -> bytes:
+    """``np.array(row, dtype=np.int32).tobytes()``, cheaper; OverflowError where a value is not an int32."""
+    return array("i", row).tobytes()
+
+
+assert array("i").itemsize == 4 and np.dtype(np.int32).itemsize == 4  # the fast path's words are int32 bytes
+
+
+def _op_record(isa: ISA, tables: _Tables, pi: ParsedInstr, rep: Reporter) -> _Op | None:
+    """``pi`` checked as far as its text decides (None where that reports anything)."""
+    spec = pi.spec
+    if len(pi.operand_texts) != len(spec.operands):
+        return None
+    deferred = []
+    values: list[int | float] = []
+    for i, (op, text, col) in enumerate(zip(spec.operands, pi.operand_texts, pi.operand_cols, strict=True)):
+        if isinstance(op.kind, Imm) and text and text.lower() not in isa.register_names and names_symbols(text):
+            deferred.append(i)
+            values.append(0)
+        else:
+            values.append(_operand_value(isa, tables, spec, op, text, col, pi.src, {}, rep))
+    pi.values = values
+    if rep.diags or rep.dropped_errors:
+        return None
+    row = None
+    if not deferred and not spec.hidden:
+        try:
+            row = _int32_bytes(_encode_row(isa, pi))
+        except (ValueError, OverflowError):  # an encoding the general path must be the one to meet
+            return None
+    return _Op(spec, tuple(pi.operand_texts), tuple(pi.operand_cols), pi.col, tuple(pi.values), tuple(deferred),
+               row)
+
+
+def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program | None:
+    """The program of a source of plain lines, exactly as the general path makes it; None for any other source.
+
+    An instruction's ParsedInstr shares its record's operand tuples (nothing after parsing changes them; a
+    deferred operand gets a fresh list of values)."""
+    memo = tables.lines
+    symbols = dict(isa.symbols(hw))  # what the preprocessor gives every line of a source without directives
+    bundled = isa.bundle_slots is not None
+    budget = min(MAX_EXPANDED_LINES, MAX_EXPANSION_WORK)  # lines the preprocessor would emit before a budget error
+    rep = Reporter()
+    labels: dict[str, int] = {}
+    parsed: list[ParsedInstr] = []
+    rows: list[bytes | None] = []  # not bundled: each instruction's word, None where it is encoded late
+    late: list[tuple[ParsedInstr, list[int | float], _Op]] = []  # instructions with deferred operands
+    # per bundle: its first index into parsed, and its line where it is a solo line's (else None); parallel lists
+    # of ints and shared records, as an assembly's allocations are what the garbage collector counts
+    starts: list[int] = []
+    solos: list[_Line | None] = []
+    n_words = 0
+    brace = False
+    open_at = 0  # index into parsed where the open bundle starts
+    emitted = 0
+    append = parsed.append
+    raws = source.splitlines()
+    recs: list[Any] = [memo.get(raw) for raw in raws]  # _Line, _BLANK, _UNUSUAL or None (not analysed yet)
+    if _UNUSUAL in recs:  # a line known to be unusual ends the fast path before it does any work
+        return None
+    for k, rec in enumerate(recs):
+        if rec is None:
+            raw = raws[k]
+            rec = recs[k] = _line_record(isa, tables, raw, rep)
+            if len(raw) <= LINE_MEMO_MAX_CHARS:
+                _memo_put(memo, raw, rec, LINE_MEMO_ENTRIES)
+            if rec is _UNUSUAL:
+                return None
+        if rec is not _BLANK:
+            emitted += 1
+            if emitted > budget:  # a source of a million lines costs its first lines' analysis, not all
+                return None
+    for i, (raw, rec) in enumerate(zip(raws, recs, strict=True), 1):
+        if rec is _BLANK:
+            continue
+        sl = SourceLine(rec.code, i, raw, None, symbols)
+        if rec.labels:
+            for name in rec.labels:
+                if brace or name in labels:
+                    return None
+                labels[name] = n_words
+        if not bundled:
+            for op in rec.ops:
+                if op.deferred:
+                    vals = list(op.values)
+                    pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, vals, (), op.col)
+                    late.append((pi, vals, op))
+                else:
+                    pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, op.values, (), op.col)
+                append(pi)
+                rows.append(op.row)
+                n_words += 1
+            continue
+        if not (brace or rec.braces):  # the line is one bundle
+            if rec.ops:
+                for op in rec.ops:
+                    if op.deferred:
+                        vals = list(op.values)
+                        pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, vals, (), op.col)
+                        late.append((pi, vals, op))
+                    else:
+                        pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, op.values, (), op.col)
+                    append(pi)
+                starts.append(open_at)
+                solos.append(rec)
+                n_words += 1
+                open_at = len(parsed)
+            continue
+        for item in rec.pieces:  # braces: the general path's bundle rules, minus its errors
+            if item == "{" or item == "}":
+                if brace == (item == "{"):
+                    return None
+                brace = item == "{"
+                if len(parsed) > open_at:
+                    starts.append(open_at)
+                    solos.append(None)
+                    n_words, open_at = n_words + 1, len(parsed)
+            else:
+                vals = list(item.values)
+                pi = ParsedInstr(item.spec, n_words, sl, item.texts, item.cols, vals, (), item.col)
+                if item.deferred:
+                    late.append((pi, vals, item))
+                append(pi)
+        if not brace and len(parsed) > open_at:
+            starts.append(open_at)
+            solos.append(None)
+            n_words, open_at = n_words + 1, len(parsed)
+    if brace or n_words > isa.max_program:
+        return None
+
+    scope = {**symbols, **labels}  # = ChainMap(labels, symbols) for lookups, which are all a success needs
+    for pi, vals, op in late:
+        for j in op.deferred:
+            vals[j] = _operand_value(isa, tables, pi.spec, pi.spec.operands[j], pi.operand_texts[j],
+                                     pi.operand_cols[j], pi.src, labels, rep, scope)
+    starts.append(len(parsed))  # the end of the last bundle
+    for pc, line in enumerate(solos):
+        if line is None:
+            _check_bundles(isa, parsed[starts[pc] : starts[pc + 1]], rep)
+    if rep.diags or rep.dropped_errors:
+        return None
+    if isa.finalize is not None:
+        isa.finalize(parsed, hw, rep)
+        if rep.diags or rep.dropped_errors:
+            return None
+    hidden = {pi.pc for pi in parsed if pi.hidden}  # words finalize completed: encoded here, not from the record
+    if not bundled:
+        chunks = [row if row is not None and k not in hidden else np.array(_row(isa, parsed[k]), dtype=np.int32)
+                  .tobytes() for k, row in enumerate(rows)]
+        words = np.frombuffer(b"".join(chunks), dtype=np.int32).reshape(len(parsed), isa.n_fields).copy()
+        return Program(isa_name=isa.name, words=words, lines=[pi.src.line for pi in parsed],
+                       origins=[None] * len(parsed), source=source, warnings=[])
+    return _encode_plain_bundles(isa, tables, parsed, starts, solos, hidden, source)
+
+
+def _encode_plain_bundles(isa: ISA, tables: _Tables, parsed: list[ParsedInstr], starts: list[int],
+                          solos: list[_Line | None], hidden: set[int], source: str) -> Program:
+    """:func:`encode_bundles` for the fast path: a solo line's bundle from its record's bytes (bundle ``pc`` is
+    ``parsed[starts[pc] : starts[pc + 1]]``)."""
+    n_slots = tables.n_slots
+    chunks: list[bytes] = []
+    lines: list[int] = []
+    slot_lines: list[list[int]] = []
+    for pc, line in enumerate(solos):
+        a, b = starts[pc], starts[pc + 1]
+        first = parsed[a].src.line
+        lines.append(first)
+        occupied = [0] * n_slots
+        if line is not None:
+            for s in line.solo_slots:
+                occupied[s] = first
+            slot_lines.append(occupied)
+            if line.solo is not None and pc not in hidden:
+                chunks.append(line.solo)
+                continue
+            rows: list[Sequence[int]] = [tables.nop_row] * n_slots
+            for pi, s in zip(parsed[a:b], line.solo_slots, strict=True):
+                rows[s] = _row(isa, pi)
+        else:
+            rows = [tables.nop_row] * n_slots
+            taken: dict[str, int] = {}
+            for pi in parsed[a:b]:
+                n = taken.get(pi.spec.unit, 0)
+                taken[pi.spec.unit] = n + 1
+                s = tables.slots_of[pi.spec.unit][n]
+                rows[s] = _row(isa, pi)
+                occupied[s] = pi.src.line
+            slot_lines.append(occupied)
+        chunks.append(np.array(rows, dtype=np.int32).tobytes())
+    words = np.frombuffer(b"".join(chunks), dtype=np.int32).reshape(len(solos), n_slots * isa.n_fields).copy()
+    return Program(isa_name=isa.name, words=words, lines=lines, origins=[None] * len(solos), source=source,
+                   warnings=[], slot_lines=slot_lines)

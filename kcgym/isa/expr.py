@@ -209,6 +209,15 @@ _PLAIN_INT = re.compile(r"-?[0-9]{1,18}")
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 
+def names_symbols(text: str) -> bool:
+    """Whether evaluating ``text`` may look a name up (a symbol or label); if not, its value (or its error) is a
+    function of the text alone. Scans the same tokens the parser reads, so a hex literal (``0xff``) names nothing."""
+    return _NAME_START.search(text) is not None and any(m.lastgroup == "name" for m in _TOKEN.finditer(text))
+
+
+_NAME_START = re.compile(r"[A-Za-z_]")  # no such character, no name token
+
+
 def evaluate(text: str, symbols: Mapping[str, int | float], *, allow_float: bool = False) -> int | float:
     """Evaluate ``text``; raises :class:`ExprError` with the offset of the problem."""
     if _PLAIN_INT.fullmatch(text):

@@ -16,7 +16,7 @@ from kcgym.tasks import TASKS
 
 def _clear(isa) -> None:
     t = assembler._tables(isa)
-    for memo in (t.parsed, t.checked, t.rows, t.writes):
+    for memo in (t.parsed, t.checked, t.rows, t.writes, t.lines):
         memo.clear()
 
 
@@ -81,7 +81,10 @@ def test_symbols_warnings_and_signed_zero_survive_the_memo():
 def test_the_memo_is_bounded(monkeypatch):
     hw = NPU.make_hw()
     monkeypatch.setattr(assembler, "ASSEMBLY_MEMO_ENTRIES", 8)
+    monkeypatch.setattr(assembler, "LINE_MEMO_ENTRIES", 8)
     for i in range(40):
         NPU.assemble(f"S_ADDI_INT gp1, gp0, {i}\n", hw)
+        NPU.assemble(f".equ Q, 1\nS_ADDI_INT gp1, gp0, {i}\n", hw)  # a directive: the general path and its memos
     t = assembler._tables(_isa(NPU, hw))
-    assert max(len(t.parsed), len(t.checked), len(t.rows)) <= 8
+    assert max(len(t.parsed), len(t.checked), len(t.rows), len(t.lines)) <= 8
+    assert len(t.lines) > 0

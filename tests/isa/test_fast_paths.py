@@ -45,3 +45,33 @@ def test_vliw_line_splitting_keeps_its_columns():
     assert [k for k, _, _ in pieces] == ["op", "op", "op", "{", "op", "}", "op"]
     assert [line[s:e].strip() for _, s, e in pieces] == ["ADD r1, r2, r3", "MUL r4, r5, r6", "NOP", "{",
                                                          "ADDI r1, r0, 1", "}", "|x"]
+
+
+class _Everything(dict):
+    """A symbol table that holds every name (as 7)."""
+
+    def __contains__(self, key):
+        return True
+
+    def __getitem__(self, key):
+        return 7
+
+
+@pytest.mark.parametrize("text", ["0", "-5", "0x1f", "0XFF", "0b101", "1_000", "1.5", "1e5", "-0.0", ".5", "0o17",
+                                  "1 + 2", "(3) << 2", "MLEN", "a.b", "2 * MLEN", "0x1g", "1e", "e1", "_", "~7",
+                                  "(((1)))", "1 $", "", "   ", "12abc", "3 + x", ".L1", "$"])
+def test_names_symbols_says_when_a_value_can_depend_on_the_table(text):
+    from kcgym.isa.expr import names_symbols
+
+    def outcome(table, allow_float):
+        try:
+            v = evaluate(text, table, allow_float=allow_float)
+            return ("ok", v, type(v))
+        except ExprError as e:
+            return ("err", e.message, e.offset, e.length, e.hint)
+
+    for allow_float in (False, True):
+        if not names_symbols(text):  # then no table changes the outcome
+            assert outcome({}, allow_float) == outcome(_Everything(), allow_float), text
+    assert names_symbols(text) == (text in ("MLEN", "a.b", "2 * MLEN", "0x1g", "1e", "e1", "_", "12abc", "3 + x",
+                                            ".L1", "0o17"))
