@@ -158,6 +158,34 @@ def _before_step(text: str, source: str = ROLLS) -> str:
     return source.replace(STEP, text + "\n" + STEP)
 
 
+REENTERED = f"""    li s0, 2
+    li a3, 0
+    li a0, {EXT_BASE}
+    lw s3, 0(a0)
+outer:
+    li t1, 0
+    li t0, 30
+    li a1, {EXT_BASE + EXT - 64 * 12}
+inner:
+    beq t1, a3, 1f
+    lw s3, 0(a1)
+    j 2f
+1:
+    addi s4, s4, 1
+    addi s4, s4, 1
+2:
+    addi a1, a1, 64
+    addi t1, t1, 1
+    addi a3, a3, 1
+    blt t1, t0, inner
+    li a3, 1
+    addi s0, s0, -1
+    bnez s0, outer
+    ret
+"""  # the inner loop's second entry reuses the first one's walk, where t1 == a3 (no load); now t1 != a3 all the
+# way (a path as long, s3 data at both entries), and the load runs out of memory in iteration 12
+
+
 EDGES = {  # ROLLS changed: each rolls up to an iteration k where something changes, or must not roll at all
     "runs out of memory in iteration 60": _before_step("    addi a1, a1, 64"),
     "misaligned in iteration 1": _before_step("    addi a1, a1, 2"),
@@ -169,6 +197,7 @@ EDGES = {  # ROLLS changed: each rolls up to an iteration k where something chan
     "vl from a moving register that wraps": _before_step(
         "    vsetvli s7, a5, e32, m1, ta, mu\n    addi a5, a5, 1",
         ROLLS.replace("    li t0,", "    li a5, 0x7FFFFFC0\n    li t0,")),
+    "an equal branch unequal at the next entry": REENTERED,
 }
 
 
