@@ -334,17 +334,16 @@ def steady(b: Snap, c: Snap, nvec: int) -> int:
     dt = tc - tb
     if dt <= 0 or c.t_end - tc != b.t_end - tb or c.xt != b.xt:
         return 0
-    for vb, vc in zip(b.times + tuple(b.xr) + tuple(b.vr), c.times + tuple(c.xr) + tuple(c.vr), strict=True):
-        if vc != vb and vc != vb + dt:  # written each iteration (moves) or never (stays)
-            return 0
-        if (vb > tb) != (vc > tc) or (vb > tb and vc - tc != vb - tb):  # a time after t_scalar: relative equal
-            return 0
-    rb, rc = _rotated(b), _rotated(c)
-    for vb, vc in zip(rb, rc, strict=True):  # from its head, every slot moves (or none: no vector instruction)
-        if vc != (vb + dt if nvec else vb):
-            return 0
-        if (vb > tb) != (vc > tc) or (vb > tb and vc - tc != vb - tb):
-            return 0
+    vb_all, vc_all = [*b.times, *b.xr, *b.vr], [*c.times, *c.xr, *c.vr]
+    # written each iteration (moves by dt) or never (stays); the queue from its head: every slot moves (or, with no
+    # vector instruction, none)
+    if [vc if vc == vb else vc - dt for vb, vc in zip(vb_all, vc_all, strict=True)] != vb_all or (
+            [v - dt for v in _rotated(c)] if nvec else _rotated(c)) != _rotated(b):
+        return 0
+    # a time after t_scalar: the same relative to it (one at or before it no longer matters)
+    if [v - tb if v > tb else None for v in vb_all + _rotated(b)] != [v - tc if v > tc else None
+                                                                    for v in vc_all + _rotated(c)]:
+        return 0
     return dt
 
 
@@ -359,20 +358,17 @@ def extrapolate(a: Snap, b: Snap, c: Snap, ops: list, m: int, dt: int, nvec: int
     given the iterations from ``a`` to ``b`` and ``b`` to ``c``, the second :func:`steady` after the first; None
     where the two iterations' operations or scalar steps disagree (a proof that missed something: not rolled)."""
     n_ab, n_bc = b.n_ops - a.n_ops, c.n_ops - b.n_ops
-    if n_ab != n_bc or any((xc - 2 * xb + xa) & _M32 for xa, xb, xc in zip(a.x, b.x, c.x, strict=True)):
+    if n_ab != n_bc or c.steps - b.steps != b.steps - a.steps or [
+            (xb - xa) & _M32 for xa, xb in zip(a.x, b.x, strict=True)] != [
+            (xc - xb) & _M32 for xb, xc in zip(b.x, c.x, strict=True)]:
         return None
-    if c.steps - b.steps != b.steps - a.steps:
-        return None
-
-    def move(vb: int, vc: int) -> int:
-        return vc + m * dt if vc != vb else vc
-
-    times = tuple(move(vb, vc) for vb, vc in zip(b.times, c.times, strict=True))
-    xr = [move(vb, vc) for vb, vc in zip(b.xr, c.xr, strict=True)]
-    vr = [move(vb, vc) for vb, vc in zip(b.vr, c.vr, strict=True)]
+    mdt = m * dt  # (a time that moved moves on; one that stayed stays)
+    times = tuple([vc + mdt if vc != vb else vc for vb, vc in zip(b.times, c.times, strict=True)])
+    xr = [vc + mdt if vc != vb else vc for vb, vc in zip(b.xr, c.xr, strict=True)]
+    vr = [vc + mdt if vc != vb else vc for vb, vc in zip(b.vr, c.vr, strict=True)]
     depth = len(c.vq)
     qi = (c.qi + m * nvec) % depth
-    rot = [v + m * dt for v in _rotated(c)] if nvec else _rotated(c)
+    rot = [v + mdt for v in _rotated(c)] if nvec else _rotated(c)
     vq = rot[depth - qi:] + rot[:depth - qi] if qi else rot
     counts = [vc + m * (vc - vb) for vb, vc in zip(b.counts, c.counts, strict=True)]
     busy = [vc + m * (vc - vb) for vb, vc in zip(b.busy, c.busy, strict=True)]
