@@ -124,11 +124,13 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
         if cls in (C_ALU, C_MULDIV):
             fn = scalar_fns.get(sub)
             is_u = sub in (OPN["lui"], OPN["auipc"])
-            if fn is None or (not is_u and taint[rs1c]) or (src != I.SRC_I and taint[rs2c]):
+            if fn is None:
                 return None
             a = _const(4 * pc) if sub == OPN["auipc"] else _const(0) if sub == OPN["lui"] else forms[rs1c]
             b = _const((imm << 12) if is_u else imm) if src == I.SRC_I else forms[rs2c]
-            if _is_const(a) and _is_const(b):
+            if (not is_u and taint[rs1c]) or (src != I.SRC_I and taint[rs2c]):
+                tainted = True  # arithmetic on data is data (the data path computes it; its operands are recorded)
+            elif _is_const(a) and _is_const(b):
                 out = _const(fn(value(a), value(b)))
             elif sub in (OPN["add"], OPN["auipc"]):
                 out = _combine(a, b, 1)

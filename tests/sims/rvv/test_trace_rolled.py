@@ -252,7 +252,7 @@ def test_edges_roll_up_to_the_change(monkeypatch):
                 assert did == (name != "misaligned in iteration 1"), name
 
 
-@pytest.mark.parametrize("case", [0, 2, 5, 13, 44, *EDGES])
+@pytest.mark.parametrize("case", [0, 2, 5, 13, 17, 44, 72, 85, 115, *EDGES])
 def test_generated_loops_against_the_interpreter(monkeypatch, case):
     """The whole trace path (pre-pass with rolling, data path) against the interpreter on two input sets."""
     source = EDGES[case] if isinstance(case, str) else loop_program(case)
