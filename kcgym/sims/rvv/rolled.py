@@ -31,7 +31,8 @@ from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import machine as M
 from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB
 
-ROLL_MAX_BODY = 256  # instructions in one loop iteration the walk follows (longer bodies are not rolled)
+ROLL_MAX_BODY = 4096  # instructions in one loop iteration the walk follows (longer bodies are not rolled)
+ROLL_WALK_SHARE = 8  # walks (uncached) take at most one instruction per this many run, plus one body
 ROLL_MIN_ITERATIONS = 6  # iterations left (from the loop head) below which rolling does not pay
 ROLL_TRIES = 6  # real iterations run waiting for the timing state to become steady, per loop entry
 ROLL_MAX_FAILS = 4  # failed proofs at one back edge before it is no longer tried
@@ -89,19 +90,33 @@ class Walk(NamedTuple):
     checks: list  # (kind, form(s), constants) per branch / address / vsetvl
 
 
-def reads(prog: list, head: int, back: int) -> tuple[int, ...]:
-    """The x registers the body may read and never writes (what a cached :class:`Walk` is keyed by, with the
-    taint, vl and vtype at the head: its constants and its choices come from those alone)."""
-    moving = {w[3] for w in prog[head:back + 1] if w[1] in WRITES_X and 0 < w[3] <= 31}
-    return tuple(sorted({min(max(r, 0), 31) for w in prog[head:back + 1] for r in (w[4], w[5])} - moving - {0}))
-
-
 def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl: int, vtype: int, n_dtcm: int,
-         ext_size: int, scalar_fns: dict, vec_static: Callable, vmem_static: Callable) -> Walk | None:
-    """Walk the loop body ``prog[head..back]`` once from the pre-pass state (``x``, ``xt``, ``vl``, ``vtype``),
-    following control by the current values; None where it leaves the body, exceeds :data:`ROLL_MAX_BODY`, or
-    meets an instruction it cannot prove affine or fault-free (those run on the per-instruction path)."""
+         ext_size: int, scalar_fns: dict, vec_static: Callable, vmem_static: Callable) -> tuple[Walk | None, set, int]:
+    """Walk one iteration of the loop from ``head`` (closed by the backward branch at ``back``) from the pre-pass
+    state (``x``, ``xt``, ``vl``, ``vtype``), following control by the current values, inner loops included.
+    Returns the walk -- None where it exceeds :data:`ROLL_MAX_BODY` or meets an instruction it cannot prove affine
+    or fault-free (those run on the per-instruction path) --, the registers its path reads and never writes (its
+    constants and choices come from their values and the taint, vl and vtype at the head alone: what a cached
+    walk is keyed by) and the instructions walked. The registers the path writes are the forms' variables: a
+    first guess (the writes in ``prog[head..back]``), then the path's own, until they agree."""
     moving = frozenset(w[3] for w in prog[head:back + 1] if w[1] in WRITES_X and 0 < w[3] <= 31)
+    walked = 0
+    for _ in range(4):
+        w, written, read, length = _walk(prog, prog_len, head, x, xt, vl, vtype, n_dtcm, ext_size, scalar_fns,
+                                         vec_static, vmem_static, moving)
+        walked += length
+        if w is None or written <= moving:
+            return w, read - moving, walked
+        moving = moving | written
+    return None, set(), walked
+
+
+def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtype: int, n_dtcm: int, ext_size: int,
+          scalar_fns: dict, vec_static: Callable, vmem_static: Callable,
+          moving: frozenset) -> tuple[Walk | None, frozenset, set, int]:
+    """:func:`walk` with the variables ``moving``: (walk, registers written, registers read, length)."""
+    written: set = set()
+    read: set = set()
     forms = [{r: 1, K: 0} if (r in moving and not xt[r]) else _const(x[r]) for r in range(32)]
     taint = list(xt)
     base = list(x)
@@ -114,10 +129,12 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
     pc, length = head, 0
     dtcm_end, ext_end = DTCM_BASE + n_dtcm, EXT_BASE + ext_size
     while True:
-        if not head <= pc <= back or length >= ROLL_MAX_BODY or pc > prog_len:
-            return None
+        if length >= ROLL_MAX_BODY or not 0 <= pc <= prog_len:
+            return None, frozenset(), set(), length
         op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = prog[pc]
         rs1c, rs2c = min(max(rs1, 0), 31), min(max(rs2, 0), 31)
+        read.add(rs1c)
+        read.add(rs2c)
         next_pc = pc + 1
         out: dict | None = None  # the form written to rd (untainted); ``tainted``: rd becomes data
         tainted = False
@@ -125,7 +142,7 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
             fn = scalar_fns.get(sub)
             is_u = sub in (OPN["lui"], OPN["auipc"])
             if fn is None:
-                return None
+                return None, frozenset(), set(), length
             a = _const(4 * pc) if sub == OPN["auipc"] else _const(0) if sub == OPN["lui"] else forms[rs1c]
             b = _const((imm << 12) if is_u else imm) if src == I.SRC_I else forms[rs2c]
             if (not is_u and taint[rs1c]) or (src != I.SRC_I and taint[rs2c]):
@@ -141,10 +158,10 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
             elif sub == OPN["mul"] and (_is_const(a) or _is_const(b)):
                 out = _scale(b, value(a)) if _is_const(a) else _scale(a, value(b))
             else:
-                return None
+                return None, frozenset(), set(), length
         elif cls == C_BRANCH:
             if taint[rs1c] or taint[rs2c]:
-                return None
+                return None, frozenset(), set(), length
             s = min(max(sub, 0), 5)
             a, b = value(forms[rs1c]), value(forms[rs2c])
             ua, ub = a & _M32, b & _M32
@@ -153,13 +170,13 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
             next_pc = imm if taken else pc + 1
         elif cls == C_JUMP:
             if sub != 0 or not 0 <= imm <= prog_len:
-                return None
+                return None, frozenset(), set(), length
             out, next_pc = _const(4 * pc + 4), imm
         elif cls == C_CSR:
             out = _const(vl if imm == 0 else vtype if imm == 1 else VLENB)
         elif cls == C_VSET:
             if (sub != 1 and rs1 != 0 and taint[rs1c]) or (sub == 2 and (taint[rs2c] or not _is_const(forms[rs2c]))):
-                return None
+                return None, frozenset(), set(), length
             raw = value(forms[rs2c]) if sub == 2 else imm
             bad = (raw >> 8) != 0 or ((raw >> 3) & 7) > 2 or (raw & 7) > 3
             nvt = -1 if bad else raw
@@ -174,21 +191,21 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
                 checks.append(("uge", avl, n_vlmax))
                 new_vl = n_vlmax
             else:
-                return None
+                return None, frozenset(), set(), length
             vl, vtype = new_vl, (M.VILL if bad else nvt)
             out = _const(new_vl)
         elif cls in VEC_ALU:
             vs = vec_static(pc, vtype, vl)
             if vs is None:
-                return None
+                return None, frozenset(), set(), length
             if vs[9]:  # x_on: vmv.x.s and friends write data into rd
                 tainted = True
         elif cls in (C_VLOAD, C_VSTORE):
             if src != I.MODE_UNIT or vm == 0 or taint[rs1c]:
-                return None
+                return None, frozenset(), set(), length
             vs = vmem_static(pc, vtype, vl)
             if vs is None:
-                return None
+                return None, frozenset(), set(), length
             size, nb = vs[4], vs[5]
             if nb:
                 ua = value(forms[rs1c]) & _M32
@@ -197,30 +214,31 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
                 elif ua >= EXT_BASE and ua + nb <= ext_end:
                     lo, hi = EXT_BASE, ext_end
                 else:
-                    return None  # a fault, or a vector store into the DTCM (its known bytes change)
+                    return None, frozenset(), set(), length  # a fault, or a vector store into the DTCM
                 checks.append(("mem", forms[rs1c], lo, hi - nb, size))
         elif cls in (C_LOAD, C_STORE):
             if taint[rs1c]:
-                return None
+                return None, frozenset(), set(), length
             size = ((1, 2, 4, 1, 2) if cls == C_LOAD else (1, 2, 4))[min(max(sub, 0), 4 if cls == C_LOAD else 2)]
             addr = _combine(forms[rs1c], _const(imm), 1)
             ua = value(addr) & _M32
             if not (ua >= EXT_BASE and ua + size <= ext_end):
-                return None  # the DTCM: loads read known bytes, stores change them
+                return None, frozenset(), set(), length  # the DTCM: loads read known bytes, stores change them
             checks.append(("mem", addr, EXT_BASE, ext_end - size, size))
             if cls == C_LOAD:
                 tainted = True
         else:
-            return None
+            return None, frozenset(), set(), length
         if rd != 0 and (out is not None or tainted) and cls not in (C_BRANCH, C_STORE, C_VSTORE):
             forms[rd], taint[rd] = (_const(0), True) if tainted else (out, False)
+            written.add(rd)
         length += 1
         pc = next_pc
         if pc == head:
             break
     if taint != list(xt) or vl != vl0 or vtype != vtype0:
-        return None  # not the state it started from: the next iteration differs
-    return Walk(length, forms, moving, checks)
+        return None, frozenset(), set(), length  # not the state it started from: the next iteration differs
+    return Walk(length, forms, moving, checks), frozenset(written), read, length
 
 
 def _lin(f: dict, d: list) -> int:

@@ -286,7 +286,7 @@ class _Program(NamedTuple):
     max_steps: int
     fast: list  # per pc: the decoded form of a fast-path instruction (:func:`_fast_word`), or None
     vcache: dict  # (pc, vtype, vl) -> a vector instruction's shape and timing constants (:func:`_vector_static`)
-    walks: dict  # (head, back edge) -> the registers its body only reads; (head, back, state) -> its rolled.Walk
+    walks: dict  # (head, back edge) -> the registers its first walk only read; (state, their values) -> a Walk
 
 
 PREPASS_FAST = True  # False: every instruction through the general path (the fast paths' equivalence test)
@@ -430,6 +430,7 @@ class _Run:
         self.last: dict[int, int] = {}  # per backward branch: the step count when it was last taken
         self.quiet: set[int] = set()  # backward branches not to roll again before they fall through
         self.fails: dict[int, int] = {}  # per backward branch: the proofs that failed
+        self.walked = 0  # instructions walked by rolled.walk (bounded by ROLL_WALK_SHARE)
         self.speculates = False
         self.force: bool | None = None  # the outcome of the tainted branch at ``pc`` (set by the resolver)
         n_dtcm = hw.dtcm_bytes
@@ -447,7 +448,7 @@ class _Run:
         for name in _LISTS:
             setattr(new, name, list(getattr(self, name)))
         new.shadow, new.known, new.ops, new.blocks = bytearray(self.shadow), bytearray(self.known), [], []
-        new.roll_head, new.last, new.quiet, new.fails = None, {}, set(), dict(self.fails)
+        new.roll_head, new.last, new.quiet, new.fails, new.walked = None, {}, set(), dict(self.fails), self.walked
         return new
 
     def take_ops(self) -> np.ndarray:
@@ -508,16 +509,21 @@ class _Run:
             return vs
 
         walks, x = p.walks, self.x
-        fixed = walks.get(at)
-        if fixed is None:
-            fixed = walks[at] = rolled.reads(prog, head, back)
-        key = (head, back, self.vl, self.vtype, tuple(self.xt), tuple([x[r] for r in fixed]))
-        w = walks.get(key, False)  # (its path's outcomes and addresses at this entry: horizon checks them)
-        if w is False:
-            w = walks[key] = rolled.walk(prog, p.prog_len, head, back, x, self.xt, self.vl, self.vtype,
-                                         p.hw.dtcm_bytes, p.ext_size, _SCALAR_FNS,
-                                         functools.partial(static, _vector_static),
-                                         functools.partial(static, _vmem_static))
+        fixed = walks.get(at)  # the registers the first walk's path only read: the cache key's values
+        state = (head, back, self.vl, self.vtype, tuple(self.xt))
+        w = False if fixed is None else walks.get((state, tuple([x[r] for r in fixed])), False)
+        if w is False:  # (a cached walk's path outcomes and addresses at this entry: horizon checks them)
+            if self.walked > self.steps // rolled.ROLL_WALK_SHARE + rolled.ROLL_MAX_BODY:
+                return None  # walks that keep failing cost more than they save
+            w, read, walked = rolled.walk(prog, p.prog_len, head, back, x, self.xt, self.vl, self.vtype,
+                                          p.hw.dtcm_bytes, p.ext_size, _SCALAR_FNS,
+                                          functools.partial(static, _vector_static),
+                                          functools.partial(static, _vmem_static))
+            self.walked += walked
+            if fixed is None:
+                fixed = walks[at] = tuple(sorted(read))
+            if read <= set(fixed):  # its constants all come from the key's registers
+                walks[(state, tuple([x[r] for r in fixed]))] = w
         n = 0 if w is None else rolled.horizon(w, self.x, self.xt, (p.max_steps - self.steps) // w.length + 1)
         if n < rolled.ROLL_MIN_ITERATIONS:
             if n == 0:
