@@ -33,7 +33,10 @@ from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB
 
 ROLL_MAX_BODY = 4096  # instructions in one loop iteration the walk follows (longer bodies are not rolled)
 ROLL_WALK_SHARE = 8  # walks (uncached) take at most one instruction per this many run, plus one body
+ROLL_SHORT_BODY = 256  # a longer body (an outer loop) is walked only after ROLL_LONG_TAKES iterations in a row: its
+ROLL_LONG_TAKES = 4  # walk costs a few iterations, so a loop of a few iterations should not pay it
 ROLL_MIN_ITERATIONS = 6  # iterations left (from the loop head) below which rolling does not pay
+ROLL_MIN_SAVED = 256  # nor where it would skip fewer instructions than this (a roll costs ~100 us)
 ROLL_TRIES = 6  # real iterations run waiting for the timing state to become steady, per loop entry
 ROLL_MAX_FAILS = 4  # failed proofs at one back edge before it is no longer tried
 
@@ -101,11 +104,11 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
     first guess (the writes in ``prog[head..back]``), then the path's own, until they agree."""
     moving = frozenset(w[3] for w in prog[head:back + 1] if w[1] in WRITES_X and 0 < w[3] <= 31)
     walked = 0
-    for _ in range(4):
+    for _ in range(32):  # (each pass adds at least one register)
         w, written, read, length = _walk(prog, prog_len, head, x, xt, vl, vtype, n_dtcm, ext_size, scalar_fns,
                                          vec_static, vmem_static, moving)
         walked += length
-        if w is None or written <= moving:
+        if written <= moving:
             return w, read - moving, walked
         moving = moving | written
     return None, set(), walked
@@ -232,6 +235,8 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
         if rd != 0 and (out is not None or tainted) and cls not in (C_BRANCH, C_STORE, C_VSTORE):
             forms[rd], taint[rd] = (_const(0), True) if tainted else (out, False)
             written.add(rd)
+            if rd not in moving:  # a variable the first guess missed: walk again with it (from the head)
+                return None, frozenset(written), read, length
         length += 1
         pc = next_pc
         if pc == head:

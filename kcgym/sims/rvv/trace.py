@@ -60,7 +60,8 @@ TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
 UNROLL = 1  # operations per loop step: 2 halved the loop's overhead with XLA's newer fusion emitters, but with
 # the older ones (DATA_PATH_XLA_OPTIONS) one runs faster (matmul C3 0.99 -> 0.75 us per operation) and compiles
 # in half the time
-ROLL_BODY, ROLL_FAILS = rolled.ROLL_MAX_BODY, rolled.ROLL_MAX_FAILS
+ROLL_BODY, ROLL_FAILS, ROLL_SHORT, ROLL_LONG_TAKES = (rolled.ROLL_MAX_BODY, rolled.ROLL_MAX_FAILS,
+                                                     rolled.ROLL_SHORT_BODY, rolled.ROLL_LONG_TAKES)
 OP_CHUNK = 4096  # data operations per call of the jitted data path: one shape, one compile for any length
 assert OP_CHUNK % UNROLL == 0
 
@@ -427,7 +428,7 @@ class _Run:
         self.ops: list[int] = []  # flat: N_REC fields per operation
         self.blocks: list[np.ndarray] = []  # the operations before ``ops``, as arrays (rolled loops' in bulk)
         self.roll_head: tuple[int, int] | None = None  # (loop head, back edge): :meth:`_advance` stopped to roll
-        self.last: dict[int, int] = {}  # per backward branch: the step count when it was last taken
+        self.last: dict[int, tuple[int, int]] = {}  # per backward branch: the steps when last taken, takes in a row
         self.quiet: set[int] = set()  # backward branches not to roll again before they fall through
         self.fails: dict[int, int] = {}  # per backward branch: the proofs that failed
         self.walked = 0  # instructions walked by rolled.walk (bounded by ROLL_WALK_SHARE)
@@ -525,9 +526,8 @@ class _Run:
             if read <= set(fixed):  # its constants all come from the key's registers
                 walks[(state, tuple([x[r] for r in fixed]))] = w
         n = 0 if w is None else rolled.horizon(w, self.x, self.xt, (p.max_steps - self.steps) // w.length + 1)
-        if n < rolled.ROLL_MIN_ITERATIONS:
-            if n == 0:
-                self.fails[back] = self.fails.get(back, 0) + 1
+        self.fails[back] = self.fails.get(back, 0) + 1  # (until it rolls: a loop that never does is left alone)
+        if n < rolled.ROLL_MIN_ITERATIONS or (n - 3) * w.length < rolled.ROLL_MIN_SAVED:
             return None
         snaps = [self._snap()]
         while len(snaps) - 1 < rolled.ROLL_TRIES + 2 and n - len(snaps) >= 1:
@@ -551,6 +551,7 @@ class _Run:
             (self.steps, self.t_scalar, (self.v_free, self.v_mem_done, self.ext_free), self.t_end, self.qi), lists, \
                 block = ext
             self.x, self.xr, self.vr, self.vq, self.counts, self.busy = lists
+            self.fails[back] = 0
             if len(block):
                 self.blocks += [ops_array(self.ops), block]
                 self.ops = []
@@ -701,9 +702,11 @@ class _Run:
                                     if self.fails.get(pc, 0) < ROLL_FAILS:
                                         quiet.discard(pc)
                                 elif pc not in quiet:
-                                    s0 = last.get(pc, -ROLL_BODY)
-                                    last[pc] = steps
-                                    if steps - s0 <= ROLL_BODY and force is None:
+                                    s0, takes = last.get(pc, (-ROLL_BODY, 0))
+                                    body = steps - s0
+                                    takes = takes + 1 if body <= ROLL_BODY else 1
+                                    last[pc] = (steps, takes)
+                                    if takes >= (2 if body <= ROLL_SHORT else ROLL_LONG_TAKES) and force is None:
                                         quiet.add(pc)
                                         self.roll_head = (imm, pc)
                                         pc = imm

@@ -164,7 +164,7 @@ REENTERED = f"""    li s0, 2
     lw s3, 0(a0)
 outer:
     li t1, 0
-    li t0, 30
+    li t0, 60
     li a1, {EXT_BASE + EXT - 64 * 12}
 inner:
     beq t1, a3, 1f
