@@ -80,7 +80,7 @@ def _scale(f: dict, k: int) -> dict:
 
 
 def _is_const(f: dict) -> bool:
-    return all(r == K for r in f)
+    return len(f) == 1  # (every form has its constant term)
 
 
 class Walk(NamedTuple):
@@ -94,17 +94,19 @@ class Walk(NamedTuple):
 
 
 def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl: int, vtype: int, n_dtcm: int,
-         ext_size: int, scalar_fns: dict, vec_static: Callable, vmem_static: Callable) -> tuple[Walk | None, set, int]:
+         ext_size: int, scalar_fns: dict, vec_static: Callable, vmem_static: Callable,
+         guess: frozenset | None = None) -> tuple[Walk | None, set, int]:
     """Walk one iteration of the loop from ``head`` (closed by the backward branch at ``back``) from the pre-pass
     state (``x``, ``xt``, ``vl``, ``vtype``), following control by the current values, inner loops included.
     Returns the walk -- None where it exceeds :data:`ROLL_MAX_BODY` or meets an instruction it cannot prove affine
     or fault-free (those run on the per-instruction path) --, the registers its path reads and never writes (its
     constants and choices come from their values and the taint, vl and vtype at the head alone: what a cached
-    walk is keyed by) and the instructions walked. The registers the path writes are the forms' variables: a
-    first guess (the writes in ``prog[head..back]``), then the path's own, until they agree."""
-    moving = frozenset(w[3] for w in prog[head:back + 1] if w[1] in WRITES_X and 0 < w[3] <= 31)
+    walk is keyed by) and the instructions walked. The registers the path writes are the forms' variables:
+    ``guess`` (the last walk's of this loop), else none -- a pass of constants only, cheap, that finds the path's
+    writes --, then the path's own, until they agree."""
+    moving = frozenset() if guess is None else guess
     walked = 0
-    for _ in range(32):  # (each pass adds at least one register)
+    for _ in range(4):  # (the path does not depend on the guess: a second pass has the first one's writes)
         w, written, read, length = _walk(prog, prog_len, head, x, xt, vl, vtype, n_dtcm, ext_size, scalar_fns,
                                          vec_static, vmem_static, moving)
         walked += length
@@ -117,7 +119,9 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
 def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtype: int, n_dtcm: int, ext_size: int,
           scalar_fns: dict, vec_static: Callable, vmem_static: Callable,
           moving: frozenset) -> tuple[Walk | None, frozenset, set, int]:
-    """:func:`walk` with the variables ``moving``: (walk, registers written, registers read, length)."""
+    """:func:`walk` with the variables ``moving``: (walk, registers written, registers read, length). A walk whose
+    path writes a register outside ``moving`` goes on (its path follows the values, not the forms) to find them
+    all; :func:`walk` then discards it."""
     written: set = set()
     read: set = set()
     forms = [{r: 1, K: 0} if (r in moving and not xt[r]) else _const(x[r]) for r in range(32)]
@@ -126,6 +130,8 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
     vl0, vtype0 = vl, vtype
 
     def value(f: dict) -> int:
+        if len(f) == 1:
+            return _signed(f[K])
         return _signed(sum(c * (1 if r == K else base[r]) for r, c in f.items()))
 
     checks: list = []
@@ -135,7 +141,8 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
         if length >= ROLL_MAX_BODY or not 0 <= pc <= prog_len:
             return None, frozenset(), set(), length
         op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = prog[pc]
-        rs1c, rs2c = min(max(rs1, 0), 31), min(max(rs2, 0), 31)
+        rs1c = rs1 if 0 <= rs1 <= 31 else 0 if rs1 < 0 else 31
+        rs2c = rs2 if 0 <= rs2 <= 31 else 0 if rs2 < 0 else 31
         read.add(rs1c)
         read.add(rs2c)
         next_pc = pc + 1
@@ -235,8 +242,6 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
         if rd != 0 and (out is not None or tainted) and cls not in (C_BRANCH, C_STORE, C_VSTORE):
             forms[rd], taint[rd] = (_const(0), True) if tainted else (out, False)
             written.add(rd)
-            if rd not in moving:  # a variable the first guess missed: walk again with it (from the head)
-                return None, frozenset(written), read, length
         length += 1
         pc = next_pc
         if pc == head:

@@ -287,7 +287,8 @@ class _Program(NamedTuple):
     max_steps: int
     fast: list  # per pc: the decoded form of a fast-path instruction (:func:`_fast_word`), or None
     vcache: dict  # (pc, vtype, vl) -> a vector instruction's shape and timing constants (:func:`_vector_static`)
-    walks: dict  # (head, back edge) -> the registers its first walk only read; (state, their values) -> a Walk
+    walks: dict  # (head, back edge) -> the registers its first walk only read; (state, their values) -> a Walk;
+    # ((head, back edge), "moving") -> the registers the last walk's path wrote
 
 
 PREPASS_FAST = True  # False: every instruction through the general path (the fast paths' equivalence test)
@@ -335,7 +336,7 @@ def _fast_word(pc: int, word: list[int], occ_t: list[int], lat_t: list[int], hw:
         rec = [K_LD if cls == C_LOAD else K_ST, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc]
         return (F_LOAD if cls == C_LOAD else F_STORE, cls, sub, rd, rs1c, rs2c, imm, occ, lat, size, vm, rec)
     if cls in (C_VLOAD, C_VSTORE) and src == I.MODE_UNIT and vm != 0:
-        return (F_VMEM,)
+        return (F_VMEM, rs1c, rs2c)
     return None
 
 
@@ -516,11 +517,14 @@ class _Run:
         if w is False:  # (a cached walk's path outcomes and addresses at this entry: horizon checks them)
             if self.walked > self.steps // rolled.ROLL_WALK_SHARE + rolled.ROLL_MAX_BODY:
                 return None  # walks that keep failing cost more than they save
+            guess = walks.get((at, "moving"))
             w, read, walked = rolled.walk(prog, p.prog_len, head, back, x, self.xt, self.vl, self.vtype,
                                           p.hw.dtcm_bytes, p.ext_size, _SCALAR_FNS,
                                           functools.partial(static, _vector_static),
-                                          functools.partial(static, _vmem_static))
+                                          functools.partial(static, _vmem_static), guess)
             self.walked += walked
+            if w is not None:  # the next walk of this loop starts from its variables (one pass, not two)
+                walks[(at, "moving")] = w.moving
             if fixed is None:
                 fixed = walks[at] = tuple(sorted(read))
             if read <= set(fixed):  # its constants all come from the key's registers
@@ -795,7 +799,7 @@ class _Run:
                             steps += 1
                             pc += 1
                             continue
-                    elif k == F_VMEM and not xt[min(max(prog[pc][4], 0), 31)]:
+                    elif k == F_VMEM and not xt[fi[1]]:
                         key = (pc, vtype, vl)
                         vs = vcache.get(key, False)
                         if vs is False:
@@ -819,7 +823,7 @@ class _Run:
                                 if store and ext_bytes == 0 and midx < n_dtcm:  # vector data: not known
                                     known[midx:midx + nb] = bytes(len(known[midx:midx + nb]))
                                 ops += rec
-                                ops += (xs1, x[min(max(prog[pc][5], 0), 31)], 0, 0, vtype, vl, midx, nb, 0)
+                                ops += (xs1, x[fi[2]], 0, 0, vtype, vl, midx, nb, 0)
                                 issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
                                 if vq[qi] > issue:
                                     issue = vq[qi]
