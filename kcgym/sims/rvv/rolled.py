@@ -74,13 +74,37 @@ def _combine(f: dict, g: dict, k: int) -> dict:
     return out
 
 
-def _scale(f: dict, k: int) -> dict:
-    out = {r: (c * k) & _M32 for r, c in f.items()}
+def _mono(r) -> tuple:
+    return () if r == K else r if isinstance(r, tuple) else (r,)
+
+
+def _product(f: dict, g: dict) -> dict:
+    """``f * g`` for two forms of registers that do not move: its terms are monomials (tuples of registers), which
+    the loop never changes either (only their value at the head counts)."""
+    out: dict = {K: 0}
+    for r1, c1 in f.items():
+        for r2, c2 in g.items():
+            m = tuple(sorted(_mono(r1) + _mono(r2)))
+            key = K if not m else m[0] if len(m) == 1 else m
+            out[key] = (out.get(key, 0) + c1 * c2) & _M32
     return {r: c for r, c in out.items() if c or r == K}
 
 
-def _is_const(f: dict) -> bool:
-    return len(f) == 1  # (every form has its constant term)
+def _term(r, x: list) -> int:
+    """A form term's register value (1 for the constant; a monomial's product)."""
+    if r == K:
+        return 1
+    if isinstance(r, tuple):
+        v = 1
+        for i in r:
+            v *= x[i]
+        return v
+    return x[r]
+
+
+def _scale(f: dict, k: int) -> dict:
+    out = {r: (c * k) & _M32 for r, c in f.items()}
+    return {r: c for r, c in out.items() if c or r == K}
 
 
 class Walk(NamedTuple):
@@ -99,9 +123,10 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
     """Walk one iteration of the loop from ``head`` (closed by the backward branch at ``back``) from the pre-pass
     state (``x``, ``xt``, ``vl``, ``vtype``), following control by the current values, inner loops included.
     Returns the walk -- None where it exceeds :data:`ROLL_MAX_BODY` or meets an instruction it cannot prove affine
-    or fault-free (those run on the per-instruction path) --, the registers its path reads and never writes (its
-    constants and choices come from their values and the taint, vl and vtype at the head alone: what a cached
-    walk is keyed by) and the instructions walked. The registers the path writes are the forms' variables:
+    or fault-free (those run on the per-instruction path) --, the registers whose values it took as constants (a
+    multiplier, a shift, a vtype, a folded operation: its forms hold every other register as a symbol, so its
+    constants come from these values and the taint, vl and vtype at the head alone: what a cached walk is keyed
+    by) and the instructions walked. The registers the path writes are the forms' variables:
     ``guess`` (the last walk's of this loop), else none -- a pass of constants only, cheap, that finds the path's
     writes --, then the path's own, until they agree."""
     moving = frozenset() if guess is None else guess
@@ -111,7 +136,7 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
                                          vec_static, vmem_static, moving)
         walked += length
         if written <= moving:
-            return w, read - moving, walked
+            return w, read, walked
         moving = moving | written
     return None, set(), walked
 
@@ -119,12 +144,12 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
 def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtype: int, n_dtcm: int, ext_size: int,
           scalar_fns: dict, vec_static: Callable, vmem_static: Callable,
           moving: frozenset) -> tuple[Walk | None, frozenset, set, int]:
-    """:func:`walk` with the variables ``moving``: (walk, registers written, registers read, length). A walk whose
+    """:func:`walk` with the variables ``moving``: (walk, registers written, registers pinned, length). A walk whose
     path writes a register outside ``moving`` goes on (its path follows the values, not the forms) to find them
     all; :func:`walk` then discards it."""
     written: set = set()
-    read: set = set()
-    forms = [{r: 1, K: 0} if (r in moving and not xt[r]) else _const(x[r]) for r in range(32)]
+    pinned: set = set()  # the registers whose values the walk used as constants (the others stay symbols)
+    forms = [{r: 1, K: 0} if (r and not xt[r]) else _const(0) for r in range(32)]
     taint = list(xt)
     base = list(x)
     vl0, vtype0 = vl, vtype
@@ -132,7 +157,14 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
     def value(f: dict) -> int:
         if len(f) == 1:
             return _signed(f[K])
-        return _signed(sum(c * (1 if r == K else base[r]) for r, c in f.items()))
+        return _signed(sum(c * _term(r, base) for r, c in f.items()))
+
+    def fixed(f: dict) -> bool:  # no moving register in it: the same value in every iteration
+        return len(f) == 1 or all(r == K or isinstance(r, tuple) or r not in moving for r in f)
+
+    def pin(f: dict) -> int:  # its value, as a constant of this walk (its registers join the cache key)
+        pinned.update(i for r in f for i in _mono(r))
+        return value(f)
 
     checks: list = []
     pc, length = head, 0
@@ -143,8 +175,6 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
         op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn = prog[pc]
         rs1c = rs1 if 0 <= rs1 <= 31 else 0 if rs1 < 0 else 31
         rs2c = rs2 if 0 <= rs2 <= 31 else 0 if rs2 < 0 else 31
-        read.add(rs1c)
-        read.add(rs2c)
         next_pc = pc + 1
         out: dict | None = None  # the form written to rd (untainted); ``tainted``: rd becomes data
         tainted = False
@@ -157,16 +187,18 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
             b = _const((imm << 12) if is_u else imm) if src == I.SRC_I else forms[rs2c]
             if (not is_u and taint[rs1c]) or (src != I.SRC_I and taint[rs2c]):
                 tainted = True  # arithmetic on data is data (the data path computes it; its operands are recorded)
-            elif _is_const(a) and _is_const(b):
-                out = _const(fn(value(a), value(b)))
             elif sub in (OPN["add"], OPN["auipc"]):
                 out = _combine(a, b, 1)
             elif sub == OPN["sub"]:
                 out = _combine(a, b, -1)
-            elif sub == OPN["sll"] and _is_const(b):
-                out = _scale(a, 1 << (value(b) & 31))
-            elif sub == OPN["mul"] and (_is_const(a) or _is_const(b)):
-                out = _scale(b, value(a)) if _is_const(a) else _scale(a, value(b))
+            elif sub == OPN["sll"] and fixed(b):
+                out = _scale(a, 1 << (pin(b) & 31))
+            elif sub == OPN["mul"] and fixed(a) and fixed(b):
+                out = _product(a, b)
+            elif sub == OPN["mul"] and (fixed(a) or fixed(b)):
+                out = _scale(b, pin(a)) if fixed(a) else _scale(a, pin(b))
+            elif fixed(a) and fixed(b):
+                out = _const(fn(pin(a), pin(b)))
             else:
                 return None, frozenset(), set(), length
         elif cls == C_BRANCH:
@@ -185,9 +217,9 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
         elif cls == C_CSR:
             out = _const(vl if imm == 0 else vtype if imm == 1 else VLENB)
         elif cls == C_VSET:
-            if (sub != 1 and rs1 != 0 and taint[rs1c]) or (sub == 2 and (taint[rs2c] or not _is_const(forms[rs2c]))):
+            if (sub != 1 and rs1 != 0 and taint[rs1c]) or (sub == 2 and (taint[rs2c] or not fixed(forms[rs2c]))):
                 return None, frozenset(), set(), length
-            raw = value(forms[rs2c]) if sub == 2 else imm
+            raw = pin(forms[rs2c]) if sub == 2 else imm
             bad = (raw >> 8) != 0 or ((raw >> 3) & 7) > 2 or (raw & 7) > 3
             nvt = -1 if bad else raw
             n_vlmax = -1 if bad else (1 << (nvt & 3)) * (VLENB * 8) // (8 << ((nvt >> 3) & 7))
@@ -195,7 +227,8 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
             a = value(avl) & _M32
             if n_vlmax < 0:
                 new_vl = 0
-            elif _is_const(avl):
+            elif fixed(avl):
+                a = pin(avl) & _M32
                 new_vl = a if a < n_vlmax else n_vlmax
             elif a >= n_vlmax:  # a moving AVL: vl stays VLMAX while it is at least that
                 checks.append(("uge", avl, n_vlmax))
@@ -248,16 +281,17 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
             break
     if taint != list(xt) or vl != vl0 or vtype != vtype0:
         return None, frozenset(), set(), length  # not the state it started from: the next iteration differs
-    return Walk(length, forms, moving, checks), frozenset(written), read, length
+    return Walk(length, forms, moving, checks), frozenset(written), pinned, length
 
 
 def _lin(f: dict, d: list) -> int:
-    """The per-iteration step of a form's value (signed: the representative the no-wrap checks use)."""
-    return _signed(sum(c * d[r] for r, c in f.items() if r != K))
+    """The per-iteration step of a form's value (signed: the representative the no-wrap checks use; a monomial's
+    registers do not move)."""
+    return _signed(sum(c * d[r] for r, c in f.items() if r != K and not isinstance(r, tuple)))
 
 
 def _at(f: dict, x: list) -> int:
-    return _signed(sum(c * (1 if r == K else x[r]) for r, c in f.items()))
+    return _signed(sum(c * _term(r, x) for r, c in f.items()))
 
 
 def _ge(n: int, g0: int, g1: int) -> int:
