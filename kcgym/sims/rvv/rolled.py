@@ -205,9 +205,9 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
             if taint[rs1c] or taint[rs2c]:
                 return None, frozenset(), set(), length
             s = min(max(sub, 0), 5)
-            a, b = value(forms[rs1c]), value(forms[rs2c])
-            ua, ub = a & _M32, b & _M32
-            taken = (a == b, a != b, a < b, a >= b, ua < ub, ua >= ub)[s]
+            va, vb = value(forms[rs1c]), value(forms[rs2c])
+            ua, ub = va & _M32, vb & _M32
+            taken = (va == vb, va != vb, va < vb, va >= vb, ua < ub, ua >= ub)[s]
             checks.append(("branch", forms[rs1c], forms[rs2c], s, taken))
             next_pc = imm if taken else pc + 1
         elif cls == C_JUMP:
@@ -224,13 +224,13 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
             nvt = -1 if bad else raw
             n_vlmax = -1 if bad else (1 << (nvt & 3)) * (VLENB * 8) // (8 << ((nvt >> 3) & 7))
             avl = _const(rs1) if sub == 1 else forms[rs1c] if rs1 != 0 else _const(-1 if rd != 0 else vl)
-            a = value(avl) & _M32
+            u_avl = value(avl) & _M32
             if n_vlmax < 0:
                 new_vl = 0
             elif fixed(avl):
-                a = pin(avl) & _M32
-                new_vl = a if a < n_vlmax else n_vlmax
-            elif a >= n_vlmax:  # a moving AVL: vl stays VLMAX while it is at least that
+                u_avl = pin(avl) & _M32
+                new_vl = u_avl if u_avl < n_vlmax else n_vlmax
+            elif u_avl >= n_vlmax:  # a moving AVL: vl stays VLMAX while it is at least that
                 checks.append(("uge", avl, n_vlmax))
                 new_vl = n_vlmax
             else:
@@ -273,7 +273,10 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
         else:
             return None, frozenset(), set(), length
         if rd != 0 and (out is not None or tainted) and cls not in (C_BRANCH, C_STORE, C_VSTORE):
-            forms[rd], taint[rd] = (_const(0), True) if tainted else (out, False)
+            if tainted:
+                forms[rd], taint[rd] = _const(0), True
+            elif out is not None:
+                forms[rd], taint[rd] = out, False
             written.add(rd)
         length += 1
         pc = next_pc

@@ -287,7 +287,7 @@ class _Program(NamedTuple):
     max_steps: int
     fast: list  # per pc: the decoded form of a fast-path instruction (:func:`_fast_word`), or None
     vcache: dict  # (pc, vtype, vl) -> a vector instruction's shape and timing constants (:func:`_vector_static`)
-    walks: dict  # (head, back edge) -> the registers its first walk only read; (state, their values) -> a Walk;
+    walks: dict  # (head, back edge) -> the registers its first walk pinned; (state, their values) -> a Walk;
     # ((head, back edge), "moving") -> the registers the last walk's path wrote
 
 
@@ -511,9 +511,10 @@ class _Run:
             return vs
 
         walks, x = p.walks, self.x
-        fixed = walks.get(at)  # the registers the first walk's path only read: the cache key's values
+        fixed = walks.get(at)  # the registers whose values the first walk took as constants: the cache key's values
         state = (head, back, self.vl, self.vtype, tuple(self.xt))
-        w = False if fixed is None else walks.get((state, tuple([x[r] for r in fixed])), False)
+        w: rolled.Walk | None | bool = False if fixed is None else walks.get((state, tuple([x[r] for r in fixed])),
+                                                                             False)
         if w is False:  # (a cached walk's path outcomes and addresses at this entry: horizon checks them)
             if self.walked > self.steps // rolled.ROLL_WALK_SHARE + rolled.ROLL_MAX_BODY:
                 return None  # walks that keep failing cost more than they save
@@ -527,9 +528,12 @@ class _Run:
                 walks[(at, "moving")] = w.moving
             if fixed is None:
                 fixed = walks[at] = tuple(sorted(read))
-            if read <= set(fixed):  # its constants all come from the key's registers
+            if read <= set(fixed):  # its constants all come from the key's registers (else it is not kept)
                 walks[(state, tuple([x[r] for r in fixed]))] = w
-        n = 0 if w is None else rolled.horizon(w, self.x, self.xt, (p.max_steps - self.steps) // w.length + 1)
+        if not isinstance(w, rolled.Walk):
+            self.fails[back] = self.fails.get(back, 0) + 1
+            return None
+        n = rolled.horizon(w, self.x, self.xt, (p.max_steps - self.steps) // w.length + 1)
         self.fails[back] = self.fails.get(back, 0) + 1  # (until it rolls: a loop that never does is left alone)
         if n < rolled.ROLL_MIN_ITERATIONS or (n - 3) * w.length < rolled.ROLL_MIN_SAVED:
             return None
