@@ -51,6 +51,7 @@ from kcgym.limits import CYCLE_LIMIT, RESOLVE_FREE, RESOLVE_MAX, RESOLVE_MIN_STE
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import machine as M
+from kcgym.sims.rvv import rolled
 from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB, RVVConfig
 from kcgym.sims.trace_cache import TraceCache
 
@@ -59,6 +60,8 @@ TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
 UNROLL = 1  # operations per loop step: 2 halved the loop's overhead with XLA's newer fusion emitters, but with
 # the older ones (DATA_PATH_XLA_OPTIONS) one runs faster (matmul C3 0.99 -> 0.75 us per operation) and compiles
 # in half the time
+ROLL_BODY, ROLL_FAILS, ROLL_SHORT, ROLL_LONG_TAKES = (rolled.ROLL_MAX_BODY, rolled.ROLL_MAX_FAILS,
+                                                     rolled.ROLL_SHORT_BODY, rolled.ROLL_LONG_TAKES)
 OP_CHUNK = 4096  # data operations per call of the jitted data path: one shape, one compile for any length
 assert OP_CHUNK % UNROLL == 0
 
@@ -284,9 +287,12 @@ class _Program(NamedTuple):
     max_steps: int
     fast: list  # per pc: the decoded form of a fast-path instruction (:func:`_fast_word`), or None
     vcache: dict  # (pc, vtype, vl) -> a vector instruction's shape and timing constants (:func:`_vector_static`)
+    walks: dict  # (head, back edge) -> the registers its first walk pinned; (state, their values) -> a Walk;
+    # ((head, back edge), "moving") -> the registers the last walk's path wrote
 
 
 PREPASS_FAST = True  # False: every instruction through the general path (the fast paths' equivalence test)
+PREPASS_ROLL = True  # False: no loop is rolled (:mod:`rolled`; the rolling test's reference)
 # the fast paths: untainted scalar ALU, branch and vsetvl; vector ALU; scalar loads and stores, unit-stride vector
 # ones (unmasked) whose address is not data and whose bytes lie in one memory
 F_ALU, F_BRANCH, F_VSET, F_VEC, F_LOAD, F_STORE, F_VMEM, F_ADDI, F_CONST = range(1, 10)  # (F_ADDI: addi and
@@ -315,7 +321,7 @@ def _fast_word(pc: int, word: list[int], occ_t: list[int], lat_t: list[int], hw:
     if cls == C_BRANCH:
         bp = hw.branch_penalty
         return (F_BRANCH, cls, min(max(sub, 0), 5), imm, rs1c, rs2c, occ, 0 if imm <= pc else bp,
-                bp if imm <= pc else 0)
+                bp if imm <= pc else 0, imm <= pc)
     if cls == C_VSET:
         nvt = n_vlmax = 0
         if sub != 2:
@@ -330,7 +336,7 @@ def _fast_word(pc: int, word: list[int], occ_t: list[int], lat_t: list[int], hw:
         rec = [K_LD if cls == C_LOAD else K_ST, op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc]
         return (F_LOAD if cls == C_LOAD else F_STORE, cls, sub, rd, rs1c, rs2c, imm, occ, lat, size, vm, rec)
     if cls in (C_VLOAD, C_VSTORE) and src == I.MODE_UNIT and vm != 0:
-        return (F_VMEM,)
+        return (F_VMEM, rs1c, rs2c)
     return None
 
 
@@ -389,7 +395,7 @@ def _program(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_
         raise GiveUp("operation outside the instruction table", int(np.argmax(odd)))
     prog = w.tolist()
     fast = [_fast_word(pc, w, occ_t, lat_t, hw) if PREPASS_FAST else None for pc, w in enumerate(prog)]
-    return _Program(prog, prog_len, hw, occ_t, lat_t, int(ext_size), int(max_steps), fast, {})
+    return _Program(prog, prog_len, hw, occ_t, lat_t, int(ext_size), int(max_steps), fast, {}, {})
 
 
 _SCALARS = ("pc", "steps", "halted", "fault", "fault_pc", "fault_detail", "vl", "vtype", "t_scalar", "v_free",
@@ -421,6 +427,12 @@ class _Run:
         self.vl, self.vtype = 0, M.VILL
         self.t_scalar = self.v_free = self.v_mem_done = self.ext_free = self.qi = self.t_end = 0
         self.ops: list[int] = []  # flat: N_REC fields per operation
+        self.blocks: list[np.ndarray] = []  # the operations before ``ops``, as arrays (rolled loops' in bulk)
+        self.roll_head: tuple[int, int] | None = None  # (loop head, back edge): :meth:`_advance` stopped to roll
+        self.last: dict[int, tuple[int, int]] = {}  # per backward branch: the steps when last taken, takes in a row
+        self.quiet: set[int] = set()  # backward branches not to roll again before they fall through
+        self.fails: dict[int, int] = {}  # per backward branch: the proofs that failed
+        self.walked = 0  # instructions walked by rolled.walk (bounded by ROLL_WALK_SHARE)
         self.speculates = False
         self.force: bool | None = None  # the outcome of the tainted branch at ``pc`` (set by the resolver)
         n_dtcm = hw.dtcm_bytes
@@ -437,8 +449,15 @@ class _Run:
             setattr(new, name, getattr(self, name))
         for name in _LISTS:
             setattr(new, name, list(getattr(self, name)))
-        new.shadow, new.known, new.ops = bytearray(self.shadow), bytearray(self.known), []
+        new.shadow, new.known, new.ops, new.blocks = bytearray(self.shadow), bytearray(self.known), [], []
+        new.roll_head, new.last, new.quiet, new.fails, new.walked = None, {}, set(), dict(self.fails), self.walked
         return new
+
+    def take_ops(self) -> np.ndarray:
+        """The data operations recorded since the last call, as int32[n, N_REC] (and forget them)."""
+        parts = self.blocks + [ops_array(self.ops)]
+        self.ops, self.blocks = [], []
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def concrete(self, r: int, value: int) -> None:
         """Register ``r`` holds ``value`` in every input set of this group: no longer data."""
@@ -453,13 +472,106 @@ class _Run:
         return Trace(ctl=ctl.astype(i32), x=np.array(self.x, i32), tainted=np.array(self.xt, bool),
                      x_ready=np.array(self.xr, i32), v_ready=np.array(self.vr, i32), vq=np.array(self.vq, i32),
                      counts=np.array(self.counts, i32), busy=np.array(self.busy, i32),
-                     ops=ops_array(self.ops), speculates=self.speculates)
+                     ops=np.concatenate(self.blocks + [ops_array(self.ops)]), speculates=self.speculates)
 
     def advance(self, p: _Program) -> _Need | None:
         """Run the control side exactly as the interpreter's loop does, until the program halts, faults or
         exhausts the step budget (None), or an instruction's control would read data (its :class:`_Need`;
-        the state is as before that instruction). Raises :class:`GiveUp` where data cannot be resolved."""
-        prog, prog_len, hw, occ_t, lat_t, ext_size, max_steps, fast, vcache = p
+        the state is as before that instruction). Raises :class:`GiveUp` where data cannot be resolved.
+        Loops whose next iterations are provably the current one's, moved, are skipped (:meth:`roll`)."""
+        while True:
+            need = self._advance(p, p.max_steps, PREPASS_ROLL)
+            head, self.roll_head = self.roll_head, None
+            if need is not None or head is None:
+                return need
+            need = self.roll(p, head)
+            if need is not None:
+                return need
+
+    def _snap(self) -> rolled.Snap:
+        return rolled.Snap(self.steps, self.t_scalar, (self.v_free, self.v_mem_done, self.ext_free), self.t_end,
+                           self.qi, list(self.x), list(self.xt), list(self.xr), list(self.vr), list(self.vq),
+                           list(self.counts), list(self.busy), len(self.ops))
+
+    def roll(self, p: _Program, at: tuple[int, int]) -> _Need | None:
+        """At the head of a loop (``at``: the head and the backward branch just taken): prove how many iterations
+        repeat this one (:func:`rolled.walk`, :func:`rolled.horizon`), run them for real until the timing state
+        is steady (:func:`rolled.steady`), then jump over the rest (:func:`rolled.extrapolate`). Where any of
+        that fails, the per-instruction path goes on from wherever this stopped (what it ran is exact)."""
+        head, back = at
+        vcache, prog = p.vcache, p.prog
+
+        def static(make, pc: int, vtype: int, vl: int):
+            key = (pc, vtype, vl)
+            vs = vcache.get(key, False)
+            if vs is False:
+                w = prog[pc]
+                vs = vcache[key] = make(w, pc, vtype, vl, p.occ[w[0]], p.lat[w[0]]) if make is _vector_static else \
+                    make(w, pc, vtype, vl, p.lat[w[0]])
+            return vs
+
+        walks, x = p.walks, self.x
+        fixed = walks.get(at)  # the registers whose values the first walk took as constants: the cache key's values
+        state = (head, back, self.vl, self.vtype, tuple(self.xt))
+        w: rolled.Walk | None | bool = False if fixed is None else walks.get((state, tuple([x[r] for r in fixed])),
+                                                                             False)
+        if w is False:  # (a cached walk's path outcomes and addresses at this entry: horizon checks them)
+            if self.walked > self.steps // rolled.ROLL_WALK_SHARE + rolled.ROLL_MAX_BODY:
+                return None  # walks that keep failing cost more than they save
+            guess = walks.get((at, "moving"))
+            w, read, walked = rolled.walk(prog, p.prog_len, head, back, x, self.xt, self.vl, self.vtype,
+                                          p.hw.dtcm_bytes, p.ext_size, _SCALAR_FNS,
+                                          functools.partial(static, _vector_static),
+                                          functools.partial(static, _vmem_static), guess)
+            self.walked += walked
+            if w is not None:  # the next walk of this loop starts from its variables (one pass, not two)
+                walks[(at, "moving")] = w.moving
+            if fixed is None:
+                fixed = walks[at] = tuple(sorted(read))
+            if read <= set(fixed):  # its constants all come from the key's registers (else it is not kept)
+                walks[(state, tuple([x[r] for r in fixed]))] = w
+        if not isinstance(w, rolled.Walk):
+            self.fails[back] = self.fails.get(back, 0) + 1
+            return None
+        n = rolled.horizon(w, self.x, self.xt, (p.max_steps - self.steps) // w.length + 1)
+        self.fails[back] = self.fails.get(back, 0) + 1  # (until it rolls: a loop that never does is left alone)
+        if n < rolled.ROLL_MIN_ITERATIONS or (n - 3) * w.length < rolled.ROLL_MIN_SAVED:
+            return None
+        snaps = [self._snap()]
+        while len(snaps) - 1 < rolled.ROLL_TRIES + 2 and n - len(snaps) >= 1:
+            need = self._advance(p, self.steps + w.length, False)
+            if need is not None or self.halted or self.pc != head or self.steps != snaps[-1].steps + w.length:
+                return need  # (a budget or the cycle limit: the caller's loop sees it)
+            snaps.append(self._snap())
+            if len(snaps) < 3:
+                continue
+            a, b, c = snaps[-3:]
+            nvec = rolled.vector_count(b, c)
+            dt = rolled.steady(b, c, nvec)
+            if not dt:
+                continue
+            m = min(n - (len(snaps) - 1), (p.max_steps - c.steps) // w.length, (CYCLE_LIMIT - c.t_end) // dt)
+            if m <= 0:
+                return None
+            ext = rolled.extrapolate(a, b, c, self.ops, m, dt, nvec, N_REC)
+            if ext is None:
+                return None
+            (self.steps, self.t_scalar, (self.v_free, self.v_mem_done, self.ext_free), self.t_end, self.qi), lists, \
+                block = ext
+            self.x, self.xr, self.vr, self.vq, self.counts, self.busy = lists
+            self.fails[back] = 0
+            if len(block):
+                self.blocks += [ops_array(self.ops), block]
+                self.ops = []
+            return None
+        return None
+
+    def _advance(self, p: _Program, limit: int, hook: bool) -> _Need | None:
+        """:meth:`advance` per instruction, pausing after ``limit`` steps; ``hook``: also where a loop's backward
+        branch is taken twice within :data:`rolled.ROLL_MAX_BODY` steps (``roll_head``: its target)."""
+        prog, prog_len, hw, occ_t, lat_t, ext_size, max_steps, fast, vcache, _ = p
+        max_steps = min(max_steps, limit)
+        last, quiet = self.last, self.quiet
         depth, bw, ext_lat = hw.vector_queue_depth, hw.ext_bytes_per_cycle, hw.ext_latency
         x, xt, xr, vr, vq, counts, busy = self.x, self.xt, self.xr, self.vr, self.vq, self.counts, self.busy
         pc, steps, halted, fault, fault_pc, fault_detail = (self.pc, self.steps, self.halted, self.fault,
@@ -566,7 +678,7 @@ class _Run:
                             pc += 1
                             continue
                     elif k == F_BRANCH:
-                        _, cls, sub, imm, rs1c, rs2c, occ, pen_taken, pen_not = fi
+                        _, cls, sub, imm, rs1c, rs2c, occ, pen_taken, pen_not, back = fi
                         if not (xt[rs1c] or xt[rs2c]):
                             a, b = x[rs1c], x[rs2c]
                             if sub == 1:  # (branch_taken, inline: bne and blt close most loops)
@@ -593,6 +705,20 @@ class _Run:
                             busy[0] += s_next - issue
                             counts[cls] += 1
                             steps += 1
+                            if back and hook:  # a loop closes: roll it where it repeats (not before it has run twice)
+                                if not taken:
+                                    if self.fails.get(pc, 0) < ROLL_FAILS:
+                                        quiet.discard(pc)
+                                elif pc not in quiet:
+                                    s0, takes = last.get(pc, (-ROLL_BODY, 0))
+                                    body = steps - s0
+                                    takes = takes + 1 if body <= ROLL_BODY else 1
+                                    last[pc] = (steps, takes)
+                                    if takes >= (2 if body <= ROLL_SHORT else ROLL_LONG_TAKES) and force is None:
+                                        quiet.add(pc)
+                                        self.roll_head = (imm, pc)
+                                        pc = imm
+                                        break
                             pc = imm if taken else pc + 1
                             continue
                     elif k in (F_LOAD, F_STORE):
@@ -677,7 +803,7 @@ class _Run:
                             steps += 1
                             pc += 1
                             continue
-                    elif k == F_VMEM and not xt[min(max(prog[pc][4], 0), 31)]:
+                    elif k == F_VMEM and not xt[fi[1]]:
                         key = (pc, vtype, vl)
                         vs = vcache.get(key, False)
                         if vs is False:
@@ -701,7 +827,7 @@ class _Run:
                                 if store and ext_bytes == 0 and midx < n_dtcm:  # vector data: not known
                                     known[midx:midx + nb] = bytes(len(known[midx:midx + nb]))
                                 ops += rec
-                                ops += (xs1, x[min(max(prog[pc][5], 0), 31)], 0, 0, vtype, vl, midx, nb, 0)
+                                ops += (xs1, x[fi[2]], 0, 0, vtype, vl, midx, nb, 0)
                                 issue = t_scalar if t_scalar > xr[rs1c] else xr[rs1c]
                                 if vq[qi] > issue:
                                     issue = vq[qi]
@@ -1368,15 +1494,14 @@ def _explore_tree(p: _Program, dtcm: bytes | None, data: Data, n_rows: int, chun
             except GiveUp as e:
                 raise GiveUp(e.args[0], e.args[1] if len(e.args) > 1 else -1, resolutions) from None
             steps += run.steps - before
-            if run.ops:
-                ops = ops_array(run.ops)
+            if run.ops or run.blocks:
+                ops = run.take_ops()
                 chunks = _to_chunks(ops)
                 # a node's first segment keeps its device chunks (reused if it stays the only one); the others
                 # only their operations (thousands of resolutions would otherwise hold a chunk each)
                 node.segments.append((ops, chunks if not node.segments else []))
                 for part, n in chunks:
                     data = chunk(data, part, n, es)
-                run.ops = []
             if need is None:
                 node.trace = run.trace()._replace(ops=np.zeros((0, N_REC), np.int32))
                 leaves.append((node, node.rows, data))
