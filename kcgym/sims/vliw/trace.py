@@ -1079,7 +1079,7 @@ def schedule(ops: np.ndarray, chunk=chunk_size) -> Groups:
     gather, compute and scatter at once; levels run in order, so every value is the oracle's."""
     n = len(ops)
     kinds, seqs, pcs = ops[:, 0], ops[:, 1], ops[:, 2]
-    g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, np.arange(n), ops[:, 3], ops[:, 4:], seqs, WIDTH,
+    g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, None, ops[:, 3], ops[:, 4:], seqs, WIDTH,
                                                     N_KINDS, GROUP_WIDTH, chunk)
     return Groups(g_kind, g_fields, g_seq, np.ascontiguousarray(seqs), np.ascontiguousarray(pcs), np.int32(n_groups))
 
