@@ -294,6 +294,21 @@ VST x4, p4, 64
 end:
 """
 CASES["writer_between"] = (WRITER_BETWEEN, True)
+# the last iteration's x1 of a rolled loop (a row of its segment) is read by every iteration of the next, longer
+# loop, whose own rows overwrite that row: the pre-pass evicts x1 before rolling that loop, and the loop's reads of
+# it follow it there (else iterations after the one writing x1's old row read that iteration's x2)
+LIVE_ACROSS = """DMAI p0, r0, r0, 1, 8192
+LOOPI 11, first
+VLD x0, p0, 64
+VADD x3, x0, x0
+VADD x1, x3, x0
+first:
+LOOPI 60, second
+VMUL x2, x1, x1
+NOP
+second:
+"""
+CASES["live_across"] = (LIVE_ACROSS, True)
 
 
 @pytest.fixture(autouse=True)
@@ -314,6 +329,8 @@ def test_rolled_loops_whole_state(case):
         assert int(tr.ctl[M.FAULT]) == M.F_OOB_DM
     if case in ("banks", "branch_mid", "fault_after_flip", "writer_between"):  # rolled in pieces, stepped in
         assert len(tr.rolls) >= 2  # between (the conflicts change; the branch flips; the last writer changes)
+    if case == "live_across":  # both loops roll, and the second reads the first's value where it was evicted
+        assert len(tr.rolls) >= 2
     if case == "outer":  # the outer loop rolls (a segment's iteration runs more than one bundle per pc)
         assert any(len(seg.pcs) > len(set(seg.pcs.tolist())) for _, seg in tr.rolls)
     if case == "outer_moving":  # only the inner loop rolls: every segment is one inner iteration
