@@ -476,3 +476,18 @@ outer:
     assert not _compare(src).rolls
     assert calls and all(0 < n <= rolled.DYNAMIC_TRIES for n in calls.values())  # (12 instances x ROLL_TRIES
     # back-edges each without the limit, for the inner loop)
+
+
+def test_line_times_compared_relative_to_each_back_edge():
+    """``trace._same_since`` (the DM lines' DMA times at two back-edges, as arrays) against its definition:
+    times relative to each back-edge's cycle, past ones as zero."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        t0, t1 = (int(t) for t in rng.integers(0, 200, 2))
+        before = rng.integers(0, 400, n).tolist()
+        now = [max(a - t0, 0) + t1 if rng.random() < 0.8 else int(rng.integers(0, 400)) for a in before]
+        if rng.random() < 0.5:  # (times in the past at both: any values up to the back-edge)
+            now = [int(rng.integers(0, t1 + 1)) if a <= t0 else b for a, b in zip(before, now, strict=True)]
+        want = all(max(a - t0, 0) == max(b - t1, 0) for a, b in zip(before, now, strict=True))
+        assert trace._same_since(before, now, t0, t1) == want
