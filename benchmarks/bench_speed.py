@@ -118,6 +118,8 @@ COLD_KERNELS = {
     "RVV": (("matmul", 1), ("matmul", 3), ("conv2d", 5)),
     "CPU": (("dotprod", 1), ("dotprod", 3), ("qsort", 5)),
 }
+COLD_EXPERTS = {"VLIW": (("batch_matmul", 5),)}  # expert kernels timed the same way (``--cold``): the VLIW's longest
+# first simulate is an expert's (double-buffered loops that do not roll)
 COLD_TARGET_S = 5.0  # issue 16: the first simulate of a fresh process, cache cold, at most this
 
 
@@ -209,8 +211,9 @@ _COLD_CODE = f"""
 import json, sys, time
 from kcgym.evaluation import Evaluator
 from kcgym.registry import ACCELERATORS, task_for
-machine, name, index = sys.argv[1], sys.argv[2], int(sys.argv[3])
-{_KERNEL_SETUP}
+machine, name, index, kind = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+{_KERNEL_SETUP.replace("acc.compile(task, cfg, hw)", '(acc.compile(task, cfg, hw) if kind == "compiler" else '
+                       'acc.expert(task, cfg, hw))')}
 t0, c0 = time.perf_counter(), time.process_time()
 acc.run(program, task, cfg, hw, inputs, {MAX_STEPS})
 print(json.dumps([time.perf_counter() - t0, time.process_time() - c0]))
@@ -267,27 +270,30 @@ def per_call_row(machine: str, name: str, index: int, sim: str, base: Path, repe
     return {**row, "load1": round(os.getloadavg()[0], 2)}
 
 
-def cold_first(tree: Path, machine: str, name: str, index: int, sim: str = "") -> tuple[float, float]:
-    """(wall s, CPU s) of the first simulate of the compiler kernel in a fresh process of ``tree``'s kcgym whose
-    JAX persistent cache is empty (``sim``: its ``KCGYM_SIM``)."""
+def cold_first(tree: Path, machine: str, name: str, index: int, sim: str = "",
+               kind: str = "compiler") -> tuple[float, float]:
+    """(wall s, CPU s) of the first simulate of the ``kind`` kernel (compiler or expert) in a fresh process of
+    ``tree``'s kcgym whose JAX persistent cache is empty (``sim``: its ``KCGYM_SIM``)."""
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k not in ("JAX_COMPILATION_CACHE_DIR", "KCGYM_SIM")}
         env.update(KCGYM_CACHE_DIR=cache, PYTHONPATH=str(tree), **({"KCGYM_SIM": sim} if sim else {}))
-        out = subprocess.run([sys.executable, "-c", _COLD_CODE, machine, name, str(index)], env=env, cwd=tree,
+        out = subprocess.run([sys.executable, "-c", _COLD_CODE, machine, name, str(index), kind], env=env, cwd=tree,
                              capture_output=True, text=True, check=True)
     wall, cpu = json.loads(out.stdout.strip().splitlines()[-1])
     return wall, cpu
 
 
-def cold_row(machine: str, name: str, index: int, base: Path | None, repeats: int) -> dict:
-    """The cold start of this tree (and of the ``base`` checkout, alternating with it): medians of ``repeats``."""
+def cold_row(machine: str, name: str, index: int, base: Path | None, repeats: int, kind: str = "compiler") -> dict:
+    """The cold start of this tree (and of the ``base`` checkout, alternating with it): medians of ``repeats``
+    (an expert kernel's row names it: ``kernel``)."""
     here = Path(__file__).resolve().parent.parent
     trees = {"new": here, **({"base": base} if base else {})}
     times: dict = {k: [] for k in trees}
     for i in range(repeats):
         for key in list(trees)[i % len(trees):] + list(trees)[:i % len(trees)]:
-            times[key].append(cold_first(trees[key], machine, name, index))
-    row: dict = {"kind": "cold_process", "machine": machine, "task": name, "config": index, "repeats": repeats}
+            times[key].append(cold_first(trees[key], machine, name, index, kind=kind))
+    row: dict = {"kind": "cold_process", "machine": machine, "task": name, "config": index, "repeats": repeats,
+                 **({"kernel": kind} if kind != "compiler" else {})}
     for key, ts in times.items():
         row[f"{key}_s"] = statistics.median(t[0] for t in ts)
         row[f"{key}_cpu_s"] = statistics.median(t[1] for t in ts)
@@ -481,11 +487,11 @@ def readme_table(rows: list[dict]) -> str:
                 "before: the tree named, after: this one, alternating; median wall and CPU seconds):", "",
                 "| machine | task | config | before s | before CPU s | after s | after CPU s | load |",
                 "|---|---|---|---|---|---|---|---|"]
-        order = {(m, t, c): i for i, (m, k) in enumerate((m, k) for m, ks in COLD_KERNELS.items() for k in ks)
-                 for t, c in [k]}
-        for r in sorted(colds, key=lambda r: order.get((r["machine"], r["task"], r["config"]), len(order))):
+        order = {(m, t, c, kind): i for i, (m, t, c, kind) in enumerate(_cold_cells(list(COLD_KERNELS)))}
+        for r in sorted(colds, key=lambda r: order.get(_cold_key(r)[1:], len(order))):
             before = (f"{r['base_s']:.2f} ({r['base']}) | {r['base_cpu_s']:.2f}" if "base_s" in r else "- | -")
-            out.append(f"| {r['machine']} | {r['task']} | C{r['config']} | {before} | {r['new_s']:.2f} | "
+            task = r["task"] + (f" ({r['kernel']})" if r.get("kernel", "compiler") != "compiler" else "")
+            out.append(f"| {r['machine']} | {task} | C{r['config']} | {before} | {r['new_s']:.2f} | "
                        f"{r['new_cpu_s']:.2f} | {r['load1']:.1f} |")
     calls = [r for r in rows if r.get("kind") == "per_call"]
     if calls:
@@ -724,8 +730,9 @@ def main() -> None:
     ap.add_argument("--sweep", action="store_true", help="every kernel of every config: first and warm simulate")
     ap.add_argument("--cap", type=float, default=None, help=f"--sweep: seconds per kernel (default {SWEEP_CAP_S:g}, "
                     f"--quick {SWEEP_QUICK_CAP_S:g})")
-    ap.add_argument("--cold", action="store_true", help="only the fresh-process cold starts (COLD_KERNELS), all four "
-                    "machines by default; they replace the results file's cold rows of the same kernels")
+    ap.add_argument("--cold", action="store_true", help="only the fresh-process cold starts (COLD_KERNELS, "
+                    "COLD_EXPERTS), all four machines by default; they replace the results file's cold rows of the "
+                    "same kernels")
     ap.add_argument("--base", type=Path, default=None, help="--cold: a checkout of the tree before (git archive "
                     "REV | tar -x -C DIR; echo REV > DIR/COMMIT), timed alternating with this one")
     ap.add_argument("--per-call", action="store_true", help="warm per-call time of short kernels "
@@ -828,6 +835,17 @@ def main() -> None:
     print(table(args.out))
 
 
+def _cold_cells(machines: list[str]) -> list[tuple[str, str, int, str]]:
+    """(machine, task, config, kernel) of ``--cold``: COLD_KERNELS' compiler kernels, then COLD_EXPERTS'."""
+    return [(m, t, c, "compiler") for m in machines for t, c in COLD_KERNELS.get(m, ())] + [
+        (m, t, c, "expert") for m in machines for t, c in COLD_EXPERTS.get(m, ())]
+
+
+def _cold_key(row: dict) -> tuple:
+    """A results row's cold-start identity (other kinds of row: kind first, so they never match one)."""
+    return row.get("kind"), row.get("machine"), row.get("task"), row.get("config"), row.get("kernel", "compiler")
+
+
 def run_cold(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """``--cold``: each machine's COLD_KERNELS, this tree against ``--base``; rows replace those of the same kernel."""
     machines = args.machines.split(",") if args.machines != ",".join(MACHINES) else list(SWEEP_MACHINES)
@@ -839,19 +857,17 @@ def run_cold(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "command": "python benchmarks/bench_speed.py " + " ".join(sys.argv[1:]), "commit": _git_commit()}
     rows = []
-    for machine in machines:
-        for name, index in COLD_KERNELS[machine]:
-            if args.tasks and name not in args.tasks.split(","):
-                continue
-            row = {**cold_row(machine, name, index, args.base, args.repeats), **meta}
-            rows.append(row)
-            before = f"before {row['base_s']:.2f} s (CPU {row['base_cpu_s']:.2f}) " if "base_s" in row else ""
-            print(f"cold {machine} {name} C{index}: {before}after {row['new_s']:.2f} s (CPU {row['new_cpu_s']:.2f})"
-                  f"  load {row['load1']}", flush=True)
-    keys = {(r["machine"], r["task"], r["config"]) for r in rows}
-    kept = [line for line in (args.out.read_text().splitlines() if args.out.exists() else []) if line.strip() and not (
-        json.loads(line).get("kind") == "cold_process" and (lambda r: (r["machine"], r["task"], r["config"]))(
-            json.loads(line)) in keys)]
+    for machine, name, index, kind in _cold_cells(machines):
+        if args.tasks and name not in args.tasks.split(","):
+            continue
+        row = {**cold_row(machine, name, index, args.base, args.repeats, kind), **meta}
+        rows.append(row)
+        before = f"before {row['base_s']:.2f} s (CPU {row['base_cpu_s']:.2f}) " if "base_s" in row else ""
+        print(f"cold {machine} {name} C{index} {kind}: {before}after {row['new_s']:.2f} s (CPU {row['new_cpu_s']:.2f})"
+              f"  load {row['load1']}", flush=True)
+    keys = {_cold_key(r) for r in rows}
+    kept = [line for line in (args.out.read_text().splitlines() if args.out.exists() else [])
+            if line.strip() and _cold_key(json.loads(line)) not in keys]
     args.out.write_text("".join(line + "\n" for line in kept) + "".join(json.dumps(r) + "\n" for r in rows))
 
 

@@ -5,6 +5,11 @@ rows). Each level's operations of one kind, in program order, are packed into gr
 width, so that one loop step of the JAX data path gathers, computes and scatters a whole group; padding
 lanes carry ``NO_SEQ`` and their writes go to a dump row. The group count is padded to whole chunks (one
 compile serves any program length).
+
+The order is a sort of millions of operations on the first simulate of a long program (a VLIW C5 expert
+packs ~9M): where the order key is already program order (both callers' usual case) it is one stable sort
+of one int32 key ``level * kinds + kind`` (timsort: a levelled trace is long ascending runs, so it is near
+linear), not a three-key ``lexsort``; index arithmetic is int32 and the fields are scattered once.
 """
 
 from __future__ import annotations
@@ -16,31 +21,46 @@ import numpy as np
 NO_SEQ = np.iinfo(np.int32).max  # the sequence number of a padding lane
 
 
-def pack(kinds: np.ndarray, order_key: np.ndarray, levels: np.ndarray, fields: np.ndarray, seqs: np.ndarray,
+def pack(kinds: np.ndarray, order_key: np.ndarray | None, levels: np.ndarray, fields: np.ndarray, seqs: np.ndarray,
          widths: Sequence[int], n_kinds: int, group_width: int,
          chunk_size: Callable[[int], int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """``(group kind, group fields, group sequence numbers, number of real groups)`` of ``n`` operations.
 
-    ``order_key`` orders operations within a level and kind (program order); ``fields`` is int32[n, F];
-    ``widths[kind]`` is the lanes a group of that kind uses (at most ``group_width``)."""
+    ``order_key`` orders operations within a level and kind (program order; ``None``: the operations' own
+    order); ``fields`` is int32[n, F]; ``widths[kind]`` is the lanes a group of that kind uses (at most
+    ``group_width``). Index arithmetic is int32 (the arrays are hundreds of MB on a long trace), int64 where it
+    would not fit."""
     n = len(kinds)
-    lv = np.asarray(levels, np.int64)
-    order = np.lexsort((order_key, kinds, lv))
-    key = (lv * n_kinds + kinds)[order]
+    idx = np.int64 if n >= 1 << 31 else np.int32
+    lv = np.asarray(levels)
+    wide = n and int(lv.max()) >= ((1 << 31) - n_kinds) // n_kinds
+    key = lv.astype(np.int64 if wide else np.int32) * n_kinds + kinds
+    if n and int(key.min()) >= 0 and (order_key is None or bool(np.all(order_key[1:] >= order_key[:-1]))):
+        order = np.argsort(key, kind="stable")  # ties keep index order, which is order_key's: the lexsort's
+    else:
+        order = np.lexsort((np.arange(n) if order_key is None else order_key, kinds, levels))
+    key = key[order]
+    k_sorted = kinds[order]
     new_run = np.ones(n, bool)
     new_run[1:] = key[1:] != key[:-1]
-    run_start = np.maximum.accumulate(np.where(new_run, np.arange(n), 0))
-    pos = np.arange(n) - run_start
-    width = np.asarray(widths)[kinds[order]]
-    new_group = new_run | (pos % width == 0)
-    gid = np.cumsum(new_group) - 1
+    del key
+    at = np.arange(n, dtype=idx)
+    run_start = np.maximum.accumulate(np.where(new_run, at, 0))
+    w = np.asarray(widths, idx)
+    pos = at - run_start
+    # (widths that are powers of two, as both callers' are: a mask, not a division)
+    lane = pos & (w - 1)[k_sorted] if np.all(w & (w - 1) == 0) else pos % w[k_sorted]
+    del at, run_start, pos
+    gid = np.cumsum(new_run | (lane == 0), dtype=idx) - 1
     n_groups = int(gid[-1]) + 1 if n else 0
     ch = chunk_size(n_groups)
     total = max(1, -(-n_groups // ch)) * ch
     g_kind = np.full(total, -1, np.int32)
-    g_kind[gid] = kinds[order]
-    g_fields = np.zeros((total, group_width, fields.shape[1]), np.int32)  # padding lanes: their writes dumped
-    g_fields[gid, pos % width] = fields[order]
-    g_seq = np.full((total, group_width), NO_SEQ, np.int32)
-    g_seq[gid, pos % width] = seqs[order]
-    return g_kind, g_fields, g_seq, n_groups
+    g_kind[gid] = k_sorted
+    slot = np.empty(n, np.int64 if total * group_width >= 1 << 31 else idx)  # each operation's lane, in its order
+    slot[order] = gid * group_width + lane
+    g_fields = np.zeros((total * group_width, fields.shape[1]), np.int32)  # padding lanes: their writes dumped
+    g_fields[slot] = fields
+    g_seq = np.full(total * group_width, NO_SEQ, np.int32)
+    g_seq[slot] = seqs
+    return g_kind, g_fields.reshape(total, group_width, -1), g_seq.reshape(total, group_width), n_groups

@@ -717,6 +717,16 @@ def ext_disjoint(events: list[Event], k: int) -> bool:
     return not r or not np.isin(np.concatenate(r), w).any()
 
 
+def _remapped(v: np.ndarray, remap: dict) -> np.ndarray:
+    """``v`` with each value that is a key of ``remap`` replaced by its value (a copy)."""
+    keys = np.fromiter(remap, np.int64, len(remap))
+    vals = np.fromiter(remap.values(), np.int64, len(remap))
+    srt = np.argsort(keys)
+    keys, vals = keys[srt], vals[srt]
+    pos = np.minimum(np.searchsorted(keys, v), len(keys) - 1)
+    return np.where(keys[pos] == v, vals[pos], v).astype(v.dtype)
+
+
 def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, seq0: int, seq_step: int,
           pcs: tuple, remap: dict, widths: tuple, chunk_size) -> tuple[Rolled, dict, dict, dict]:
     """The segment of iterations 0 (the template) .. k and its live-outs: (Rolled, x register -> row,
@@ -726,19 +736,21 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
     for i, o in enumerate(ops):
         lvl[i] = 1 + max((lvl[d] for d in o.deps), default=0)
     order = sorted(range(len(ops)), key=lambda i: (lvl[i], ops[i].kind, i))
-    f_c0, f_c1, f_md = [], [], []  # each operation's fields, in group order
-    for i in order:
-        o = ops[i]
-        c0, c1, md = list(o.c0), list(o.c1), list(o.mode)
-        if F_LOCAL in md or F_ROW in md:
-            for f in range(N_FIELDS):
-                if md[f] == F_LOCAL:
-                    c0[f], c1[f], md[f] = roll_base + wk.local_of[c0[f]], n_local, F_AFF
-                elif md[f] == F_ROW:
-                    c0[f], md[f] = remap.get(c0[f], c0[f]), F_AFF
-        f_c0.append(c0)
-        f_c1.append(c1)
-        f_md.append(md)
+    # each operation's fields, in group order: a row of this iteration becomes affine in the iteration (its
+    # local row + n_local * m), a row from before the loop its row after the evictions (``remap``)
+    f_c0 = np.asarray([ops[i].c0 for i in order], np.int64).reshape(-1, N_FIELDS)
+    f_c1 = np.asarray([ops[i].c1 for i in order], np.int64).reshape(-1, N_FIELDS)
+    f_md = np.asarray([ops[i].mode for i in order], np.int64).reshape(-1, N_FIELDS)
+    local = f_md == F_LOCAL
+    if local.any():
+        local_row = np.zeros(len(ops), np.int64)
+        local_row[list(wk.local_of)] = list(wk.local_of.values())
+        f_c0[local] = roll_base + local_row[f_c0[local]]
+        f_c1[local] = n_local
+    before = f_md == F_ROW
+    if remap and before.any():
+        f_c0[before] = _remapped(f_c0[before], remap)
+    f_md[local | before] = F_AFF
     # a group per operation and run of its kind's width of iterations (0 .. k)
     width = np.asarray([widths[ops[i].kind] for i in order], np.int64)
     reps = -(-(k + 1) // width)
@@ -782,7 +794,7 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
         ln, row = ln[srt], row[srt]
         end = np.append(ln[1:] != ln[:-1], True)
         lines = dict(zip(ln[end].tolist(), row[end].tolist(), strict=True))
-    tb = np.asarray([remap.get(x, x) for x in table.tolist()], np.int32)
+    tb = _remapped(np.asarray(table, np.int32), remap) if remap else np.asarray(table, np.int32)
     seg = Rolled(kind, a0, a1, md_, s0, mm, cnt, n, tb, seq_step, seq0, seq0 + seq_step * (k + 1) - 1,
                  np.asarray(pcs, np.int32))
     return seg, xs, cs, lines

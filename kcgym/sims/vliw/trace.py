@@ -338,6 +338,15 @@ def _distinct_runs(rows: np.ndarray) -> np.ndarray:
     return rows[keep]
 
 
+def _same_since(before: list, now: list, t0: int, t1: int) -> bool:
+    """Every ``max(a - t0, 0) == max(b - t1, 0)`` of ``before`` and ``now`` (the DM lines' DMA times at two
+    back-edges, relative to each one's cycle; past times count as zero): as arrays, since a DM has a thousand
+    lines and the check is made at every back-edge of a loop that may roll."""
+    a = np.array(before, np.int64) - t0
+    b = np.array(now, np.int64) - t1
+    return bool(np.array_equal(np.maximum(a, 0), np.maximum(b, 0)))
+
+
 def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int, roll: bool = True) -> Trace:
     """Run the control side of ``words`` (the padded program) exactly as ``Machine.run_one`` does;
     ``roll``: roll steady loops (``rolled``) instead of stepping every iteration."""
@@ -917,8 +926,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[4], dma_free, strict=True)) or (
                 max(prev[5] - T0, 0) != max(t_end - T1, 0)):
             continue
-        if any(max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[2], line_ready, strict=True)) or any(
-                max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[3], line_read, strict=True)):
+        if not (_same_since(prev[2], line_ready, T0, T1) and _same_since(prev[3], line_read, T0, T1)):
             continue
         if any(prev[11][i] != loops[i] for i in range(depth_max) if i != d) or prev[11][d][:2] != lp[:2]:
             continue
@@ -1077,9 +1085,8 @@ def schedule(ops: np.ndarray, chunk=chunk_size) -> Groups:
     """Pack each level's operations of one kind, in program order, into groups of that kind's width.
     Operations of one level touch disjoint rows (the pre-pass levelled them), so a group's lanes can
     gather, compute and scatter at once; levels run in order, so every value is the oracle's."""
-    n = len(ops)
     kinds, seqs, pcs = ops[:, 0], ops[:, 1], ops[:, 2]
-    g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, np.arange(n), ops[:, 3], ops[:, 4:], seqs, WIDTH,
+    g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, None, ops[:, 3], ops[:, 4:], seqs, WIDTH,
                                                     N_KINDS, GROUP_WIDTH, chunk)
     return Groups(g_kind, g_fields, g_seq, np.ascontiguousarray(seqs), np.ascontiguousarray(pcs), np.int32(n_groups))
 

@@ -294,6 +294,21 @@ VST x4, p4, 64
 end:
 """
 CASES["writer_between"] = (WRITER_BETWEEN, True)
+# the last iteration's x1 of a rolled loop (a row of its segment) is read by every iteration of the next, longer
+# loop, whose own rows overwrite that row: the pre-pass evicts x1 before rolling that loop, and the loop's reads of
+# it follow it there (else iterations after the one writing x1's old row read that iteration's x2)
+LIVE_ACROSS = """DMAI p0, r0, r0, 1, 8192
+LOOPI 11, first
+VLD x0, p0, 64
+VADD x3, x0, x0
+VADD x1, x3, x0
+first:
+LOOPI 60, second
+VMUL x2, x1, x1
+NOP
+second:
+"""
+CASES["live_across"] = (LIVE_ACROSS, True)
 
 
 @pytest.fixture(autouse=True)
@@ -314,6 +329,8 @@ def test_rolled_loops_whole_state(case):
         assert int(tr.ctl[M.FAULT]) == M.F_OOB_DM
     if case in ("banks", "branch_mid", "fault_after_flip", "writer_between"):  # rolled in pieces, stepped in
         assert len(tr.rolls) >= 2  # between (the conflicts change; the branch flips; the last writer changes)
+    if case == "live_across":  # both loops roll, and the second reads the first's value where it was evicted
+        assert len(tr.rolls) >= 2
     if case == "outer":  # the outer loop rolls (a segment's iteration runs more than one bundle per pc)
         assert any(len(seg.pcs) > len(set(seg.pcs.tolist())) for _, seg in tr.rolls)
     if case == "outer_moving":  # only the inner loop rolls: every segment is one inner iteration
@@ -459,3 +476,18 @@ outer:
     assert not _compare(src).rolls
     assert calls and all(0 < n <= rolled.DYNAMIC_TRIES for n in calls.values())  # (12 instances x ROLL_TRIES
     # back-edges each without the limit, for the inner loop)
+
+
+def test_line_times_compared_relative_to_each_back_edge():
+    """``trace._same_since`` (the DM lines' DMA times at two back-edges, as arrays) against its definition:
+    times relative to each back-edge's cycle, past ones as zero."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        t0, t1 = (int(t) for t in rng.integers(0, 200, 2))
+        before = rng.integers(0, 400, n).tolist()
+        now = [max(a - t0, 0) + t1 if rng.random() < 0.8 else int(rng.integers(0, 400)) for a in before]
+        if rng.random() < 0.5:  # (times in the past at both: any values up to the back-edge)
+            now = [int(rng.integers(0, t1 + 1)) if a <= t0 else b for a, b in zip(before, now, strict=True)]
+        want = all(max(a - t0, 0) == max(b - t1, 0) for a, b in zip(before, now, strict=True))
+        assert trace._same_since(before, now, t0, t1) == want
