@@ -1,7 +1,8 @@
 """The assembly budget (kcgym.limits): every hostile source of issue 14 is a fast, located error.
 
-Times are CPU seconds of this process (``time.process_time``), so a loaded machine does not
-make them flaky; "well under a second" is the bar.
+Times are CPU seconds of the assembling thread (``time.thread_time``: neither a loaded machine nor
+another thread of the process, such as JAX's, makes them flaky), after the machine's modules are
+imported (a first import is not the source's cost); "well under a second" is the bar.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ def errors(machine: str, source: str):
 @pytest.mark.parametrize(("machine", "name"), CASES, ids=[f"{m}-{n}" for m, n in CASES])
 def test_hostile_source_is_a_fast_located_error(machine, name):
     source = hostile_sources(machine)[name]
-    t0 = time.process_time()
+    ACCELERATORS[machine].make_hw(None)  # imports the machine (lazily loaded)
+    t0 = time.thread_time()
     errs = errors(machine, source)
-    assert time.process_time() - t0 < CPU_SECONDS
+    assert time.thread_time() - t0 < CPU_SECONDS
     assert errs and all(d.line >= 1 and d.col >= 1 for d in errs)
     assert errs[0].render()
 
