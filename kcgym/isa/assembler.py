@@ -640,6 +640,17 @@ def _op_record(isa: ISA, tables: _Tables, pi: ParsedInstr, rep: Reporter) -> _Op
                row)
 
 
+def _instr(op: _Op, pc: int, sl: SourceLine, late: list[tuple[ParsedInstr, list[int | float], _Op]]) -> ParsedInstr:
+    """The instruction a record's ``op`` makes at ``pc``; one with deferred operands (labels, symbols) gets its own
+    value list, filled in once every label is known, and joins ``late``."""
+    if op.deferred:
+        vals = list(op.values)
+        pi = ParsedInstr(op.spec, pc, sl, op.texts, op.cols, vals, (), op.col)
+        late.append((pi, vals, op))
+        return pi
+    return ParsedInstr(op.spec, pc, sl, op.texts, op.cols, op.values, (), op.col)
+
+
 def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program | None:
     """The program of a source of plain lines, exactly as the general path makes it; None for any other source.
 
@@ -690,26 +701,14 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
                 labels[name] = n_words
         if not bundled:
             for op in rec.ops:
-                if op.deferred:
-                    vals = list(op.values)
-                    pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, vals, (), op.col)
-                    late.append((pi, vals, op))
-                else:
-                    pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, op.values, (), op.col)
-                append(pi)
+                append(_instr(op, n_words, sl, late))
                 rows.append(op.row)
                 n_words += 1
             continue
         if not (brace or rec.braces):  # the line is one bundle
             if rec.ops:
                 for op in rec.ops:
-                    if op.deferred:
-                        vals = list(op.values)
-                        pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, vals, (), op.col)
-                        late.append((pi, vals, op))
-                    else:
-                        pi = ParsedInstr(op.spec, n_words, sl, op.texts, op.cols, op.values, (), op.col)
-                    append(pi)
+                    append(_instr(op, n_words, sl, late))
                 starts.append(open_at)
                 solos.append(rec)
                 n_words += 1
@@ -725,11 +724,7 @@ def _assemble_plain(isa: ISA, tables: _Tables, source: str, hw: Any) -> Program 
                     solos.append(None)
                     n_words, open_at = n_words + 1, len(parsed)
             else:
-                vals = list(item.values)
-                pi = ParsedInstr(item.spec, n_words, sl, item.texts, item.cols, vals, (), item.col)
-                if item.deferred:
-                    late.append((pi, vals, item))
-                append(pi)
+                append(_instr(item, n_words, sl, late))
         if not brace and len(parsed) > open_at:
             starts.append(open_at)
             solos.append(None)

@@ -76,8 +76,11 @@ def _programs():
         yield name, source, 4096
 
 
-def _prepass(monkeypatch, fast: bool, program, ext: int, max_steps: int):
+def _prepass(monkeypatch, fast: bool, program, ext: int, max_steps: int, roll: bool | None = None):
+    """The pre-pass's Trace (or its give-up), its fast paths on or off, loop rolling as configured or as given."""
     monkeypatch.setattr(trace, "PREPASS_FAST", fast)
+    if roll is not None:
+        monkeypatch.setattr(trace, "PREPASS_ROLL", roll)
     words, mems = machine_inputs(program, np.zeros((1, ext), np.uint8), HW)
     try:
         return trace.prepass(words, program.length, HW, HW.model_dump_json(), ext, max_steps,

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from kcgym.sims.rvv import ACCELERATOR, rolled, trace
-from kcgym.sims.rvv.accelerator import machine_inputs
 from kcgym.sims.rvv.config import EXT_BASE
 from kcgym.tasks import tasks_for
+from tests.sims.rvv.test_prepass_fast import _prepass as prepass_with
 from tests.sims.rvv.test_trace_differential import _both
 
 HW = ACCELERATOR.make_hw()
@@ -76,14 +76,7 @@ def loop_program(seed: int) -> str:
 
 
 def _prepass(monkeypatch, roll: bool, program, ext: int, max_steps: int, fast: bool = True):
-    monkeypatch.setattr(trace, "PREPASS_ROLL", roll)
-    monkeypatch.setattr(trace, "PREPASS_FAST", fast)
-    words, mems = machine_inputs(program, np.zeros((1, ext), np.uint8), HW)
-    try:
-        return trace.prepass(words, program.length, HW, HW.model_dump_json(), ext, max_steps,
-                             mems[0, :HW.dtcm_bytes].tobytes())
-    except trace.GiveUp as e:
-        return e.args
+    return prepass_with(monkeypatch, fast, program, ext, max_steps, roll)
 
 
 def _same(monkeypatch, name: str, program, ext: int, max_steps: int) -> bool:
