@@ -59,9 +59,8 @@ def specialised(seed: int, n: int = 60) -> str:
     return "\n".join(lines + ["    ret"]) + "\n"
 
 
-def _programs():
-    for seed in range(8):
-        yield f"specialised {seed}", specialised(seed), 4096
+def c1_kernels():
+    """Every RVV compiler and expert kernel at C1: (name, source, EXT bytes)."""
     for name, task in tasks_for("int8").items():
         cfg = task.config("RVV", 1)
         ext = ACCELERATOR.ext_size(task, cfg, HW, ACCELERATOR.layout(task, cfg, HW))
@@ -69,6 +68,12 @@ def _programs():
         expert = ACCELERATOR.expert(task, cfg, HW)
         if expert is not None:
             yield f"{name} expert", expert, ext
+
+
+def _programs():
+    for seed in range(8):
+        yield f"specialised {seed}", specialised(seed), 4096
+    yield from c1_kernels()
     for seed in (0, 1):
         for k, (source, _) in enumerate(P.programs(seed=seed)):
             yield f"isa {seed}/{k}", source, 4096

@@ -15,8 +15,8 @@ import pytest
 
 from kcgym.sims.rvv import ACCELERATOR, rolled, trace
 from kcgym.sims.rvv.config import EXT_BASE
-from kcgym.tasks import tasks_for
 from tests.sims.rvv.test_prepass_fast import _prepass as prepass_with
+from tests.sims.rvv.test_prepass_fast import c1_kernels
 from tests.sims.rvv.test_trace_differential import _both
 
 HW = ACCELERATOR.make_hw()
@@ -102,13 +102,7 @@ def _same(monkeypatch, name: str, program, ext: int, max_steps: int) -> bool:
 
 
 def _kernels():
-    for name, task in tasks_for("int8").items():
-        cfg = task.config("RVV", 1)
-        ext = ACCELERATOR.ext_size(task, cfg, HW, ACCELERATOR.layout(task, cfg, HW))
-        yield f"{name} compiler", ACCELERATOR.compile(task, cfg, HW), ext
-        expert = ACCELERATOR.expert(task, cfg, HW)
-        if expert is not None:
-            yield f"{name} expert", expert, ext
+    return c1_kernels()
 
 
 @pytest.mark.parametrize("max_steps", BUDGETS)
