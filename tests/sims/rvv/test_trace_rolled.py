@@ -16,7 +16,7 @@ import pytest
 from kcgym.sims.rvv import ACCELERATOR, rolled, trace
 from kcgym.sims.rvv.config import EXT_BASE
 from tests.sims.rvv.test_prepass_fast import _prepass as prepass_with
-from tests.sims.rvv.test_prepass_fast import c1_kernels
+from tests.sims.rvv.test_prepass_fast import assert_same_prepass, c1_kernels
 from tests.sims.rvv.test_trace_differential import _both
 
 HW = ACCELERATOR.make_hw()
@@ -92,12 +92,7 @@ def _same(monkeypatch, name: str, program, ext: int, max_steps: int) -> bool:
     monkeypatch.setattr(rolled, "extrapolate", counted)
     on = _prepass(monkeypatch, True, program, ext, max_steps)
     off = _prepass(monkeypatch, False, program, ext, max_steps)
-    if isinstance(off, trace.Trace):
-        assert isinstance(on, trace.Trace), name
-        for field in off._fields:
-            np.testing.assert_array_equal(getattr(on, field), getattr(off, field), err_msg=f"{name} {field}")
-    else:
-        assert on == off, name
+    assert_same_prepass(on, off, name)
     return any(rolls)
 
 
