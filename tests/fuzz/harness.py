@@ -256,7 +256,7 @@ def check_assembly(machine: str, source: str) -> None:
     acc = ACCELERATORS[machine]
     hw = acc.make_hw(None)
     rss0 = _peak_rss()
-    t0 = time.process_time()
+    t0 = time.thread_time()  # this thread's CPU: JAX's runtime threads elsewhere in the process do not count
     try:
         with time_limit(ASSEMBLY_SECONDS, cpu=True):
             try:
@@ -270,7 +270,7 @@ def check_assembly(machine: str, source: str) -> None:
     finally:
         grown = _peak_rss() - rss0
         assert grown < ASSEMBLY_PEAK_BYTES, f"assembly raised the peak RSS by {grown >> 20} MiB"
-    assert time.process_time() - t0 < ASSEMBLY_SECONDS
+    assert time.thread_time() - t0 < ASSEMBLY_SECONDS
 
 
 def _peak_rss() -> int:
