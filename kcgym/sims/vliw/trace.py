@@ -469,6 +469,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     consts = dict(CYCLE_LIMIT=CYCLE_LIMIT, LB=LB, ST_LIM=st_lim, VECTOR_MASK=VECTOR_MASK, LANES=LANES, BANK=bank,
                   XBASE=xbase, CBASE=cbase, X_SLOTS=X_SLOTS, C_SLOTS=C_SLOTS, N_RING=n_ring, K_LD=K_LD, K_MOV=K_MOV,
                   I32_LO=i32_lo, I32_HI=i32_hi)
+    block_key = (hw, tuple(consts.items()), words.dtype.str, words.shape[1:])  # (with a block's words: what its
+    # code is a function of)
     ns = dict(r=r, p=p, ready=ready, line_ready=line_ready, line_read=line_read, lw=lw, lr=lr, xs=xs, cs=cs,
               lines=lines, line_held=line_held, execs=execs, emit=emit, _w=_w)
     force = False
@@ -482,7 +484,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 hits[pc] += 1
                 if hits[pc] >= block_after:
                     n_b = B.extent(recs, pc, loop_ends, n_dec)
-                    bk = blocks[pc] = (*B.compile_block(recs, pc, n_b, consts, ns), n_b) if n_b else False
+                    bkey = (block_key, n_b, words[pc:pc + n_b].tobytes())
+                    bk = blocks[pc] = (*B.compile_block(recs, pc, n_b, consts, ns, bkey), n_b) if n_b else False
             if bk:
                 fn, ops_b, dt_b, n_b = bk
                 if n_ops + ops_b > check_at and n_ops + ops_b <= TRACE_MAX_OPS:  # (flushed here, not inside)
@@ -491,7 +494,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     check_at = min(n_ops + FLUSH_OPS, TRACE_MAX_OPS)
                 if (steps + n_b <= max_steps and n_ops + ops_b <= check_at
                         and (t_issue if t_issue > t_end else t_end) + dt_b <= CYCLE_LIMIT):
-                    j, t_issue, t_end, steps, nx, nc, nl, n_ops = fn(t_issue, t_end, steps, nx, nc, nl, n_ops)
+                    j, t_issue, t_end, steps, nx, nc, nl, n_ops = fn(pc, t_issue, t_end, steps, nx, nc, nl, n_ops)
                     if j < n_b:  # bundle j needs the exact checks (a fault or a wrap-around)
                         pc += j
                         force = True
