@@ -9,7 +9,7 @@ VST and DMA in gives the lines it writes fresh rows, so reuse of a DM buffer doe
 users), and EXT. Each operation gets a *level* (one more than the levels of what it must follow:
 read-after-write, write-after-write, write-after-read on rows), and each level's operations of one kind
 are packed into fixed-width groups. The JAX part (:class:`DataPath`) loops over those groups (in
-fixed-size chunks, so one compile serves every program length), ``vmap``-ped over input sets: per group a
+fixed-size chunks, so one compile serves every program length), on every input set at once: per group a
 gather, the arithmetic and one scatter. The interpreter in ``machine.py`` stays the oracle
 (``tests/sims/vliw/test_trace_differential.py``): results are bit-identical to it. The structure follows
 the NPU's ``kcgym/sims/npu/trace.py``.
@@ -1275,10 +1275,10 @@ class Writes(NamedTuple):
     """A group's writes, applied after the kind switch (XLA would copy a buffer a branch updates)."""
 
     r_i: jax.Array  # int32[GROUP_WIDTH]: whole rows
-    r_v: jax.Array  # f32[GROUP_WIDTH, LANES]
-    el_i: jax.Array  # int32[DMAO_WIDTH * LANES]: single elements of EXT (a DMA out; H: none)
-    el_v: jax.Array
-    nan: jax.Array  # int32[lanes]: each lane's step where its vector or move result is non-finite, else NO_SEQ
+    r_v: jax.Array  # f32[GROUP_WIDTH, N, LANES] (N: input sets)
+    el_i: jax.Array  # int32[DMAO_WIDTH * LANES]: single elements of EXT (a DMA out; W: none)
+    el_v: jax.Array  # f32[DMAO_WIDTH * LANES, N]
+    nan: jax.Array  # int32[lanes, N]: each lane's step where its vector or move result is non-finite, else NO_SEQ
     # (per lane, not the group's minimum: a merged group's lanes belong to different programs, ``run_many``)
 
 
@@ -1291,8 +1291,8 @@ def _pick(sub: jax.Array, options: list) -> jax.Array:
 
 
 def _first_bad(val: jax.Array, seq: jax.Array, on: jax.Array) -> jax.Array:
-    bad = ~jnp.all(jnp.isfinite(val), axis=1) & on
-    return jnp.where(bad, seq, NO_SEQ)
+    bad = ~jnp.all(jnp.isfinite(val), axis=2) & on[:, None]
+    return jnp.where(bad, seq[:, None], NO_SEQ)
 
 
 def _divmod(a: jax.Array, d: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -1319,13 +1319,24 @@ def _ext_index(f: jax.Array, e: jax.Array, fast: bool = False) -> jax.Array:
     return re // 2 + (within // width) * (rs // 2) + (e // per_strip) * width + within % width
 
 
+def _lane(v: jax.Array, lane: jax.Array) -> jax.Array:
+    """``v[g, n, lane[g]]`` as [G, N, 1]: a lane of each group lane's vector (``lane``: int32[G, 1])."""
+    return jnp.take_along_axis(v, jnp.broadcast_to(lane[:, None, :], (*v.shape[:2], 1)), axis=2)
+
+
 class DataPath:
     """The data side of the VLIW for one config, EXT bucket ``H`` and compact state (``compact``): a buffer
     of ``rows`` rows (the last the dump row) and EXT elements ``[0, W)``. One branch per kind, a whole group
     at once. Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row. ``programs`` > 1: that
     many programs' rows and EXT windows side by side (``run_many``), a first non-finite step for each. A
     proven EXT window (``W < H`` of one program; every merged program's) lets DMAs divide in float32
-    (``_ext_index``)."""
+    (``_ext_index``).
+
+    Every input set at once, not ``vmap``-ped over them: a buffer row holds the row of every input set
+    (``[rows, N * LANES]``, EXT ``[W, N]``), since every operation's rows and elements are the same in each, so a
+    group gathers and scatters whole rows of a 2-D array (XLA:CPU's batched gathers and scatters of a
+    ``vmap``-ped ``[N, rows, LANES]`` buffer cost about three times as much; matmul C3's groups: ~20% less data-path
+    CPU in all). The arithmetic is the same per element, on ``[lanes, N, LANES]``."""
 
     def __init__(self, hw: VLIWConfig, H: int, rows: int, W: int, programs: int = 1):
         self.hw, self.H, self.rows, self.W, self.programs = hw, H, rows, W, programs
@@ -1334,105 +1345,111 @@ class DataPath:
         self.ce = DMAO_WIDTH * LANES
 
     def none(self, r_i, r_v, nan=None) -> Writes:
-        ce = self.ce
-        return Writes(r_i=r_i, r_v=r_v, el_i=jnp.full(ce, self.W, jnp.int32), el_v=jnp.zeros(ce, jnp.float32),
-                      nan=jnp.full(r_i.shape[0], NO_SEQ, jnp.int32) if nan is None else nan)
+        ce, n_sets = self.ce, r_v.shape[1]
+        return Writes(r_i=r_i, r_v=r_v, el_i=jnp.full(ce, self.W, jnp.int32), el_v=jnp.zeros((ce, n_sets), jnp.float32),
+                      nan=jnp.full((r_i.shape[0], n_sets), NO_SEQ, jnp.int32) if nan is None else nan)
 
     def first(self, nan: jax.Array, w: Writes, prog: jax.Array | None) -> jax.Array:
-        """The first non-finite step so far: of the one program, or of each (``prog``: each lane's program)."""
+        """The first non-finite step so far of each input set: of the one program (``[N]``), or of each
+        (``[programs, N]``; ``prog``: each lane's program)."""
         if self.programs == 1:
-            return jnp.minimum(nan, jnp.min(w.nan))
+            return jnp.minimum(nan, jnp.min(w.nan, axis=0))
         return nan.at[prog].min(w.nan)
 
     def dst(self, f: jax.Array, on: jax.Array) -> jax.Array:
         return jnp.where(on, f[:, 0], self.dump)
 
+    @staticmethod
+    def rows_of(mem: jax.Array, ext: jax.Array, idx: jax.Array) -> jax.Array:
+        """Rows ``idx`` of every input set: f32[len(idx), N, LANES]."""
+        return mem[idx].reshape(idx.shape[0], ext.shape[1], LANES)
+
     def b_ld(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        row = mem[f[:, 1]]
-        one = jnp.take_along_axis(row, f[:, 2:3], axis=1)
-        val = jnp.where(f[:, 3:4] == 1, jnp.broadcast_to(one, row.shape), row)
+        row = self.rows_of(mem, ext, f[:, 1])
+        val = jnp.where(f[:, 3:4, None] == 1, jnp.broadcast_to(_lane(row, f[:, 2:3]), row.shape), row)
         return self.none(self.dst(f, on), val)
 
     def b_vec(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        a, b, ca = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 3]]
-        bl = jnp.take_along_axis(b, f[:, 5:6], axis=1)
-        full = lambda v: jnp.broadcast_to(v[:, None], a.shape)  # noqa: E731
-        val = _pick(f[:, 7:8], [
-            bf16(a + b), bf16(a - b), bf16(a * b), jnp.maximum(a, b), jnp.minimum(a, b), full(jnp.max(a, axis=1)),
-            full(bf16(jnp.sum(ca, axis=1))), bf16(jnp.exp2(a)), bf16(1.0 / a), bf16(lax.rsqrt(a)),
+        a, b, ca = (self.rows_of(mem, ext, f[:, k]) for k in (1, 2, 3))
+        bl = _lane(b, f[:, 5:6])
+        full = lambda v: jnp.broadcast_to(v[..., None], a.shape)  # noqa: E731
+        val = _pick(f[:, 7:8, None], [
+            bf16(a + b), bf16(a - b), bf16(a * b), jnp.maximum(a, b), jnp.minimum(a, b), full(jnp.max(a, axis=2)),
+            full(bf16(jnp.sum(ca, axis=2))), bf16(jnp.exp2(a)), bf16(1.0 / a), bf16(lax.rsqrt(a)),
             bf16(jnp.exp2(ca)), bf16(1.0 / ca), a * b, a * b, a * bl])  # (VMAC, VMACL, VMMUL: their own kinds)
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
     def b_mac(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        a, b, cd = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 4]]
-        b = jnp.where(f[:, 7:8] == _SUB["VMACL"], jnp.take_along_axis(b, f[:, 5:6], axis=1), b)
+        a, b, cd = (self.rows_of(mem, ext, f[:, k]) for k in (1, 2, 4))
+        b = jnp.where(f[:, 7:8, None] == _SUB["VMACL"], _lane(b, f[:, 5:6]), b)
         val = cd + a * b
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
     def b_mmul(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
-        mem, ext = st
         """VMMUL as the interpreter's reduce runs: products added to a zero in k order (each a contracted
         multiply-add), then the 4x4 block added to half h of the tile."""
-        a, b, cd = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 4]]
-        W = a.shape[0]
-        A, B = a.reshape(W, 4, 8), b.reshape(W, 8, 4)
-        prod = jnp.zeros((W, 4, 4), jnp.float32)
+        mem, ext = st
+        a, b, cd = (self.rows_of(mem, ext, f[:, k]) for k in (1, 2, 4))
+        G, N = a.shape[:2]
+        A, B = a.reshape(G, N, 4, 8), b.reshape(G, N, 8, 4)
+        prod = jnp.zeros((G, N, 4, 4), jnp.float32)
         for k in range(8):
-            prod = prod + A[:, :, k, None] * B[:, None, k, :]
-        half = (jnp.arange(LANES) % 8 // 4)[None, :] == f[:, 6:7]
-        val = jnp.where(half, cd + jnp.tile(prod, (1, 1, 2)).reshape(W, LANES), cd)
+            prod = prod + A[:, :, :, k, None] * B[:, :, None, k, :]
+        half = (jnp.arange(LANES) % 8 // 4)[None, None, :] == f[:, 6:7, None]
+        val = jnp.where(half, cd + jnp.tile(prod, (1, 1, 1, 2)).reshape(G, N, LANES), cd)
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
     def b_mov(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        xa, xt = mem[f[:, 1]], mem[f[:, 2]]
-        lane = f[:, 3:4]
-        lanes = jnp.arange(LANES)[None, :]
-        one = jnp.take_along_axis(xa, jnp.clip(lane, 0, LANES - 1), axis=1)
-        imm = bf16(lax.bitcast_convert_type(f[:, 4:5], jnp.float32))
-        val = _pick(f[:, 5:6], [bf16(xa), xa, xa, jnp.broadcast_to(imm, xa.shape), jnp.broadcast_to(one, xa.shape),
-                                jnp.where(lanes == lane, xa, xt), jnp.zeros_like(xa)])
+        xa, xt = self.rows_of(mem, ext, f[:, 1]), self.rows_of(mem, ext, f[:, 2])
+        lane = f[:, 3:4, None]
+        lanes = jnp.arange(LANES)[None, None, :]
+        one = _lane(xa, jnp.clip(f[:, 3:4], 0, LANES - 1))
+        imm = bf16(lax.bitcast_convert_type(f[:, 4:5, None], jnp.float32))
+        val = _pick(f[:, 5:6, None], [bf16(xa), xa, xa, jnp.broadcast_to(imm, xa.shape),
+                                      jnp.broadcast_to(one, xa.shape), jnp.where(lanes == lane, xa, xt),
+                                      jnp.zeros_like(xa)])
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
     def b_dmai(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
         e = f[:, 2:3] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
         idx = _ext_index(f[:, 3:7], e, self.fast)
-        loaded = ext[jnp.clip(idx, 0, self.W - 1)]  # (a live lane's index lies in [0, W): ``_ext_window``)
-        val = jnp.where(e < f[:, 7:8], loaded, mem[f[:, 1]])
+        loaded = ext[jnp.clip(idx, 0, self.W - 1)].transpose(0, 2, 1)  # (a live lane's index lies in [0, W))
+        val = jnp.where((e < f[:, 7:8])[:, None, :], loaded, self.rows_of(mem, ext, f[:, 1]))
         return self.none(self.dst(f, on), val)
 
     def b_dmao(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        n, width = DMAO_WIDTH, f.shape[0]  # (a group of GROUP_WIDTH lanes, or a rolled one of ROLL_WIDTH)
+        n, width, n_sets = DMAO_WIDTH, f.shape[0], ext.shape[1]  # (a group of GROUP_WIDTH lanes, or ROLL_WIDTH)
         f, on = f[:n], on[:n]
         e = f[:, 1:2] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
         idx = _ext_index(f[:, 2:6], e, self.fast)
         idx = jnp.where(idx < 0, idx + self.H, idx)
         live = (e < f[:, 6:7]) & on[:, None] & (idx >= 0) & (idx < self.W)
-        w = self.none(jnp.full(width, self.dump, jnp.int32), jnp.zeros((width, LANES), jnp.float32))
+        w = self.none(jnp.full(width, self.dump, jnp.int32), jnp.zeros((width, n_sets, LANES), jnp.float32))
         return w._replace(el_i=jnp.where(live, idx, self.W).reshape(-1),
-                          el_v=mem[f[:, 0]].reshape(-1))
+                          el_v=self.rows_of(mem, ext, f[:, 0]).transpose(0, 2, 1).reshape(-1, n_sets))
 
     @staticmethod
     def apply(mem: jax.Array, ext: jax.Array, w: Writes) -> tuple[jax.Array, jax.Array]:
-        return mem.at[w.r_i].set(w.r_v), ext.at[w.el_i].set(w.el_v, mode="drop")
+        return mem.at[w.r_i].set(w.r_v.reshape(w.r_i.shape[0], -1)), ext.at[w.el_i].set(w.el_v, mode="drop")
 
     def initial(self, ext: jax.Array):
-        """(row buffer, EXT window, first non-finite step) of one input set: registers and DM start at zero.
-        Merged (``programs`` > 1): ``ext`` is the window once, each program gets its own copy of it."""
+        """(row buffer, EXT window, first non-finite steps) of the input sets' EXT windows ``ext`` (f32[N, W]):
+        registers and DM start at zero. Merged (``programs`` > 1): each program gets its own copy of the window."""
+        n_sets = ext.shape[0]
+        mem = jnp.zeros((self.rows, n_sets * LANES), jnp.float32)
         if self.programs == 1:
-            return jnp.zeros((self.rows, LANES), jnp.float32), ext, jnp.int32(NO_SEQ)
-        return (jnp.zeros((self.rows, LANES), jnp.float32), jnp.tile(ext, self.programs),
-                jnp.full(self.programs, NO_SEQ, jnp.int32))
+            return mem, ext.T, jnp.full(n_sets, NO_SEQ, jnp.int32)
+        return mem, jnp.tile(ext.T, (self.programs, 1)), jnp.full((self.programs, n_sets), NO_SEQ, jnp.int32)
 
     def run_chunk(self, state, kinds: jax.Array, fields: jax.Array, seqs: jax.Array, n_groups: jax.Array,
                   progs: jax.Array | None = None):
-        """The first ``n_groups`` groups of a chunk, in order, on one input set (``progs``: each lane's program,
-        merged)."""
+        """The first ``n_groups`` groups of a chunk, in order (``progs``: each lane's program, merged)."""
         branches = [self.b_ld, self.b_vec, self.b_mov, self.b_dmai, self.b_dmao, self.b_mac, self.b_mmul]
         assert len(branches) == N_KINDS
 
@@ -1443,7 +1460,6 @@ class DataPath:
             return (*self.apply(mem, ext, w), self.first(nan, w, None if progs is None else progs[i]))
 
         return lax.fori_loop(0, n_groups, body, state)  # a while loop: padding groups cost nothing
-
 
     def run_rolled(self, state, kinds: jax.Array, c0: jax.Array, c1: jax.Array, mode: jax.Array, seq0: jax.Array,
                    m0: jax.Array, cnt: jax.Array, n_groups: jax.Array, seq_step: jax.Array, table: jax.Array):
@@ -1484,21 +1500,25 @@ class DataPath:
                                pack[:, 3 * F + 2], pack[:, 3 * F + 3], jnp.sum(kinds >= 0), pack[0, 3 * F + 4], table)
 
     def final(self, state, x_rows: jax.Array, c_rows: jax.Array, line_rows: jax.Array):
-        """What the State needs of one input set: the registers', DM's and EXT's rows (not the whole buffer)."""
+        """What the State needs, input set first: the registers', DM's and EXT's rows (not the whole buffer), the
+        first non-finite steps."""
         mem, ext, nan = state
-        return mem[x_rows], mem[c_rows], mem[line_rows].reshape(-1), ext, nan
+        n_sets = ext.shape[1]
+
+        def rows(idx: jax.Array) -> jax.Array:
+            return self.rows_of(mem, ext, idx).transpose(1, 0, 2)
+
+        return rows(x_rows), rows(c_rows), rows(line_rows).reshape(n_sets, -1), ext.T, nan.T
 
 
 @functools.lru_cache(maxsize=32)
 def data_runner(hw_json: str, H: int, rows: int, W: int, programs: int = 1):
-    """``(initial, chunk, final, rolled chunk)``: the jitted, input-set-``vmap``-ped data path for one config,
-    EXT bucket and compact state (``DataPath``; ``programs`` side by side, ``run_many``)."""
+    """``(initial, chunk, final, rolled chunk)``: the jitted data path for one config, EXT bucket and compact state
+    (``DataPath``; ``programs`` side by side, ``run_many``), every input set at once."""
     enable_persistent_cache()
     dp = DataPath(_config(hw_json), H, rows, W, programs)
-    return (jax.jit(jax.vmap(dp.initial), donate_argnums=0 if programs == 1 else ()),  # (merged: EXT is tiled)
-            jax.jit(jax.vmap(dp.packed_chunk, in_axes=(0, None)), donate_argnums=0),  # in place
-            jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))),
-            jax.jit(jax.vmap(dp.packed_rolled, in_axes=(0, None, None)), donate_argnums=0))
+    return (jax.jit(dp.initial), jax.jit(dp.packed_chunk, donate_argnums=0),  # (chunks: in place)
+            jax.jit(dp.final), jax.jit(dp.packed_rolled, donate_argnums=0))
 
 
 def pack_groups(g: Groups, part: slice) -> np.ndarray:
