@@ -55,6 +55,11 @@ TRACE_MAX_OPS = 12_000_000
 # slower first simulate too). So: from 1M bundles.
 ROLL_ABOVE = 1_000_000
 GROUP_WIDTH = 32  # data operations executed together in one loop step (a level's ops of one kind)
+# ... or WIDE_WIDTH where a trace's levels fill such groups so well that they number at most WIDE_BELOW times the
+# GROUP_WIDTH groups (fewer loop steps; a wide group costs 1.4-1.5x a narrow one: the data path of matmul C3 and
+# C4 then takes ~25% less CPU, conv2d C3's, whose levels are narrow, would take 35% more)
+WIDE_WIDTH = 64
+WIDE_BELOW = 0.65
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
 X_SLOTS = 16384  # renamed vector-register values (a slot is reused after X_SLOTS writes; levels keep it safe)
@@ -70,6 +75,7 @@ K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL = range(7)
 N_KINDS = 7
 DMAO_WIDTH = 8  # a DMA-out line writes 32 single elements of EXT: its groups stay narrow
 WIDTH = tuple(DMAO_WIDTH if k == K_DMAO else GROUP_WIDTH for k in range(N_KINDS))
+WIDE = (tuple(DMAO_WIDTH if k == K_DMAO else WIDE_WIDTH for k in range(N_KINDS)), WIDE_BELOW)  # (``groups.pack``)
 ROLL_WIDTHS = tuple(DMAO_WIDTH if k == K_DMAO else rolled.ROLL_WIDTH for k in range(N_KINDS))  # iterations per
 # rolled group
 NO_SEQ = groups.NO_SEQ
@@ -1067,8 +1073,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
 # ---- scheduling: fixed-width groups of one level and kind ---------------------------------------------
 class Groups(NamedTuple):
     kind: np.ndarray  # int32[G] (-1: padding)
-    fields: np.ndarray  # int32[G, GROUP_WIDTH, N_FIELDS]
-    seq: np.ndarray  # int32[G, GROUP_WIDTH]: dynamic step of each lane (NO_SEQ on padding)
+    fields: np.ndarray  # int32[G, GROUP_WIDTH or WIDE_WIDTH, N_FIELDS]
+    seq: np.ndarray  # int32[G, GROUP_WIDTH or WIDE_WIDTH]: dynamic step of each lane (NO_SEQ on padding)
     op_seq: np.ndarray  # int32[ops]: the dynamic step of each data operation, ascending
     op_pc: np.ndarray  # int32[ops]: its bundle (for the first non-finite value's line)
     n: np.int32  # groups in use (the rest pad the chunk)
@@ -1090,7 +1096,7 @@ def schedule(ops: np.ndarray, chunk=chunk_size) -> Groups:
     gather, compute and scatter at once; levels run in order, so every value is the oracle's."""
     kinds, seqs, pcs = ops[:, 0], ops[:, 1], ops[:, 2]
     g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, None, ops[:, 3], ops[:, 4:], seqs, WIDTH,
-                                                    N_KINDS, GROUP_WIDTH, chunk)
+                                                    N_KINDS, GROUP_WIDTH, chunk, WIDE)
     return Groups(g_kind, g_fields, g_seq, np.ascontiguousarray(seqs), np.ascontiguousarray(pcs), np.int32(n_groups))
 
 
@@ -1274,8 +1280,8 @@ def compact(tr: Trace, hw: VLIWConfig, H: int) -> tuple[Trace, int, int]:
 class Writes(NamedTuple):
     """A group's writes, applied after the kind switch (XLA would copy a buffer a branch updates)."""
 
-    r_i: jax.Array  # int32[GROUP_WIDTH]: whole rows
-    r_v: jax.Array  # f32[GROUP_WIDTH, N, LANES] (N: input sets)
+    r_i: jax.Array  # int32[lanes]: whole rows (lanes: the group's width)
+    r_v: jax.Array  # f32[lanes, N, LANES] (N: input sets)
     el_i: jax.Array  # int32[DMAO_WIDTH * LANES]: single elements of EXT (a DMA out; W: none)
     el_v: jax.Array  # f32[DMAO_WIDTH * LANES, N]
     nan: jax.Array  # int32[lanes, N]: each lane's step where its vector or move result is non-finite, else NO_SEQ
@@ -1424,7 +1430,7 @@ class DataPath:
 
     def b_dmao(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        n, width, n_sets = DMAO_WIDTH, f.shape[0], ext.shape[1]  # (a group of GROUP_WIDTH lanes, or ROLL_WIDTH)
+        n, width, n_sets = DMAO_WIDTH, f.shape[0], ext.shape[1]  # (a group of any width, or ROLL_WIDTH)
         f, on = f[:n], on[:n]
         e = f[:, 1:2] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
         idx = _ext_index(f[:, 2:6], e, self.fast)
@@ -1522,7 +1528,7 @@ def data_runner(hw_json: str, H: int, rows: int, W: int, programs: int = 1):
 
 
 def pack_groups(g: Groups, part: slice) -> np.ndarray:
-    """One chunk of levelled groups as one array (one transfer, not four): int32[ch, GROUP_WIDTH, N_FIELDS + 2]
+    """One chunk of levelled groups as one array (one transfer, not four): int32[ch, width, N_FIELDS + 2]
     of each lane's fields, its step, and the group's kind (-1: padding, which ends the chunk's groups). Groups
     of merged programs (``run_many``) carry each lane's program as one more field: the last column."""
     kind = g.kind[part]
@@ -1766,7 +1772,7 @@ def _run_merged(hw_json: str, part: list[_Merging], ext: np.ndarray, limit: int,
         ops[sel, col] += 2 * Wm * prog[sel]
     g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, np.arange(len(ops)), ops[:, 3],
                                                     np.concatenate([f, prog[:, None]], axis=1), ops[:, 1], WIDTH,
-                                                    N_KINDS, GROUP_WIDTH, chunk_size)
+                                                    N_KINDS, GROUP_WIDTH, chunk_size, WIDE)
     g = Groups(g_kind, g_fields, g_seq, ops[:, 1], ops[:, 2], np.int32(n_groups))
     initial, chunk, final, _ = data_runner(hw_json, H, rows, slots * Wm, slots)
     state = initial(ext[:, :Wm])

@@ -247,3 +247,17 @@ def test_float_division_is_integer_division():
     q, r = (np.asarray(x) for x in trace._divmod(jnp.asarray(a), jnp.asarray(d)))
     np.testing.assert_array_equal(q, a // d)
     np.testing.assert_array_equal(r, a % d)
+
+
+@pytest.mark.parametrize("wide", [True, False])
+def test_merged_calls_in_wide_groups(merged, monkeypatch, wide):
+    """Merged calls in WIDE_WIDTH groups throughout (``WIDE_BELOW`` infinite) or never: each program's State as
+    alone and as the oracle's."""
+    monkeypatch.setattr(trace, "WIDE", (trace.WIDE[0], float("inf") if wide else 0.0))
+    widths = []
+    real = trace.pack_groups
+    monkeypatch.setattr(trace, "pack_groups", lambda g, part: widths.append(g.fields.shape[1]) or real(g, part))
+    words = [_words(generated_program(seed)) for seed in range(12)]
+    many = _check(words, _ext(3), 100_000)
+    assert sum(merged) >= 20 and sum(st is not None for st in many) >= 10
+    assert set(widths) == {trace.WIDE_WIDTH if wide else trace.GROUP_WIDTH}
