@@ -353,6 +353,35 @@ def _same_since(before: list, now: list, t0: int, t1: int) -> bool:
     return bool(np.array_equal(np.maximum(a, 0), np.maximum(b, 0)))
 
 
+# Decoded bundles kept per process, by config and bundle words (``_decoded``): a batch of similar kernels (an RL
+# batch, a benchmark's variants) decodes a bundle they share once. An entry is ~2 KB; the memo is emptied when full.
+ROW_MEMO_ENTRIES = 16384
+_ROW_MEMO: dict = {}  # (config, word dtype, row width) -> {bundle words: (``_decode`` entry, ``_records`` record)}
+
+
+def _decoded(machine: M.Machine, words: np.ndarray, hw: VLIWConfig) -> tuple[list, list]:
+    """``(_decode(machine, words), _records(that, hw.dm_bytes))``, each bundle looked up in (and a new one added
+    to) the memo: both are functions of the bundle's words and the config alone. The entries are shared by every
+    program that has the bundle: read-only."""
+    w = np.ascontiguousarray(words)
+    keys = w.view(np.dtype((np.void, w.dtype.itemsize * w.shape[1]))).ravel().tolist()
+    cfg = (hw, w.dtype.str, w.shape[1])
+    memo = _ROW_MEMO.get(cfg)
+    if memo is None:
+        if len(_ROW_MEMO) >= 8:  # (a few configs per process)
+            _ROW_MEMO.clear()
+        memo = _ROW_MEMO[cfg] = {}
+    got = [memo.get(k) for k in keys]
+    new = [i for i, g in enumerate(got) if g is None]
+    if new:
+        dec = _decode(machine, w[new])
+        if len(memo) + len(new) > ROW_MEMO_ENTRIES:
+            memo.clear()
+        for i, d, rec in zip(new, dec, _records(dec, hw.dm_bytes), strict=True):
+            got[i] = memo[keys[i]] = (d, rec)
+    return [g[0] for g in got], [g[1] for g in got]  # type: ignore[index]
+
+
 def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int, roll: bool = True) -> Trace:
     """Run the control side of ``words`` (the padded program) exactly as ``Machine.run_one`` does;
     ``roll``: roll steady loops (``rolled``) instead of stepping every iteration."""
@@ -363,7 +392,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     tail = n_rows
     differs = np.flatnonzero(np.any(words != halt, axis=1))  # decode up to the first trailing halt row only
     tail = min(n_rows, (int(differs[-1]) + 2) if len(differs) else 1)
-    dec = _decode(machine, words[:tail])
+    dec, recs = _decoded(machine, words[:tail], hw)
     n_dec = len(dec)
     lay = layout_of(hw, H, rolled.ROLL_ROWS if roll else 0)
     n_lines, depth_max = hw.dm_lines, hw.loop_depth
@@ -455,7 +484,6 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             lw[x] = lvl
         return lvl
 
-    recs = _records(dec, dm_bytes)
     LB, xbase, cbase, n_ring = LINE_BYTES, lay.x + 12, lay.c + 8, n_lines + LINE_SLOTS
     L_START, L_END, L_COUNT = M.L_START, M.L_END, M.L_COUNT
     i32_lo, i32_hi = -0x80000000, 0x7FFFFFFF
@@ -1049,7 +1077,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             lp[M.L_COUNT] -= k
     # ---- final state ------------------------------------------------------------------------------------
     ex = np.asarray(execs, np.int64)
-    rows3 = np.array([d[0] for d in dec], np.int64)  # [n_dec, S, F]
+    rows3 = words[:n_dec].reshape(n_dec, machine.S, machine.F)  # (the decoded rows)
     cls = rows3[:, :, 1]
     used = cls != _CLS["NOP"]
     busy = np.zeros(len(M.BUSY_KEYS), np.int64)
