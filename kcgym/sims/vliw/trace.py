@@ -1667,11 +1667,13 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, 
 
 
 def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps,
-        scratch: bool = False) -> M.State | None:
+        scratch: bool = False, whole: bool = True) -> M.State | None:
     """The interpreter's final State (as numpy, batched over input sets), or None for the rare program
     the data path leaves to the oracle. Profiling counters are not kept (``prof`` as unprofiled).
     ``scratch``: ``ext`` is the caller's to overwrite (an image it does not read again): the final EXT is
-    written into it, where a copy of the whole image (4 MB an input set) would cost more than the run."""
+    written into it, where a copy of the whole image (4 MB an input set) would cost more than the run.
+    ``whole=False``: EXT only up to the limit (or the window, if wider), all a run's results read (``run_batch``:
+    the image is shared, and copying it whole took longer than matmul C3's data path)."""
     ext = np.asarray(ext, np.float32)
     N, H = ext.shape
     count = static_count(words, rolled.ROLL_TRIES + 2)
@@ -1689,8 +1691,11 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps,
         state = (rolled_chunk if is_rolled else chunk)(state, *part)
     x, c, dm, ext_w, first = (np.asarray(a) for a in jax.device_get(
         final(state, np.asarray(tr.x_rows, np.int32), np.asarray(tr.c_rows, np.int32), tr.line_rows)))
-    if W == H:
+    cols = H if whole else max(int(ext_limit), W)
+    if cols <= W:
         ext_out = ext_w
+    elif not whole:
+        ext_out = np.concatenate([ext_w, ext[:, W:cols]], axis=1)
     else:  # EXT past the window keeps its initial contents
         ext_out = ext if scratch and ext.flags.writeable else ext.copy()
         ext_out[:, :W] = ext_w
@@ -1875,14 +1880,14 @@ def run_batch(hw_json: str, programs: list[np.ndarray], ext: np.ndarray, ext_lim
               whole: bool = True) -> list[M.State]:
     """The final State of each program on the same EXT images, bit for bit what :func:`batched_runner`'s runner
     gives it alone: through :func:`run_many` where two or more programs merge (unless ``KCGYM_SIM=oracle``;
-    ``whole`` as there), the rest one by one."""
+    ``whole`` as there, for these too), the rest one by one."""
     runner = batched_runner(hw_json)[1]
     out: list = [None] * len(programs)
     if sim_mode() != "oracle" and len(programs) > 1:
         out = run_many(hw_json, programs, ext, ext_limit, max_steps, whole)
     for i, w in enumerate(programs):
         if out[i] is None:
-            out[i] = jax.device_get(runner(w, ext, ext_limit, max_steps))
+            out[i] = jax.device_get(runner(w, ext, ext_limit, max_steps, whole=whole))
     return out
 
 
@@ -1951,7 +1956,7 @@ def batched_runner(hw_json: str, profile: bool = False):
     if profile:
         return machine, oracle
 
-    def runner(words, ext, ext_limit, max_steps, scratch: bool = False):
+    def runner(words, ext, ext_limit, max_steps, scratch: bool = False, whole: bool = True):
         mode = sim_mode()
         if mode == "oracle":
             return oracle(words, ext, ext_limit, max_steps)
@@ -1960,7 +1965,7 @@ def batched_runner(hw_json: str, profile: bool = False):
             st = oracle(words, ext, ext_limit, np.int32(steps))
             if steps == int(max_steps) or np.asarray(st.ctl)[0, M.HALTED]:
                 return st
-        st = run(hw_json, words, ext, ext_limit, max_steps, scratch)
+        st = run(hw_json, words, ext, ext_limit, max_steps, scratch, whole)
         return oracle(words, ext, ext_limit, max_steps) if st is None else st
 
     return machine, runner
