@@ -382,10 +382,16 @@ def _decoded(machine: M.Machine, words: np.ndarray, hw: VLIWConfig) -> tuple[lis
     return [g[0] for g in got], [g[1] for g in got]  # type: ignore[index]
 
 
+@functools.lru_cache(maxsize=16)
+def _machine(hw: VLIWConfig) -> M.Machine:
+    """The interpreter's decode tables of a config (read-only here), built once, not per pre-pass."""
+    return M.Machine(hw)
+
+
 def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int, roll: bool = True) -> Trace:
     """Run the control side of ``words`` (the padded program) exactly as ``Machine.run_one`` does;
     ``roll``: roll steady loops (``rolled``) instead of stepping every iteration."""
-    machine = M.Machine(hw)
+    machine = _machine(hw)
     words = np.asarray(words)
     n_rows = len(words)
     halt = machine.halt_row
