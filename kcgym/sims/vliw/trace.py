@@ -161,6 +161,9 @@ def _decode(machine: M.Machine, words: np.ndarray) -> list:
     return out
 
 
+DMA_ROWS_MEMO = 4096  # DMA geometries whose EXT rows are kept (``_dma_ext_rows``; a few KB each at most)
+
+
 # ---- per-bundle records: the static half of a bundle, decoded once per program ----------------------------
 # control kinds of a record (the CTL slot's instruction as the pre-pass acts on it; 0: nothing to do)
 CK_NONE, CK_LOOPI, CK_LOOP, CK_J, CK_BEQZ, CK_BNEZ, CK_HALT, CK_DMA = range(8)
@@ -306,13 +309,23 @@ def _exact_checks(row: list, r: list, p: list, depth: int, hw: VLIWConfig, limit
     return code, detail, fslot, wrapped
 
 
+@functools.lru_cache(maxsize=DMA_ROWS_MEMO)
 def _dma_ext_rows(re: int, rs: int, n_r: int, width: int, per_strip: int, tot_e: int, dma_elems: int, H: int,
                   is_out: bool) -> np.ndarray | slice | None:
     """The EXT rows (of LANES elements) a DMA's elements touch (``Machine._dma``'s element order), each at
     least once -- the pre-pass takes maxima over them and assigns them one level, so repeats do not matter --
     or None for a DMA out past the EXT image. The common case (whole strips, no int32 wrap-around, inside
     the image) from each DMA row's run of elements (its strips lie side by side in EXT), a slice where the
-    runs overlap or abut; else element by element as the interpreter."""
+    runs overlap or abut; else element by element as the interpreter. Memoised (a kernel's loops repeat a few
+    geometries: matmul C3's 272 DMAs a pre-pass): the arrays are read-only."""
+    rows = _ext_rows_of(re, rs, n_r, width, per_strip, tot_e, dma_elems, H, is_out)
+    if isinstance(rows, np.ndarray):
+        rows.flags.writeable = False
+    return rows
+
+
+def _ext_rows_of(re: int, rs: int, n_r: int, width: int, per_strip: int, tot_e: int, dma_elems: int, H: int,
+                 is_out: bool) -> np.ndarray | slice | None:
     n_strips = tot_e // per_strip
     if (0 < tot_e <= dma_elems and n_r >= 1 and n_strips * per_strip == tot_e
             and abs(re) + (n_r + 1) * abs(rs) + 2 * tot_e + 2 * width < 1 << 30):
