@@ -916,7 +916,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     partial = tot_e % LANES != 0
                     old = lines[l0:l1]
                     at = nl % n_ring
-                    if at + n_l <= n_ring and not any(line_held[at:at + n_l]):
+                    run = at + n_l <= n_ring and not any(line_held[at:at + n_l])
+                    if run:
                         # the ring's next n_l rows are free: ``new_line`` would take them in order (a row it frees
                         # is held before, so not among them)
                         new = list(range(at, at + n_l))
@@ -930,11 +931,17 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     lvl = int(ext_lw[ext_rows].max())
                     if partial and lw[old[-1]] > lvl:
                         lvl = lw[old[-1]]
-                    lvl = max(lvl, max(map(lw.__getitem__, new)), max(map(lr.__getitem__, new))) + 1
+                    if run:  # (rows at..at + n_l - 1: slices of the lists, not an index at a time)
+                        lvl = max(lvl, max(lw[at:at + n_l]), max(lr[at:at + n_l])) + 1
+                    else:
+                        lvl = max(lvl, max(map(lw.__getitem__, new)), max(map(lr.__getitem__, new))) + 1
                     if partial and lr[old[-1]] < lvl:
                         lr[old[-1]] = lvl
-                    for x in new:
-                        lw[x] = lvl
+                    if run:
+                        lw[at:at + n_l] = [lvl] * n_l
+                    else:
+                        for x in new:
+                            lw[x] = lvl
                     ext_lr[ext_rows] = np.maximum(ext_lr[ext_rows], lvl)  # (fancy indexing: a copy, not a view)
                     blk = np.empty((n_l, 4 + N_FIELDS), np.int32)
                     blk[:] = (K_DMAI, seq, cur, lvl, 0, 0, 0, re, rs, width, per_strip, tot_e)
