@@ -38,9 +38,9 @@ BLOCK_MIN_RUNS = 256  # ... and only where the program's LOOPI counts run it at 
 # what many runs of the compiled code save; timing the pre-pass of matmul, decoder_llama and batch_matmul C3
 # with 1 to 4096 here, 256 and 1024 did alike and best, 1 compiled too much of decoder_llama)
 
-BLOCK_CACHE_ENTRIES = 512  # compiled blocks kept per process, shared by every program (least recently used
-# out first): a batch of similar kernels (an RL batch, a benchmark's variants) compiles a block once. A block's
-# code is 15-30 KB (marshalled), so the cache holds at most ~15 MB
+BLOCK_CACHE_ENTRIES = 256  # compiled blocks kept per process, shared by every program (least recently used
+# out first): a batch of similar kernels (an RL batch, a benchmark's variants) compiles a block once. A block of
+# BLOCK_MAX bundles is some 50-80 KB of code (matmul C3's 33-bundle block marshals to 55 KB), so at most ~20 MB
 
 _RET = "return {j}, t_issue, t_end, steps, nx, nc, nl, n_ops"
 

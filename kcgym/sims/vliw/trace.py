@@ -367,8 +367,9 @@ def _same_since(before: list, now: list, t0: int, t1: int) -> bool:
 
 
 # Decoded bundles kept per process, by config and bundle words (``_decoded``): a batch of similar kernels (an RL
-# batch, a benchmark's variants) decodes a bundle they share once. An entry is ~2 KB; the memo is emptied when full.
-ROW_MEMO_ENTRIES = 16384
+# batch, a benchmark's variants) decodes a bundle they share once. The memo is emptied when full; an entry holds
+# up to ~8 KB (tracemalloc over matmul C3's bundles), so ~32 MB at most (a default-config program: <= 1,024 bundles).
+ROW_MEMO_ENTRIES = 4096
 _ROW_MEMO: dict = {}  # (config, word dtype, row width) -> {bundle words: (``_decode`` entry, ``_records`` record)}
 
 
