@@ -22,14 +22,16 @@ NO_SEQ = np.iinfo(np.int32).max  # the sequence number of a padding lane
 
 
 def pack(kinds: np.ndarray, order_key: np.ndarray | None, levels: np.ndarray, fields: np.ndarray, seqs: np.ndarray,
-         widths: Sequence[int], n_kinds: int, group_width: int,
-         chunk_size: Callable[[int], int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+         widths: Sequence[int], n_kinds: int, group_width: int, chunk_size: Callable[[int], int],
+         wider: tuple[Sequence[int], float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """``(group kind, group fields, group sequence numbers, number of real groups)`` of ``n`` operations.
 
     ``order_key`` orders operations within a level and kind (program order; ``None``: the operations' own
     order); ``fields`` is int32[n, F]; ``widths[kind]`` is the lanes a group of that kind uses (at most
-    ``group_width``). Index arithmetic is int32 (the arrays are hundreds of MB on a long trace), int64 where it
-    would not fit."""
+    ``group_width``). ``wider``: ``(widths, ratio)``, wider groups to take instead where the levels fill them so
+    well that they number at most ``ratio`` times the groups of ``widths`` (the group fields' width then their
+    widest). Index arithmetic is int32 (the arrays are hundreds of MB on a long trace), int64 where it would not
+    fit."""
     n = len(kinds)
     idx = np.int64 if n >= 1 << 31 else np.int32
     lv = np.asarray(levels)
@@ -44,6 +46,12 @@ def pack(kinds: np.ndarray, order_key: np.ndarray | None, levels: np.ndarray, fi
     new_run = np.ones(n, bool)
     new_run[1:] = key[1:] != key[:-1]
     del key
+    if wider is not None and n:
+        starts = np.flatnonzero(new_run)
+        length, run_kind = np.diff(starts, append=n), k_sorted[starts]
+        n_wide, n_narrow = (int(np.sum(-(-length // np.asarray(ws, np.int64)[run_kind]))) for ws in (wider[0], widths))
+        if n_wide <= wider[1] * n_narrow:
+            widths, group_width = wider[0], max(wider[0])
     at = np.arange(n, dtype=idx)
     run_start = np.maximum.accumulate(np.where(new_run, at, 0))
     w = np.asarray(widths, idx)

@@ -1,4 +1,4 @@
-"""Straight-line runs of bundles compiled to Python, per program: the VLIW pre-pass's hot loop without its
+"""Straight-line runs of bundles compiled to Python: the VLIW pre-pass's hot loop without its
 per-bundle decoding.
 
 ``trace.prepass`` steps a program bundle by bundle, and for each dynamic bundle it re-reads what never
@@ -14,13 +14,19 @@ A block holds only bundles without control (no LOOP/LOOPI/branch/HALT/DMA) and e
 (the bundle before any LOOP's end label), so it never needs the loop stack. It runs all its bundles or
 returns at the first one that needs the generic path (a screen that does not pass, i.e. a possible fault or
 wrap-around, or the cycle limit), before touching any state of that bundle; ``prepass`` then steps that
-bundle the old way. The generic path stays the reference: ``tests/sims/vliw/test_prepass_blocks.py``
-compares the whole Trace with blocks and without (``BLOCK_AFTER = None``).
+bundle the old way. A block's code is a function of the config, the pre-pass's constants and its bundles'
+words only (its pcs are relative to an argument), so the compiled code is kept per process and shared by every
+program (:data:`BLOCK_CACHE_ENTRIES`): a batch of similar kernels compiles a block once. The generic path stays
+the reference: ``tests/sims/vliw/test_prepass_blocks.py`` compares the whole Trace with blocks and without
+(``BLOCK_AFTER = None``), ``test_prepass_block_cache.py`` blocks found compiled by other programs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from types import CodeType
 from typing import Any
 
 import numpy as np
@@ -31,6 +37,10 @@ BLOCK_MAX = 48  # bundles of one block (a compiled block's size; longer runs cha
 BLOCK_MIN_RUNS = 256  # ... and only where the program's LOOPI counts run it at least this often (a compile costs
 # what many runs of the compiled code save; timing the pre-pass of matmul, decoder_llama and batch_matmul C3
 # with 1 to 4096 here, 256 and 1024 did alike and best, 1 compiled too much of decoder_llama)
+
+BLOCK_CACHE_ENTRIES = 256  # compiled blocks kept per process, shared by every program (least recently used
+# out first): a batch of similar kernels (an RL batch, a benchmark's variants) compiles a block once. A block of
+# BLOCK_MAX bundles is some 50-80 KB of code (matmul C3's 33-bundle block marshals to 55 KB), so at most ~20 MB
 
 _RET = "return {j}, t_issue, t_end, steps, nx, nc, nl, n_ops"
 
@@ -65,9 +75,10 @@ def extent(recs: list, start: int, loop_ends: frozenset, n_dec: int) -> int:
     return n
 
 
-def _bundle(rec: tuple, cur: int, j: int, c: dict) -> tuple[list[str], int]:
-    """The pre-pass's code for one bundle (``trace.prepass``'s loop body, its static choices made), and the
-    data operations it emits."""
+def _bundle(rec: tuple, j: int, c: dict) -> tuple[list[str], int]:
+    """The pre-pass's code for bundle ``j`` of a block (``trace.prepass``'s loop body, its static choices made),
+    and the data operations it emits. Its pc is ``q + j`` (``q``: the block's first bundle, an argument), so one
+    compiled block serves the same bundles at any pc."""
     reads, writes, end_lat, ld0, ld1, st_, vec, scl, mov, _ctl, _slow, multi = rec
     ret = _RET.format(j=j)
     L = []
@@ -103,7 +114,7 @@ def _bundle(rec: tuple, cur: int, j: int, c: dict) -> tuple[list[str], int]:
         L.append(f"ready[{i}] = t + {lat}")
     if any(i == 0 for i, _ in writes):
         L.append("ready[0] = 0")
-    L.append(f"execs[{cur}] += 1")
+    L += [f"cj = q + {j}" if j else "cj = q", "execs[cj] += 1"]
 
     def ring(d: str, to_c: bool) -> list[str]:
         """The next ring slot not held by a register (``trace.prepass``'s ``new_x`` / ``new_c``)."""
@@ -129,24 +140,24 @@ def _bundle(rec: tuple, cur: int, j: int, c: dict) -> tuple[list[str], int]:
         b = ld[3]
         lane = f"(a{k} // 2) % {c['LANES']}" if b else "0"
         L += [f"s{k} = lines[ln{k}]", *ring(f"d{k}", False), *level([f"s{k}"], f"d{k}", f"l{k}")]
-        out.append(f"{c['K_LD']}, steps, {cur}, l{k}, d{k}, s{k}, {lane}, {b}, 0, 0, 0, 0")
+        out.append(f"{c['K_LD']}, steps, cj, l{k}, d{k}, s{k}, {lane}, {b}, 0, 0, 0, 0")
     if st_ is not None:
         L += [f"ss = xs[{st_[1]}]", f"dst = nl % {c['N_RING']}", "nl += 1", "while line_held[dst]:",
               f"    dst = nl % {c['N_RING']}", "    nl += 1", "line_held[lines[lns]] = False", "line_held[dst] = True",
               "lines[lns] = dst", *level(["ss"], "dst", "ls")]
-        out.append(f"{c['K_LD']}, steps, {cur}, ls, dst, ss, 0, 0, 0, 0, 0, 0")
+        out.append(f"{c['K_LD']}, steps, cj, ls, dst, ss, 0, 0, 0, 0, 0, 0")
     if vec is not None:
         kind, vsub, mode, ia, ib, ica, icd, ilane, h, vc, _vreg, _vchk = vec
         rd = ["vca"] if mode == 1 else ["va", "vb", "vcd"] if mode else ["va", "vb"]
         L += [f"va = xs[{ia}]", f"vb = xs[{ib}]", f"vca = cs[{ica}]", f"vcd = cs[{icd}]", *ring("dv", vc),
               *level(rd, "dv", "lv"), f"vl = r[{ilane}]"]
-        out.append(f"{kind}, steps, {cur}, lv, dv, va, vb, vca, vcd, 0 if vl < 0 else {c['LANES'] - 1} "
+        out.append(f"{kind}, steps, cj, lv, dv, va, vb, vca, vcd, 0 if vl < 0 else {c['LANES'] - 1} "
                    f"if vl >= {c['LANES']} else vl, {h}, {vsub}")
     if mov is not None:
         msub, a_c, ma, mt, mlane, f1, rmode, mc, _mreg, _mchk = mov
         rd = [] if not rmode else ["ma_", "mt_"] if rmode == 1 else ["ma_"]
         L += [f"ma_ = {'cs' if a_c else 'xs'}[{ma}]", f"mt_ = xs[{mt}]", *ring("dm", mc), *level(rd, "dm", "lm")]
-        out.append(f"{c['K_MOV']}, steps, {cur}, lm, dm, ma_, mt_, r[{mlane}], {f1}, {msub}, 0, 0")
+        out.append(f"{c['K_MOV']}, steps, cj, lm, dm, ma_, mt_, r[{mlane}], {f1}, {msub}, 0, 0")
     n_ops = len(out)
     if out:
         L.append(f"emit(({', '.join(out)}))")
@@ -187,18 +198,41 @@ def cycles_bound(recs: list, start: int, n: int) -> int:
     return sum(3 + max(1, rec[2]) for rec in recs[start:start + n - 1])
 
 
-def compile_block(recs: list, start: int, n: int, c: dict, ns: dict) -> tuple[Callable[..., Any], int, int]:
-    """``(block, data operations it emits, cycles_bound)``: ``block(t_issue, t_end, steps, nx, nc, nl, n_ops)``
-    runs bundles ``start .. start + n - 1`` and returns ``(bundles done, t_issue, t_end, steps, nx, nc, nl, n_ops)``;
-    ``c``: the pre-pass's constants, ``ns``: its state (the lists the code reads and writes, ``emit``, ``_w``)."""
+_COMPILED: OrderedDict[Hashable, tuple[CodeType, int, int]] = OrderedDict()  # key -> (code, operations, bound)
+_LOCK = threading.Lock()
+
+
+def _source(recs: list, start: int, n: int, c: dict) -> tuple[str, int]:
+    """The text of the block of bundles ``start .. start + n - 1`` and the data operations it emits."""
     body: list[str] = []
     total = 0
     for j in range(n):
-        lines, k = _bundle(recs[start + j], start + j, j, c)
+        lines, k = _bundle(recs[start + j], j, c)
         body += lines
         total += k
-    src = "def block(t_issue, t_end, steps, nx, nc, nl, n_ops):\n" + "".join(
-        f"    {s}\n" for s in (*body, _RET.format(j=n)))
-    code = compile(src, f"<vliw block {start}+{n}>", "exec")
+    return "def block(q, t_issue, t_end, steps, nx, nc, nl, n_ops):\n" + "".join(
+        f"    {s}\n" for s in (*body, _RET.format(j=n))), total
+
+
+def compile_block(recs: list, start: int, n: int, c: dict, ns: dict,
+                  key: Hashable | None = None) -> tuple[Callable[..., Any], int, int]:
+    """``(block, data operations it emits, cycles_bound)``: ``block(start, t_issue, t_end, steps, nx, nc, nl,
+    n_ops)`` runs bundles ``start .. start + n - 1`` and returns ``(bundles done, t_issue, t_end, steps, nx, nc,
+    nl, n_ops)``; ``c``: the pre-pass's constants, ``ns``: its state (the lists the code reads and writes,
+    ``emit``, ``_w``). ``key``: what the block's text is a function of (``trace.prepass``: the config, ``c``
+    and the bundles' words), to find it compiled by an earlier program (:data:`BLOCK_CACHE_ENTRIES`)."""
+    with _LOCK:  # (scoring threads share the cache)
+        hit = None if key is None else _COMPILED.get(key)
+        if hit is not None:
+            _COMPILED.move_to_end(key)
+    if hit is None:
+        text, total = _source(recs, start, n, c)
+        hit = (compile(text, f"<vliw block of {n}>", "exec"), total, cycles_bound(recs, start, n))
+        if key is not None:
+            with _LOCK:
+                _COMPILED[key] = hit
+                while len(_COMPILED) > BLOCK_CACHE_ENTRIES:
+                    _COMPILED.popitem(last=False)
+    code, total, bound = hit
     exec(code, ns)  # noqa: S102 (our own text: literals and the pre-pass's names only)
-    return ns.pop("block"), total, cycles_bound(recs, start, n)
+    return ns.pop("block"), total, bound

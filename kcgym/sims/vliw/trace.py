@@ -9,7 +9,7 @@ VST and DMA in gives the lines it writes fresh rows, so reuse of a DM buffer doe
 users), and EXT. Each operation gets a *level* (one more than the levels of what it must follow:
 read-after-write, write-after-write, write-after-read on rows), and each level's operations of one kind
 are packed into fixed-width groups. The JAX part (:class:`DataPath`) loops over those groups (in
-fixed-size chunks, so one compile serves every program length), ``vmap``-ped over input sets: per group a
+fixed-size chunks, so one compile serves every program length), on every input set at once: per group a
 gather, the arithmetic and one scatter. The interpreter in ``machine.py`` stays the oracle
 (``tests/sims/vliw/test_trace_differential.py``): results are bit-identical to it. The structure follows
 the NPU's ``kcgym/sims/npu/trace.py``.
@@ -55,6 +55,11 @@ TRACE_MAX_OPS = 12_000_000
 # slower first simulate too). So: from 1M bundles.
 ROLL_ABOVE = 1_000_000
 GROUP_WIDTH = 32  # data operations executed together in one loop step (a level's ops of one kind)
+# ... or WIDE_WIDTH where a trace's levels fill such groups so well that they number at most WIDE_BELOW times the
+# GROUP_WIDTH groups (fewer loop steps; a wide group costs 1.4-1.5x a narrow one: the data path of matmul C3 and
+# C4 then takes ~25% less CPU, conv2d C3's, whose levels are narrow, would take 35% more)
+WIDE_WIDTH = 64
+WIDE_BELOW = 0.65
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
 X_SLOTS = 16384  # renamed vector-register values (a slot is reused after X_SLOTS writes; levels keep it safe)
@@ -70,6 +75,7 @@ K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL = range(7)
 N_KINDS = 7
 DMAO_WIDTH = 8  # a DMA-out line writes 32 single elements of EXT: its groups stay narrow
 WIDTH = tuple(DMAO_WIDTH if k == K_DMAO else GROUP_WIDTH for k in range(N_KINDS))
+WIDE = (tuple(DMAO_WIDTH if k == K_DMAO else WIDE_WIDTH for k in range(N_KINDS)), WIDE_BELOW)  # (``groups.pack``)
 ROLL_WIDTHS = tuple(DMAO_WIDTH if k == K_DMAO else rolled.ROLL_WIDTH for k in range(N_KINDS))  # iterations per
 # rolled group
 NO_SEQ = groups.NO_SEQ
@@ -153,6 +159,9 @@ def _decode(machine: M.Machine, words: np.ndarray) -> list:
         out.append((row, r_flat[r0:r1], list(zip(wi_flat[w0:w1], wt_flat[w0:w1], strict=True)), e))
         r0, w0 = r1, w1
     return out
+
+
+DMA_ROWS_MEMO = 4096  # DMA geometries whose EXT rows are kept (``_dma_ext_rows``; a few KB each at most)
 
 
 # ---- per-bundle records: the static half of a bundle, decoded once per program ----------------------------
@@ -300,13 +309,23 @@ def _exact_checks(row: list, r: list, p: list, depth: int, hw: VLIWConfig, limit
     return code, detail, fslot, wrapped
 
 
+@functools.lru_cache(maxsize=DMA_ROWS_MEMO)
 def _dma_ext_rows(re: int, rs: int, n_r: int, width: int, per_strip: int, tot_e: int, dma_elems: int, H: int,
                   is_out: bool) -> np.ndarray | slice | None:
     """The EXT rows (of LANES elements) a DMA's elements touch (``Machine._dma``'s element order), each at
     least once -- the pre-pass takes maxima over them and assigns them one level, so repeats do not matter --
     or None for a DMA out past the EXT image. The common case (whole strips, no int32 wrap-around, inside
     the image) from each DMA row's run of elements (its strips lie side by side in EXT), a slice where the
-    runs overlap or abut; else element by element as the interpreter."""
+    runs overlap or abut; else element by element as the interpreter. Memoised (a kernel's loops repeat a few
+    geometries: matmul C3's 272 DMAs a pre-pass): the arrays are read-only."""
+    rows = _ext_rows_of(re, rs, n_r, width, per_strip, tot_e, dma_elems, H, is_out)
+    if isinstance(rows, np.ndarray):
+        rows.flags.writeable = False
+    return rows
+
+
+def _ext_rows_of(re: int, rs: int, n_r: int, width: int, per_strip: int, tot_e: int, dma_elems: int, H: int,
+                 is_out: bool) -> np.ndarray | slice | None:
     n_strips = tot_e // per_strip
     if (0 < tot_e <= dma_elems and n_r >= 1 and n_strips * per_strip == tot_e
             and abs(re) + (n_r + 1) * abs(rs) + 2 * tot_e + 2 * width < 1 << 30):
@@ -347,17 +366,53 @@ def _same_since(before: list, now: list, t0: int, t1: int) -> bool:
     return bool(np.array_equal(np.maximum(a, 0), np.maximum(b, 0)))
 
 
+# Decoded bundles kept per process, by config and bundle words (``_decoded``): a batch of similar kernels (an RL
+# batch, a benchmark's variants) decodes a bundle they share once. The memo is emptied when full; an entry holds
+# up to ~8 KB (tracemalloc over matmul C3's bundles), so ~32 MB at most (a default-config program: <= 1,024 bundles).
+ROW_MEMO_ENTRIES = 4096
+_ROW_MEMO: dict = {}  # (config, word dtype, row width) -> {bundle words: (``_decode`` entry, ``_records`` record)}
+
+
+def _decoded(machine: M.Machine, words: np.ndarray, hw: VLIWConfig) -> tuple[list, list]:
+    """``(_decode(machine, words), _records(that, hw.dm_bytes))``, each bundle looked up in (and a new one added
+    to) the memo: both are functions of the bundle's words and the config alone. The entries are shared by every
+    program that has the bundle: read-only."""
+    w = np.ascontiguousarray(words)
+    keys = w.view(np.dtype((np.void, w.dtype.itemsize * w.shape[1]))).ravel().tolist()
+    cfg = (hw, w.dtype.str, w.shape[1])
+    memo = _ROW_MEMO.get(cfg)
+    if memo is None:
+        if len(_ROW_MEMO) >= 8:  # (a few configs per process)
+            _ROW_MEMO.clear()
+        memo = _ROW_MEMO[cfg] = {}
+    got = [memo.get(k) for k in keys]
+    new = [i for i, g in enumerate(got) if g is None]
+    if new:
+        dec = _decode(machine, w[new])
+        if len(memo) + len(new) > ROW_MEMO_ENTRIES:
+            memo.clear()
+        for i, d, rec in zip(new, dec, _records(dec, hw.dm_bytes), strict=True):
+            got[i] = memo[keys[i]] = (d, rec)
+    return [g[0] for g in got], [g[1] for g in got]  # type: ignore[index]
+
+
+@functools.lru_cache(maxsize=16)
+def _machine(hw: VLIWConfig) -> M.Machine:
+    """The interpreter's decode tables of a config (read-only here), built once, not per pre-pass."""
+    return M.Machine(hw)
+
+
 def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int, roll: bool = True) -> Trace:
     """Run the control side of ``words`` (the padded program) exactly as ``Machine.run_one`` does;
     ``roll``: roll steady loops (``rolled``) instead of stepping every iteration."""
-    machine = M.Machine(hw)
+    machine = _machine(hw)
     words = np.asarray(words)
     n_rows = len(words)
     halt = machine.halt_row
     tail = n_rows
     differs = np.flatnonzero(np.any(words != halt, axis=1))  # decode up to the first trailing halt row only
     tail = min(n_rows, (int(differs[-1]) + 2) if len(differs) else 1)
-    dec = _decode(machine, words[:tail])
+    dec, recs = _decoded(machine, words[:tail], hw)
     n_dec = len(dec)
     lay = layout_of(hw, H, rolled.ROLL_ROWS if roll else 0)
     n_lines, depth_max = hw.dm_lines, hw.loop_depth
@@ -449,7 +504,6 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             lw[x] = lvl
         return lvl
 
-    recs = _records(dec, dm_bytes)
     LB, xbase, cbase, n_ring = LINE_BYTES, lay.x + 12, lay.c + 8, n_lines + LINE_SLOTS
     L_START, L_END, L_COUNT = M.L_START, M.L_END, M.L_COUNT
     i32_lo, i32_hi = -0x80000000, 0x7FFFFFFF
@@ -469,6 +523,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     consts = dict(CYCLE_LIMIT=CYCLE_LIMIT, LB=LB, ST_LIM=st_lim, VECTOR_MASK=VECTOR_MASK, LANES=LANES, BANK=bank,
                   XBASE=xbase, CBASE=cbase, X_SLOTS=X_SLOTS, C_SLOTS=C_SLOTS, N_RING=n_ring, K_LD=K_LD, K_MOV=K_MOV,
                   I32_LO=i32_lo, I32_HI=i32_hi)
+    block_key = (hw, tuple(consts.items()), words.dtype.str, words.shape[1:])  # (with a block's words: what its
+    # code is a function of)
     ns = dict(r=r, p=p, ready=ready, line_ready=line_ready, line_read=line_read, lw=lw, lr=lr, xs=xs, cs=cs,
               lines=lines, line_held=line_held, execs=execs, emit=emit, _w=_w)
     force = False
@@ -482,7 +538,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                 hits[pc] += 1
                 if hits[pc] >= block_after:
                     n_b = B.extent(recs, pc, loop_ends, n_dec)
-                    bk = blocks[pc] = (*B.compile_block(recs, pc, n_b, consts, ns), n_b) if n_b else False
+                    bkey = (block_key, n_b, words[pc:pc + n_b].tobytes())
+                    bk = blocks[pc] = (*B.compile_block(recs, pc, n_b, consts, ns, bkey), n_b) if n_b else False
             if bk:
                 fn, ops_b, dt_b, n_b = bk
                 if n_ops + ops_b > check_at and n_ops + ops_b <= TRACE_MAX_OPS:  # (flushed here, not inside)
@@ -491,7 +548,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     check_at = min(n_ops + FLUSH_OPS, TRACE_MAX_OPS)
                 if (steps + n_b <= max_steps and n_ops + ops_b <= check_at
                         and (t_issue if t_issue > t_end else t_end) + dt_b <= CYCLE_LIMIT):
-                    j, t_issue, t_end, steps, nx, nc, nl, n_ops = fn(t_issue, t_end, steps, nx, nc, nl, n_ops)
+                    j, t_issue, t_end, steps, nx, nc, nl, n_ops = fn(pc, t_issue, t_end, steps, nx, nc, nl, n_ops)
                     if j < n_b:  # bundle j needs the exact checks (a fault or a wrap-around)
                         pc += j
                         force = True
@@ -860,7 +917,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     partial = tot_e % LANES != 0
                     old = lines[l0:l1]
                     at = nl % n_ring
-                    if at + n_l <= n_ring and not any(line_held[at:at + n_l]):
+                    run = at + n_l <= n_ring and not any(line_held[at:at + n_l])
+                    if run:
                         # the ring's next n_l rows are free: ``new_line`` would take them in order (a row it frees
                         # is held before, so not among them)
                         new = list(range(at, at + n_l))
@@ -874,11 +932,17 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                     lvl = int(ext_lw[ext_rows].max())
                     if partial and lw[old[-1]] > lvl:
                         lvl = lw[old[-1]]
-                    lvl = max(lvl, max(map(lw.__getitem__, new)), max(map(lr.__getitem__, new))) + 1
+                    if run:  # (rows at..at + n_l - 1: slices of the lists, not an index at a time)
+                        lvl = max(lvl, max(lw[at:at + n_l]), max(lr[at:at + n_l])) + 1
+                    else:
+                        lvl = max(lvl, max(map(lw.__getitem__, new)), max(map(lr.__getitem__, new))) + 1
                     if partial and lr[old[-1]] < lvl:
                         lr[old[-1]] = lvl
-                    for x in new:
-                        lw[x] = lvl
+                    if run:
+                        lw[at:at + n_l] = [lvl] * n_l
+                    else:
+                        for x in new:
+                            lw[x] = lvl
                     ext_lr[ext_rows] = np.maximum(ext_lr[ext_rows], lvl)  # (fancy indexing: a copy, not a view)
                     blk = np.empty((n_l, 4 + N_FIELDS), np.int32)
                     blk[:] = (K_DMAI, seq, cur, lvl, 0, 0, 0, re, rs, width, per_strip, tot_e)
@@ -1040,7 +1104,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             lp[M.L_COUNT] -= k
     # ---- final state ------------------------------------------------------------------------------------
     ex = np.asarray(execs, np.int64)
-    rows3 = np.array([d[0] for d in dec], np.int64)  # [n_dec, S, F]
+    rows3 = words[:n_dec].reshape(n_dec, machine.S, machine.F)  # (the decoded rows)
     cls = rows3[:, :, 1]
     used = cls != _CLS["NOP"]
     busy = np.zeros(len(M.BUSY_KEYS), np.int64)
@@ -1064,8 +1128,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
 # ---- scheduling: fixed-width groups of one level and kind ---------------------------------------------
 class Groups(NamedTuple):
     kind: np.ndarray  # int32[G] (-1: padding)
-    fields: np.ndarray  # int32[G, GROUP_WIDTH, N_FIELDS]
-    seq: np.ndarray  # int32[G, GROUP_WIDTH]: dynamic step of each lane (NO_SEQ on padding)
+    fields: np.ndarray  # int32[G, GROUP_WIDTH or WIDE_WIDTH, N_FIELDS]
+    seq: np.ndarray  # int32[G, GROUP_WIDTH or WIDE_WIDTH]: dynamic step of each lane (NO_SEQ on padding)
     op_seq: np.ndarray  # int32[ops]: the dynamic step of each data operation, ascending
     op_pc: np.ndarray  # int32[ops]: its bundle (for the first non-finite value's line)
     n: np.int32  # groups in use (the rest pad the chunk)
@@ -1087,7 +1151,7 @@ def schedule(ops: np.ndarray, chunk=chunk_size) -> Groups:
     gather, compute and scatter at once; levels run in order, so every value is the oracle's."""
     kinds, seqs, pcs = ops[:, 0], ops[:, 1], ops[:, 2]
     g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, None, ops[:, 3], ops[:, 4:], seqs, WIDTH,
-                                                    N_KINDS, GROUP_WIDTH, chunk)
+                                                    N_KINDS, GROUP_WIDTH, chunk, WIDE)
     return Groups(g_kind, g_fields, g_seq, np.ascontiguousarray(seqs), np.ascontiguousarray(pcs), np.int32(n_groups))
 
 
@@ -1271,11 +1335,11 @@ def compact(tr: Trace, hw: VLIWConfig, H: int) -> tuple[Trace, int, int]:
 class Writes(NamedTuple):
     """A group's writes, applied after the kind switch (XLA would copy a buffer a branch updates)."""
 
-    r_i: jax.Array  # int32[GROUP_WIDTH]: whole rows
-    r_v: jax.Array  # f32[GROUP_WIDTH, LANES]
-    el_i: jax.Array  # int32[DMAO_WIDTH * LANES]: single elements of EXT (a DMA out; H: none)
-    el_v: jax.Array
-    nan: jax.Array  # int32[lanes]: each lane's step where its vector or move result is non-finite, else NO_SEQ
+    r_i: jax.Array  # int32[lanes]: whole rows (lanes: the group's width)
+    r_v: jax.Array  # f32[lanes, N, LANES] (N: input sets)
+    el_i: jax.Array  # int32[DMAO_WIDTH * LANES]: single elements of EXT (a DMA out; W: none)
+    el_v: jax.Array  # f32[DMAO_WIDTH * LANES, N]
+    nan: jax.Array  # int32[lanes, N]: each lane's step where its vector or move result is non-finite, else NO_SEQ
     # (per lane, not the group's minimum: a merged group's lanes belong to different programs, ``run_many``)
 
 
@@ -1288,8 +1352,8 @@ def _pick(sub: jax.Array, options: list) -> jax.Array:
 
 
 def _first_bad(val: jax.Array, seq: jax.Array, on: jax.Array) -> jax.Array:
-    bad = ~jnp.all(jnp.isfinite(val), axis=1) & on
-    return jnp.where(bad, seq, NO_SEQ)
+    bad = ~jnp.all(jnp.isfinite(val), axis=2) & on[:, None]
+    return jnp.where(bad, seq[:, None], NO_SEQ)
 
 
 def _divmod(a: jax.Array, d: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -1316,13 +1380,24 @@ def _ext_index(f: jax.Array, e: jax.Array, fast: bool = False) -> jax.Array:
     return re // 2 + (within // width) * (rs // 2) + (e // per_strip) * width + within % width
 
 
+def _lane(v: jax.Array, lane: jax.Array) -> jax.Array:
+    """``v[g, n, lane[g]]`` as [G, N, 1]: a lane of each group lane's vector (``lane``: int32[G, 1])."""
+    return jnp.take_along_axis(v, jnp.broadcast_to(lane[:, None, :], (*v.shape[:2], 1)), axis=2)
+
+
 class DataPath:
     """The data side of the VLIW for one config, EXT bucket ``H`` and compact state (``compact``): a buffer
     of ``rows`` rows (the last the dump row) and EXT elements ``[0, W)``. One branch per kind, a whole group
     at once. Padding lanes (``seq == NO_SEQ``) read row 0 and write to the dump row. ``programs`` > 1: that
     many programs' rows and EXT windows side by side (``run_many``), a first non-finite step for each. A
     proven EXT window (``W < H`` of one program; every merged program's) lets DMAs divide in float32
-    (``_ext_index``)."""
+    (``_ext_index``).
+
+    Every input set at once, not ``vmap``-ped over them: a buffer row holds the row of every input set
+    (``[rows, N * LANES]``, EXT ``[W, N]``), since every operation's rows and elements are the same in each, so a
+    group gathers and scatters whole rows of a 2-D array (XLA:CPU's batched gathers and scatters of a
+    ``vmap``-ped ``[N, rows, LANES]`` buffer cost about three times as much; matmul C3's groups: ~20% less data-path
+    CPU in all). The arithmetic is the same per element, on ``[lanes, N, LANES]``."""
 
     def __init__(self, hw: VLIWConfig, H: int, rows: int, W: int, programs: int = 1):
         self.hw, self.H, self.rows, self.W, self.programs = hw, H, rows, W, programs
@@ -1331,105 +1406,111 @@ class DataPath:
         self.ce = DMAO_WIDTH * LANES
 
     def none(self, r_i, r_v, nan=None) -> Writes:
-        ce = self.ce
-        return Writes(r_i=r_i, r_v=r_v, el_i=jnp.full(ce, self.W, jnp.int32), el_v=jnp.zeros(ce, jnp.float32),
-                      nan=jnp.full(r_i.shape[0], NO_SEQ, jnp.int32) if nan is None else nan)
+        ce, n_sets = self.ce, r_v.shape[1]
+        return Writes(r_i=r_i, r_v=r_v, el_i=jnp.full(ce, self.W, jnp.int32), el_v=jnp.zeros((ce, n_sets), jnp.float32),
+                      nan=jnp.full((r_i.shape[0], n_sets), NO_SEQ, jnp.int32) if nan is None else nan)
 
     def first(self, nan: jax.Array, w: Writes, prog: jax.Array | None) -> jax.Array:
-        """The first non-finite step so far: of the one program, or of each (``prog``: each lane's program)."""
+        """The first non-finite step so far of each input set: of the one program (``[N]``), or of each
+        (``[programs, N]``; ``prog``: each lane's program)."""
         if self.programs == 1:
-            return jnp.minimum(nan, jnp.min(w.nan))
+            return jnp.minimum(nan, jnp.min(w.nan, axis=0))
         return nan.at[prog].min(w.nan)
 
     def dst(self, f: jax.Array, on: jax.Array) -> jax.Array:
         return jnp.where(on, f[:, 0], self.dump)
 
+    @staticmethod
+    def rows_of(mem: jax.Array, ext: jax.Array, idx: jax.Array) -> jax.Array:
+        """Rows ``idx`` of every input set: f32[len(idx), N, LANES]."""
+        return mem[idx].reshape(idx.shape[0], ext.shape[1], LANES)
+
     def b_ld(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        row = mem[f[:, 1]]
-        one = jnp.take_along_axis(row, f[:, 2:3], axis=1)
-        val = jnp.where(f[:, 3:4] == 1, jnp.broadcast_to(one, row.shape), row)
+        row = self.rows_of(mem, ext, f[:, 1])
+        val = jnp.where(f[:, 3:4, None] == 1, jnp.broadcast_to(_lane(row, f[:, 2:3]), row.shape), row)
         return self.none(self.dst(f, on), val)
 
     def b_vec(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        a, b, ca = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 3]]
-        bl = jnp.take_along_axis(b, f[:, 5:6], axis=1)
-        full = lambda v: jnp.broadcast_to(v[:, None], a.shape)  # noqa: E731
-        val = _pick(f[:, 7:8], [
-            bf16(a + b), bf16(a - b), bf16(a * b), jnp.maximum(a, b), jnp.minimum(a, b), full(jnp.max(a, axis=1)),
-            full(bf16(jnp.sum(ca, axis=1))), bf16(jnp.exp2(a)), bf16(1.0 / a), bf16(lax.rsqrt(a)),
+        a, b, ca = (self.rows_of(mem, ext, f[:, k]) for k in (1, 2, 3))
+        bl = _lane(b, f[:, 5:6])
+        full = lambda v: jnp.broadcast_to(v[..., None], a.shape)  # noqa: E731
+        val = _pick(f[:, 7:8, None], [
+            bf16(a + b), bf16(a - b), bf16(a * b), jnp.maximum(a, b), jnp.minimum(a, b), full(jnp.max(a, axis=2)),
+            full(bf16(jnp.sum(ca, axis=2))), bf16(jnp.exp2(a)), bf16(1.0 / a), bf16(lax.rsqrt(a)),
             bf16(jnp.exp2(ca)), bf16(1.0 / ca), a * b, a * b, a * bl])  # (VMAC, VMACL, VMMUL: their own kinds)
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
     def b_mac(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        a, b, cd = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 4]]
-        b = jnp.where(f[:, 7:8] == _SUB["VMACL"], jnp.take_along_axis(b, f[:, 5:6], axis=1), b)
+        a, b, cd = (self.rows_of(mem, ext, f[:, k]) for k in (1, 2, 4))
+        b = jnp.where(f[:, 7:8, None] == _SUB["VMACL"], _lane(b, f[:, 5:6]), b)
         val = cd + a * b
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
     def b_mmul(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
-        mem, ext = st
         """VMMUL as the interpreter's reduce runs: products added to a zero in k order (each a contracted
         multiply-add), then the 4x4 block added to half h of the tile."""
-        a, b, cd = mem[f[:, 1]], mem[f[:, 2]], mem[f[:, 4]]
-        W = a.shape[0]
-        A, B = a.reshape(W, 4, 8), b.reshape(W, 8, 4)
-        prod = jnp.zeros((W, 4, 4), jnp.float32)
+        mem, ext = st
+        a, b, cd = (self.rows_of(mem, ext, f[:, k]) for k in (1, 2, 4))
+        G, N = a.shape[:2]
+        A, B = a.reshape(G, N, 4, 8), b.reshape(G, N, 8, 4)
+        prod = jnp.zeros((G, N, 4, 4), jnp.float32)
         for k in range(8):
-            prod = prod + A[:, :, k, None] * B[:, None, k, :]
-        half = (jnp.arange(LANES) % 8 // 4)[None, :] == f[:, 6:7]
-        val = jnp.where(half, cd + jnp.tile(prod, (1, 1, 2)).reshape(W, LANES), cd)
+            prod = prod + A[:, :, :, k, None] * B[:, :, None, k, :]
+        half = (jnp.arange(LANES) % 8 // 4)[None, None, :] == f[:, 6:7, None]
+        val = jnp.where(half, cd + jnp.tile(prod, (1, 1, 1, 2)).reshape(G, N, LANES), cd)
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
     def b_mov(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        xa, xt = mem[f[:, 1]], mem[f[:, 2]]
-        lane = f[:, 3:4]
-        lanes = jnp.arange(LANES)[None, :]
-        one = jnp.take_along_axis(xa, jnp.clip(lane, 0, LANES - 1), axis=1)
-        imm = bf16(lax.bitcast_convert_type(f[:, 4:5], jnp.float32))
-        val = _pick(f[:, 5:6], [bf16(xa), xa, xa, jnp.broadcast_to(imm, xa.shape), jnp.broadcast_to(one, xa.shape),
-                                jnp.where(lanes == lane, xa, xt), jnp.zeros_like(xa)])
+        xa, xt = self.rows_of(mem, ext, f[:, 1]), self.rows_of(mem, ext, f[:, 2])
+        lane = f[:, 3:4, None]
+        lanes = jnp.arange(LANES)[None, None, :]
+        one = _lane(xa, jnp.clip(f[:, 3:4], 0, LANES - 1))
+        imm = bf16(lax.bitcast_convert_type(f[:, 4:5, None], jnp.float32))
+        val = _pick(f[:, 5:6, None], [bf16(xa), xa, xa, jnp.broadcast_to(imm, xa.shape),
+                                      jnp.broadcast_to(one, xa.shape), jnp.where(lanes == lane, xa, xt),
+                                      jnp.zeros_like(xa)])
         return self.none(self.dst(f, on), val, _first_bad(val, seq, on))
 
     def b_dmai(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
         e = f[:, 2:3] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
         idx = _ext_index(f[:, 3:7], e, self.fast)
-        loaded = ext[jnp.clip(idx, 0, self.W - 1)]  # (a live lane's index lies in [0, W): ``_ext_window``)
-        val = jnp.where(e < f[:, 7:8], loaded, mem[f[:, 1]])
+        loaded = ext[jnp.clip(idx, 0, self.W - 1)].transpose(0, 2, 1)  # (a live lane's index lies in [0, W))
+        val = jnp.where((e < f[:, 7:8])[:, None, :], loaded, self.rows_of(mem, ext, f[:, 1]))
         return self.none(self.dst(f, on), val)
 
     def b_dmao(self, st: tuple, f: jax.Array, seq: jax.Array, on: jax.Array) -> Writes:
         mem, ext = st
-        n, width = DMAO_WIDTH, f.shape[0]  # (a group of GROUP_WIDTH lanes, or a rolled one of ROLL_WIDTH)
+        n, width, n_sets = DMAO_WIDTH, f.shape[0], ext.shape[1]  # (a group of any width, or ROLL_WIDTH)
         f, on = f[:n], on[:n]
         e = f[:, 1:2] + jnp.arange(LANES, dtype=jnp.int32)[None, :]
         idx = _ext_index(f[:, 2:6], e, self.fast)
         idx = jnp.where(idx < 0, idx + self.H, idx)
         live = (e < f[:, 6:7]) & on[:, None] & (idx >= 0) & (idx < self.W)
-        w = self.none(jnp.full(width, self.dump, jnp.int32), jnp.zeros((width, LANES), jnp.float32))
+        w = self.none(jnp.full(width, self.dump, jnp.int32), jnp.zeros((width, n_sets, LANES), jnp.float32))
         return w._replace(el_i=jnp.where(live, idx, self.W).reshape(-1),
-                          el_v=mem[f[:, 0]].reshape(-1))
+                          el_v=self.rows_of(mem, ext, f[:, 0]).transpose(0, 2, 1).reshape(-1, n_sets))
 
     @staticmethod
     def apply(mem: jax.Array, ext: jax.Array, w: Writes) -> tuple[jax.Array, jax.Array]:
-        return mem.at[w.r_i].set(w.r_v), ext.at[w.el_i].set(w.el_v, mode="drop")
+        return mem.at[w.r_i].set(w.r_v.reshape(w.r_i.shape[0], -1)), ext.at[w.el_i].set(w.el_v, mode="drop")
 
     def initial(self, ext: jax.Array):
-        """(row buffer, EXT window, first non-finite step) of one input set: registers and DM start at zero.
-        Merged (``programs`` > 1): ``ext`` is the window once, each program gets its own copy of it."""
+        """(row buffer, EXT window, first non-finite steps) of the input sets' EXT windows ``ext`` (f32[N, W]):
+        registers and DM start at zero. Merged (``programs`` > 1): each program gets its own copy of the window."""
+        n_sets = ext.shape[0]
+        mem = jnp.zeros((self.rows, n_sets * LANES), jnp.float32)
         if self.programs == 1:
-            return jnp.zeros((self.rows, LANES), jnp.float32), ext, jnp.int32(NO_SEQ)
-        return (jnp.zeros((self.rows, LANES), jnp.float32), jnp.tile(ext, self.programs),
-                jnp.full(self.programs, NO_SEQ, jnp.int32))
+            return mem, ext.T, jnp.full(n_sets, NO_SEQ, jnp.int32)
+        return mem, jnp.tile(ext.T, (self.programs, 1)), jnp.full((self.programs, n_sets), NO_SEQ, jnp.int32)
 
     def run_chunk(self, state, kinds: jax.Array, fields: jax.Array, seqs: jax.Array, n_groups: jax.Array,
                   progs: jax.Array | None = None):
-        """The first ``n_groups`` groups of a chunk, in order, on one input set (``progs``: each lane's program,
-        merged)."""
+        """The first ``n_groups`` groups of a chunk, in order (``progs``: each lane's program, merged)."""
         branches = [self.b_ld, self.b_vec, self.b_mov, self.b_dmai, self.b_dmao, self.b_mac, self.b_mmul]
         assert len(branches) == N_KINDS
 
@@ -1440,7 +1521,6 @@ class DataPath:
             return (*self.apply(mem, ext, w), self.first(nan, w, None if progs is None else progs[i]))
 
         return lax.fori_loop(0, n_groups, body, state)  # a while loop: padding groups cost nothing
-
 
     def run_rolled(self, state, kinds: jax.Array, c0: jax.Array, c1: jax.Array, mode: jax.Array, seq0: jax.Array,
                    m0: jax.Array, cnt: jax.Array, n_groups: jax.Array, seq_step: jax.Array, table: jax.Array):
@@ -1481,25 +1561,29 @@ class DataPath:
                                pack[:, 3 * F + 2], pack[:, 3 * F + 3], jnp.sum(kinds >= 0), pack[0, 3 * F + 4], table)
 
     def final(self, state, x_rows: jax.Array, c_rows: jax.Array, line_rows: jax.Array):
-        """What the State needs of one input set: the registers', DM's and EXT's rows (not the whole buffer)."""
+        """What the State needs, input set first: the registers', DM's and EXT's rows (not the whole buffer), the
+        first non-finite steps."""
         mem, ext, nan = state
-        return mem[x_rows], mem[c_rows], mem[line_rows].reshape(-1), ext, nan
+        n_sets = ext.shape[1]
+
+        def rows(idx: jax.Array) -> jax.Array:
+            return self.rows_of(mem, ext, idx).transpose(1, 0, 2)
+
+        return rows(x_rows), rows(c_rows), rows(line_rows).reshape(n_sets, -1), ext.T, nan.T
 
 
 @functools.lru_cache(maxsize=32)
 def data_runner(hw_json: str, H: int, rows: int, W: int, programs: int = 1):
-    """``(initial, chunk, final, rolled chunk)``: the jitted, input-set-``vmap``-ped data path for one config,
-    EXT bucket and compact state (``DataPath``; ``programs`` side by side, ``run_many``)."""
+    """``(initial, chunk, final, rolled chunk)``: the jitted data path for one config, EXT bucket and compact state
+    (``DataPath``; ``programs`` side by side, ``run_many``), every input set at once."""
     enable_persistent_cache()
     dp = DataPath(_config(hw_json), H, rows, W, programs)
-    return (jax.jit(jax.vmap(dp.initial), donate_argnums=0 if programs == 1 else ()),  # (merged: EXT is tiled)
-            jax.jit(jax.vmap(dp.packed_chunk, in_axes=(0, None)), donate_argnums=0),  # in place
-            jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))),
-            jax.jit(jax.vmap(dp.packed_rolled, in_axes=(0, None, None)), donate_argnums=0))
+    return (jax.jit(dp.initial), jax.jit(dp.packed_chunk, donate_argnums=0),  # (chunks: in place)
+            jax.jit(dp.final), jax.jit(dp.packed_rolled, donate_argnums=0))
 
 
 def pack_groups(g: Groups, part: slice) -> np.ndarray:
-    """One chunk of levelled groups as one array (one transfer, not four): int32[ch, GROUP_WIDTH, N_FIELDS + 2]
+    """One chunk of levelled groups as one array (one transfer, not four): int32[ch, width, N_FIELDS + 2]
     of each lane's fields, its step, and the group's kind (-1: padding, which ends the chunk's groups). Groups
     of merged programs (``run_many``) carry each lane's program as one more field: the last column."""
     kind = g.kind[part]
@@ -1610,11 +1694,13 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, 
 
 
 def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps,
-        scratch: bool = False) -> M.State | None:
+        scratch: bool = False, whole: bool = True) -> M.State | None:
     """The interpreter's final State (as numpy, batched over input sets), or None for the rare program
     the data path leaves to the oracle. Profiling counters are not kept (``prof`` as unprofiled).
     ``scratch``: ``ext`` is the caller's to overwrite (an image it does not read again): the final EXT is
-    written into it, where a copy of the whole image (4 MB an input set) would cost more than the run."""
+    written into it, where a copy of the whole image (4 MB an input set) would cost more than the run.
+    ``whole=False``: EXT only up to the limit (or the window, if wider), all a run's results read (``run_batch``:
+    the image is shared, and copying it whole took longer than matmul C3's data path)."""
     ext = np.asarray(ext, np.float32)
     N, H = ext.shape
     count = static_count(words, rolled.ROLL_TRIES + 2)
@@ -1632,8 +1718,11 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps,
         state = (rolled_chunk if is_rolled else chunk)(state, *part)
     x, c, dm, ext_w, first = (np.asarray(a) for a in jax.device_get(
         final(state, np.asarray(tr.x_rows, np.int32), np.asarray(tr.c_rows, np.int32), tr.line_rows)))
-    if W == H:
+    cols = H if whole else max(int(ext_limit), W)
+    if cols <= W:
         ext_out = ext_w
+    elif not whole:
+        ext_out = np.concatenate([ext_w, ext[:, W:cols]], axis=1)
     else:  # EXT past the window keeps its initial contents
         ext_out = ext if scratch and ext.flags.writeable else ext.copy()
         ext_out[:, :W] = ext_w
@@ -1743,7 +1832,7 @@ def _run_merged(hw_json: str, part: list[_Merging], ext: np.ndarray, limit: int,
         ops[sel, col] += 2 * Wm * prog[sel]
     g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, np.arange(len(ops)), ops[:, 3],
                                                     np.concatenate([f, prog[:, None]], axis=1), ops[:, 1], WIDTH,
-                                                    N_KINDS, GROUP_WIDTH, chunk_size)
+                                                    N_KINDS, GROUP_WIDTH, chunk_size, WIDE)
     g = Groups(g_kind, g_fields, g_seq, ops[:, 1], ops[:, 2], np.int32(n_groups))
     initial, chunk, final, _ = data_runner(hw_json, H, rows, slots * Wm, slots)
     state = initial(ext[:, :Wm])
@@ -1818,14 +1907,14 @@ def run_batch(hw_json: str, programs: list[np.ndarray], ext: np.ndarray, ext_lim
               whole: bool = True) -> list[M.State]:
     """The final State of each program on the same EXT images, bit for bit what :func:`batched_runner`'s runner
     gives it alone: through :func:`run_many` where two or more programs merge (unless ``KCGYM_SIM=oracle``;
-    ``whole`` as there), the rest one by one."""
+    ``whole`` as there, for these too), the rest one by one."""
     runner = batched_runner(hw_json)[1]
     out: list = [None] * len(programs)
     if sim_mode() != "oracle" and len(programs) > 1:
         out = run_many(hw_json, programs, ext, ext_limit, max_steps, whole)
     for i, w in enumerate(programs):
         if out[i] is None:
-            out[i] = jax.device_get(runner(w, ext, ext_limit, max_steps))
+            out[i] = jax.device_get(runner(w, ext, ext_limit, max_steps, whole=whole))
     return out
 
 
@@ -1894,7 +1983,7 @@ def batched_runner(hw_json: str, profile: bool = False):
     if profile:
         return machine, oracle
 
-    def runner(words, ext, ext_limit, max_steps, scratch: bool = False):
+    def runner(words, ext, ext_limit, max_steps, scratch: bool = False, whole: bool = True):
         mode = sim_mode()
         if mode == "oracle":
             return oracle(words, ext, ext_limit, max_steps)
@@ -1903,7 +1992,7 @@ def batched_runner(hw_json: str, profile: bool = False):
             st = oracle(words, ext, ext_limit, np.int32(steps))
             if steps == int(max_steps) or np.asarray(st.ctl)[0, M.HALTED]:
                 return st
-        st = run(hw_json, words, ext, ext_limit, max_steps, scratch)
+        st = run(hw_json, words, ext, ext_limit, max_steps, scratch, whole)
         return oracle(words, ext, ext_limit, max_steps) if st is None else st
 
     return machine, runner

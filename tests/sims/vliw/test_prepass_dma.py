@@ -115,3 +115,23 @@ def test_geometries_cover_every_form():
         rows = trace._dma_ext_rows(re, rs, n_r, width, max(n_r * width, 1), n_r * rowbytes // 2, 8192, 16384, is_out)
         forms.add("none" if rows is None else type(rows).__name__)
     assert forms == {"slice", "ndarray", "none"}
+
+
+def test_memoised_rows_are_the_computed_ones_and_read_only():
+    """``_dma_ext_rows`` is memoised across DMAs and programs: asked again (in any order) it gives what
+    ``_ext_rows_of`` computes, as arrays no caller can change."""
+    trace._dma_ext_rows.cache_clear()
+    grid = [(re, rs, n_r, max((tb or rb) // 2, 1), is_out, rb) for (re, rs, n_r, rb, tb), is_out
+            in itertools.product(GEOMETRIES, (False, True))]
+    for _ in range(2):
+        for re, rs, n_r, width, is_out, rb in grid + grid[::-1]:
+            args = (re, rs, n_r, width, max(n_r * width, 1), n_r * rb // 2, 8192, 16384, is_out)
+            got, want = trace._dma_ext_rows(*args), trace._ext_rows_of(*args)
+            assert type(got) is type(want)
+            if isinstance(got, np.ndarray):
+                np.testing.assert_array_equal(got, want)
+                with pytest.raises(ValueError):
+                    got[:1] = -1
+            else:
+                assert got == want
+    assert trace._dma_ext_rows.cache_info().hits >= 3 * len(grid)

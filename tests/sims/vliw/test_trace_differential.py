@@ -457,3 +457,47 @@ def test_wrapped_addresses_go_to_the_oracle(src):
     ((tr, _, _),) = trace._TRACES.values()
     assert tr.exotic == ("VLDB" not in src)
     trace._TRACES.clear()
+
+
+# ---- wide groups (``trace.WIDE``: WIDE_WIDTH lanes where a trace's levels fill them) ------------------------
+def _widths_run() -> set[int]:
+    """The group widths of the cached traces' levelled parts."""
+    return {int(part.fields.shape[1]) for _, pl, _ in trace._TRACES.values() if pl is not None for part in pl.parts
+            if isinstance(part, trace.Groups)}
+
+
+@pytest.mark.parametrize("wide", [True, False])
+@pytest.mark.parametrize("seed", range(0, 24, 3))
+def test_generated_programs_in_wide_groups(monkeypatch, seed, wide):
+    """Every trace in WIDE_WIDTH groups (``WIDE_BELOW`` infinite), or in none (0): the whole state is the oracle's."""
+    monkeypatch.setattr(trace, "WIDE", (trace.WIDE[0], float("inf") if wide else 0.0))
+    program = ACCELERATOR.assemble(generated_program(seed), HW)
+    hw_json = HW.model_dump_json()
+    ext = _ext(seed)
+    max_steps = 90 if seed % 4 == 0 else 100_000
+    trace._TRACES.clear()
+    new = _run_state(trace.batched_runner(hw_json)[1], program, ext, max_steps)
+    assert_same_state(new, _run_state(M.batched_runner(hw_json)[1], program, ext, max_steps))
+    assert _widths_run() <= {trace.WIDE_WIDTH if wide else trace.GROUP_WIDTH}
+    trace._TRACES.clear()
+
+
+@pytest.mark.parametrize("wide", [True, False])
+@pytest.mark.parametrize("name", ["matmul", "softmax", "layernorm", "conv2d"])
+def test_kernels_in_wide_groups(monkeypatch, name, wide):
+    monkeypatch.setattr(trace, "WIDE", (trace.WIDE[0], float("inf") if wide else 0.0))
+    _check_kernel(monkeypatch, name, "compiler", 1)
+    assert _widths_run() == {trace.WIDE_WIDTH if wide else trace.GROUP_WIDTH}
+    trace._TRACES.clear()
+
+
+def test_wide_groups_where_the_levels_fill_them():
+    """A level of 64 independent loads a kind: wide groups (half as many); levels of 32: the narrow ones."""
+    for per_level, width in ((64, trace.WIDE_WIDTH), (32, trace.GROUP_WIDTH)):
+        n = per_level * 40
+        ops = np.zeros((n, 4 + trace.N_FIELDS), np.int32)
+        ops[:, 1] = ops[:, 2] = np.arange(n)
+        ops[:, 3] = np.arange(n) // per_level + 1
+        g = trace.schedule(ops)
+        assert g.fields.shape[1] == width and int(g.n) == 40 * per_level // width
+        np.testing.assert_array_equal(np.sort(g.seq[g.seq != trace.NO_SEQ]), np.arange(n))

@@ -247,3 +247,37 @@ def test_float_division_is_integer_division():
     q, r = (np.asarray(x) for x in trace._divmod(jnp.asarray(a), jnp.asarray(d)))
     np.testing.assert_array_equal(q, a // d)
     np.testing.assert_array_equal(r, a % d)
+
+
+@pytest.mark.parametrize("wide", [True, False])
+def test_merged_calls_in_wide_groups(merged, monkeypatch, wide):
+    """Merged calls in WIDE_WIDTH groups throughout (``WIDE_BELOW`` infinite) or never: each program's State as
+    alone and as the oracle's."""
+    monkeypatch.setattr(trace, "WIDE", (trace.WIDE[0], float("inf") if wide else 0.0))
+    widths = []
+    real = trace.pack_groups
+    monkeypatch.setattr(trace, "pack_groups", lambda g, part: widths.append(g.fields.shape[1]) or real(g, part))
+    words = [_words(generated_program(seed)) for seed in range(12)]
+    many = _check(words, _ext(3), 100_000)
+    assert sum(merged) >= 20 and sum(st is not None for st in many) >= 10
+    assert set(widths) == {trace.WIDE_WIDTH if wide else trace.GROUP_WIDTH}
+
+
+def test_a_partial_batch_runs_programs_alone_to_the_limit(merged):
+    """``run_batch(whole=False)``: a program that runs alone (``trace.run``) returns EXT up to the limit only (not
+    a copy of the whole image), and every field a result reads as the whole run's."""
+    n = int(np.sqrt(trace.MERGE_MAX_BUNDLES)) + 1
+    long = (f"MOVI r1, 64\nDMAI p0, r0, r0, 1, 64\nLOOPI {n}, outer\nLOOPI {n}, inner\nVBCST x1, 2.0\nNOP\n"
+            f"inner:\nNOP\nouter:\nVLD x2, p0, 0\nNOP\nNOP\nNOP\nVADD x1, x1, x2\nNOP\nNOP\nVST x1, p0, 0\n"
+            "DMAO p0, r1, r0, 1, 64\n")
+    words = [_words(long), _words(generated_program(41))]
+    ext = _ext(6)
+    args = (ext, np.int32(EXT_ELEMENTS), np.int32(100_000))
+    part, whole = (trace.run_batch(HW_JSON, words, *args, whole=w) for w in (False, True))
+    assert merged == [1, 1]  # (the generated one merged, alone; the long one ran alone)
+    assert part[0].ext.shape[1] < ext.shape[1] == whole[0].ext.shape[1]
+    for a, b in zip(part, whole, strict=True):
+        for field in ("ctl", "counts", "busy", "nan_pc"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+        np.testing.assert_array_equal(a.ext[:, :EXT_ELEMENTS].view(np.uint32), b.ext[:, :EXT_ELEMENTS].view(np.uint32))
+    assert_same_state(whole[0], M.batched_runner(HW_JSON)[1](words[0], *args))
