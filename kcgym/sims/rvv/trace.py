@@ -72,6 +72,7 @@ SIM_ENV = "KCGYM_SIM"
 
 # data-operation kinds (one lax.switch branch each)
 K_ALU, K_LD, K_ST, K_VLU, K_VSU, K_VMEM, K_VARITH, K_VMVXS, K_VRED, K_VPERM, K_VMASK, K_VMOVE = range(12)
+K_VFORM = 12  # K_VFORM + i: vector arithmetic of VARITH_FORMS[i] (given by the data path, :func:`data_kinds`)
 VEC_KIND = {"VARITH": K_VARITH, "VRED": K_VRED, "VPERM": K_VPERM, "VMASK": K_VMASK, "VMOVE": K_VMOVE}
 
 
@@ -92,6 +93,19 @@ VARITH_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTION
                                              if r.sub is not None and r.cls == "VARITH" and r.w != I.W_MASK})
 COMPARE_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS  # (the shared branch's VARITH)
                                               if r.sub is not None and r.cls == "VARITH" and r.w == I.W_MASK})
+# Vector arithmetic of one width form at one SEW, both constant in its branch (:meth:`DataPath.b_varith`), so XLA
+# folds the element widths: the common forms of the compiler and expert kernels (matmul's vsext.vf4 and vmacc.vx
+# at e32 are most of its operations). :func:`data_kinds` gives an operation the kind ``K_VFORM + i`` of
+# ``VARITH_FORMS[i]`` where its form, SEW and operation are one of these; the rest keep K_VARITH. Each form's
+# branch switches over its width form's operations from the instruction table, less ``FORM_SLOW`` (long to
+# compile, rare in kernels: they stay on K_VARITH's branch).
+VARITH_FORMS = ((I.W_SAME, 32), (I.W_SAME, 16), (I.W_SAME, 8), (I.W_EXT4, 32), (I.W_EXT2, 32), (I.W_EXT2, 16),
+                (I.W_NARROW, 16), (I.W_NARROW, 8), (I.W_WIDEN, 16), (I.W_WIDEN, 8), (I.W_WIDEN_W, 16),
+                (I.W_WIDEN_W, 8))
+FORM_SLOW = frozenset(("div", "divu", "rem", "remu", "mulh", "mulhu", "mulhsu"))
+FORM_OPS = {wf: tuple(n for n in VARITH_OPS if n not in FORM_SLOW and n in {
+    I.OPS[r.sub] for r in I.INSTRUCTIONS if r.sub is not None and r.cls == "VARITH" and r.w == wf})
+    for wf in {wf for wf, _ in VARITH_FORMS}}
 _SCALAR_IDS, _VARITH_IDS, _COMPARE_IDS = ([I.OP[n] for n in ops] for ops in (SCALAR_OPS, VARITH_OPS, COMPARE_OPS))
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
@@ -1265,14 +1279,21 @@ class DataPath:
         ins, is_, vt, st = self._ins(d, f, cls)
         return ins, is_, vt, self.machine.vshape(ins, is_, vt), self.machine.voperands(st, ins, is_, vt)
 
-    def b_varith(self, d: Data, f: jax.Array) -> Writes:
+    def b_varith(self, d: Data, f: jax.Array, form: tuple[int, int] | None = None) -> Writes:
         """VARITH but compares (:func:`vec_kind`), as ``Machine.vector`` computes it for that class: its
         elementwise handler, written back at the destination width -- none of the other classes' datapaths
-        and no mask logic on every arithmetic operation."""
-        ins, is_, vt, vs, vo = self._voperands(d, f, C_VARITH)
+        and no mask logic on every arithmetic operation. ``form``: (width form, SEW) of :data:`VARITH_FORMS`,
+        both constants here (the operation has them, :func:`data_kinds`), so XLA folds every width select of
+        the handlers: several times fewer and smaller kernels per operation."""
+        ins, is_, vt, st = self._ins(d, f, C_VARITH)
+        names = VARITH_OPS
+        if form is not None:
+            ins, vt, names = ins._replace(wf=jnp.int32(form[0])), vt._replace(sew=jnp.int32(form[1])), FORM_OPS[form[0]]
+        vs = self.machine.vshape(ins, is_, vt)
+        vo = self.machine.voperands(st, ins, is_, vt)
         a_s, a_u = M.lanes_from_bytes(vo.g_vs2, vs.wa)
         bv_s, bv_u = M.lanes_from_bytes(vo.g_vs1, vt.sew)
-        r, active = M._varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, vt.sew, is_.VARITH, VARITH_OPS)
+        r, active = M._varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, vt.sew, is_.VARITH, names)
         v_on = M.byte_active(active, vs.wd)
         return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(v_on, M.bytes_from_lanes(r, vs.wd), vo.g_vd))
 
@@ -1346,6 +1367,7 @@ class DataPath:
                     (lambda d, f: self.b_vmem(d, f, ext_size)) if vmem else nothing, self.b_varith,
                     self.b_vmvxs if rare else nothing, self.b_vred if rare else nothing,
                     self._vector(None) if rare else nothing]
+        branches += [functools.partial(self.b_varith, form=form) for form in VARITH_FORMS]
 
         # each branch vmap-ped on its own, the switch outside (its index is the operation's kind, the same in every
         # input set): a switch under vmap is traced twice more by its batching rule
@@ -1355,7 +1377,9 @@ class DataPath:
         def body(i: jax.Array, d: Data) -> Data:
             for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
                 f = ops[i * UNROLL + j]
-                d = self.apply(d, *lax.switch(jnp.minimum(f[R_KIND], K_VPERM), packed, d, f))
+                kind = f[R_KIND]  # (VPERM, VMASK and VMOVE share a branch)
+                at = jnp.where(kind >= K_VFORM, kind - (K_VFORM - K_VPERM - 1), jnp.minimum(kind, K_VPERM))
+                d = self.apply(d, *lax.switch(at, packed, d, f))
             return d
 
         return lax.fori_loop(0, (n + UNROLL - 1) // UNROLL, body, d)
@@ -1442,8 +1466,31 @@ class RunInfo(NamedTuple):
     cached: bool
 
 
+def data_kinds(ops: np.ndarray) -> np.ndarray:
+    """``ops`` with each vector arithmetic operation of a :data:`VARITH_FORMS` form (its width form, SEW and
+    operation) given that form's kind (``K_VFORM + i``): the pre-pass records K_VARITH, the data path picks the
+    branch (a copy where any changes)."""
+    arith = np.flatnonzero(ops[:, R_KIND] == K_VARITH)
+    if not len(arith):
+        return ops
+    rows = ops[arith]
+    sew = 8 << ((rows[:, R_VTYPE] >> 3) & 7)
+    kinds = rows[:, R_KIND].copy()
+    for i, (wf, width) in enumerate(VARITH_FORMS):
+        on = (rows[:, R_W] == wf) & (sew == width) & (rows[:, R_VTYPE] >= 0) & np.isin(rows[:, R_SUB], _FORM_IDS[wf])
+        kinds[on] = K_VFORM + i
+    out = ops.copy()
+    out[arith, R_KIND] = kinds
+    return out
+
+
+_FORM_IDS = {wf: np.array([I.OP[n] for n in names], np.int32) for wf, names in FORM_OPS.items()}
+
+
 def _to_chunks(ops: np.ndarray) -> list:
-    """Operations as device arrays of ``OP_CHUNK`` rows (zero-padded) and their real counts."""
+    """Operations (their data-path kinds, :func:`data_kinds`) as device arrays of ``OP_CHUNK`` rows (zero-padded)
+    and their real counts."""
+    ops = data_kinds(ops)
     n, ch, chunks = len(ops), OP_CHUNK, []
     for c in range(0, max(n, 1), ch):
         part = np.zeros((ch, N_REC), np.int32)
