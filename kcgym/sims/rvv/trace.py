@@ -96,16 +96,35 @@ COMPARE_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIO
 # Vector arithmetic of one width form at one SEW, both constant in its branch (:meth:`DataPath.b_varith`), so XLA
 # folds the element widths: the common forms of the compiler and expert kernels (matmul's vsext.vf4 and vmacc.vx
 # at e32 are most of its operations). :func:`data_kinds` gives an operation the kind ``K_VFORM + i`` of
-# ``VARITH_FORMS[i]`` where its form, SEW and operation are one of these; the rest keep K_VARITH. Each form's
-# branch switches over its width form's operations from the instruction table, less ``FORM_SLOW`` (long to
-# compile, rare in kernels: they stay on K_VARITH's branch).
-VARITH_FORMS = ((I.W_SAME, 32), (I.W_SAME, 16), (I.W_SAME, 8), (I.W_EXT4, 32), (I.W_EXT2, 32), (I.W_EXT2, 16),
-                (I.W_NARROW, 16), (I.W_NARROW, 8), (I.W_WIDEN, 16), (I.W_WIDEN, 8), (I.W_WIDEN_W, 16),
-                (I.W_WIDEN_W, 8))
+# ``VARITH_FORMS[i]`` = (width form, SEW, operations) where it is one of these; the rest keep K_VARITH. A form's
+# operations are its width form's from the instruction table less ``FORM_SLOW`` (long to compile, rare in
+# kernels: they stay on K_VARITH's branch); W_SAME's split in two: the operations whose handler reads only the
+# signed operands (:func:`_signed_only`), and the rest. Every operand any operation of a branch reads is a buffer
+# that branch fills on every operation, so vmacc.vx's branch without the unsigned forms of the shifts and
+# compares is about twice as fast (``benchmarks/bench_rvv.py --kinds matmul:1``).
 FORM_SLOW = frozenset(("div", "divu", "rem", "remu", "mulh", "mulhu", "mulhsu"))
-FORM_OPS = {wf: tuple(n for n in VARITH_OPS if n not in FORM_SLOW and n in {
-    I.OPS[r.sub] for r in I.INSTRUCTIONS if r.sub is not None and r.cls == "VARITH" and r.w == wf})
-    for wf in {wf for wf, _ in VARITH_FORMS}}
+
+
+def _signed_only(name: str) -> bool:
+    """Whether the elementwise handler of ``name`` reads only the signed operands and the old destination."""
+    x = np.zeros(1, np.int32)
+    try:
+        M._ELEMENTWISE[name](M._Operands(x, None, x, None, x, np.int32(32), np.int32(32)))  # type: ignore[arg-type]
+    except TypeError:  # (an unsigned operand: None)
+        return False
+    return True
+
+
+def _form_ops(wf: int, signed: bool | None = None) -> tuple[str, ...]:
+    legal = {I.OPS[r.sub] for r in I.INSTRUCTIONS if r.sub is not None and r.cls == "VARITH" and r.w == wf}
+    return tuple(n for n in VARITH_OPS if n in legal and n not in FORM_SLOW
+                 and (signed is None or _signed_only(n) == signed))
+
+
+VARITH_FORMS = tuple((I.W_SAME, sew, _form_ops(I.W_SAME, signed)) for sew in (32, 16, 8) for signed in (True, False)) \
+    + tuple((wf, sew, _form_ops(wf)) for wf, sew in ((I.W_EXT4, 32), (I.W_EXT2, 32), (I.W_EXT2, 16), (I.W_NARROW, 16),
+                                                     (I.W_NARROW, 8), (I.W_WIDEN, 16), (I.W_WIDEN, 8),
+                                                     (I.W_WIDEN_W, 16), (I.W_WIDEN_W, 8)))
 _SCALAR_IDS, _VARITH_IDS, _COMPARE_IDS = ([I.OP[n] for n in ops] for ops in (SCALAR_OPS, VARITH_OPS, COMPARE_OPS))
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
@@ -1279,16 +1298,16 @@ class DataPath:
         ins, is_, vt, st = self._ins(d, f, cls)
         return ins, is_, vt, self.machine.vshape(ins, is_, vt), self.machine.voperands(st, ins, is_, vt)
 
-    def b_varith(self, d: Data, f: jax.Array, form: tuple[int, int] | None = None) -> Writes:
+    def b_varith(self, d: Data, f: jax.Array, form: tuple[int, int, tuple[str, ...]] | None = None) -> Writes:
         """VARITH but compares (:func:`vec_kind`), as ``Machine.vector`` computes it for that class: its
         elementwise handler, written back at the destination width -- none of the other classes' datapaths
-        and no mask logic on every arithmetic operation. ``form``: (width form, SEW) of :data:`VARITH_FORMS`,
-        both constants here (the operation has them, :func:`data_kinds`), so XLA folds every width select of
-        the handlers: several times fewer and smaller kernels per operation."""
+        and no mask logic on every arithmetic operation. ``form``: (width form, SEW, operations) of
+        :data:`VARITH_FORMS`, the first two constants here (the operation has them, :func:`data_kinds`), so XLA
+        folds every width select of the handlers: several times fewer and smaller kernels per operation."""
         ins, is_, vt, st = self._ins(d, f, C_VARITH)
         names = VARITH_OPS
         if form is not None:
-            ins, vt, names = ins._replace(wf=jnp.int32(form[0])), vt._replace(sew=jnp.int32(form[1])), FORM_OPS[form[0]]
+            ins, vt, names = ins._replace(wf=jnp.int32(form[0])), vt._replace(sew=jnp.int32(form[1])), form[2]
         vs = self.machine.vshape(ins, is_, vt)
         vo = self.machine.voperands(st, ins, is_, vt)
         a_s, a_u = M.lanes_from_bytes(vo.g_vs2, vs.wa)
@@ -1476,15 +1495,15 @@ def data_kinds(ops: np.ndarray) -> np.ndarray:
     rows = ops[arith]
     sew = 8 << ((rows[:, R_VTYPE] >> 3) & 7)
     kinds = rows[:, R_KIND].copy()
-    for i, (wf, width) in enumerate(VARITH_FORMS):
-        on = (rows[:, R_W] == wf) & (sew == width) & (rows[:, R_VTYPE] >= 0) & np.isin(rows[:, R_SUB], _FORM_IDS[wf])
+    for i, (wf, width, _) in enumerate(VARITH_FORMS):
+        on = (rows[:, R_W] == wf) & (sew == width) & (rows[:, R_VTYPE] >= 0) & np.isin(rows[:, R_SUB], _FORM_IDS[i])
         kinds[on] = K_VFORM + i
     out = ops.copy()
     out[arith, R_KIND] = kinds
     return out
 
 
-_FORM_IDS = {wf: np.array([I.OP[n] for n in names], np.int32) for wf, names in FORM_OPS.items()}
+_FORM_IDS = [np.array([I.OP[n] for n in names], np.int32) for _, _, names in VARITH_FORMS]
 
 
 def _to_chunks(ops: np.ndarray) -> list:

@@ -1,0 +1,128 @@
+"""The RVV data path's vector-arithmetic forms (``trace.VARITH_FORMS``: width form and SEW constant in the branch)
+against its general vector-arithmetic branch, and :func:`trace.data_kinds`, which picks them.
+
+Each form's branch must write exactly what the general branch writes for every operation of the form: random
+register contents, tainted and concrete scalars, immediates, every source, signedness, masked and unmasked,
+vl from 0 to VLMAX at every LMUL, ta/ma bits -- the branches run one operation per step, as the data path runs
+them (an unbatched operation, the switches staying switches). The whole-state differential test
+(``test_trace_differential.py``: the ISA programs run every mnemonic through these branches) is the other half.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import numpy as np
+import pytest
+from jax import lax
+
+from kcgym.sims.rvv import ACCELERATOR, trace
+from kcgym.sims.rvv import isa as I
+from kcgym.sims.rvv import machine as M
+
+HW = ACCELERATOR.make_hw()
+MEM = 256
+ROWS = 96  # random operations per form
+
+
+def _rows(form: tuple[int, int, tuple[str, ...]], rng: np.random.Generator, n: int = ROWS) -> np.ndarray:
+    wf, sew, names = form
+    rows = np.zeros((n, trace.N_REC), np.int32)
+    lmuls = [m for m in (1, 2, 4, 8) if m * max(1, 2 * (wf in (I.W_WIDEN, I.W_WIDEN_W, I.W_NARROW))) <= 8]
+    lmul = rng.choice(lmuls, n)
+    vtype = (I.SEW_CODE[sew] << 3) | np.array([I.LMUL_CODE[m] for m in lmul]) | (rng.integers(0, 4, n) << 6)
+    vlmax = lmul * (8 * M.VLENB) // sew
+    rows[:, trace.R_KIND] = trace.K_VARITH
+    rows[:, trace.R_CLS] = trace.C_VARITH
+    rows[:, trace.R_SUB] = rng.choice([I.OP[name] for name in names], n)
+    for field in (trace.R_RD, trace.R_RS1, trace.R_RS2):
+        rows[:, field] = rng.integers(0, 32, n)
+    rows[:, trace.R_IMM] = rng.integers(-16, 16, n)
+    rows[:, trace.R_VM] = rng.integers(0, 2, n)
+    rows[:, trace.R_SRC] = rng.integers(0, 3, n)
+    rows[:, trace.R_W] = wf
+    rows[:, trace.R_SGN] = rng.integers(0, 4, n)
+    rows[:, trace.R_X1] = rng.integers(-(1 << 31), 1 << 31, n, dtype=np.int64).astype(np.int32)
+    rows[:, trace.R_T1] = rng.integers(0, 2, n)
+    rows[:, trace.R_VTYPE] = vtype
+    rows[:, trace.R_VL] = rng.integers(0, vlmax + 1)
+    rows[: n // 8, trace.R_VL] = vlmax[: n // 8]  # (the whole group: no tail)
+    return rows
+
+
+def _data(rng: np.random.Generator) -> trace.Data:
+    x = rng.integers(-(1 << 31), 1 << 31, (trace.X_BAD + 1,), dtype=np.int64).astype(np.int32)
+    x[0] = 0
+    x[1:4] = (0, -1, -(1 << 31))  # (edge values: a tainted scalar of 0, -1, INT_MIN)
+    vrf = rng.integers(0, 256, M.VRF_BYTES + M.LANES, dtype=np.uint8)
+    vrf[M.VLENB:2 * M.VLENB] = rng.choice([0, 0x7F, 0x80, 0xFF], M.VLENB).astype(np.uint8)  # v1: saturation edges
+    return trace.Data(x=jax.numpy.asarray(x), vrf=jax.numpy.asarray(vrf),
+                      mem=jax.numpy.zeros(MEM + M.LANES, jax.numpy.uint8))
+
+
+@functools.cache
+def _runner(form: tuple | None):
+    """The branch's packed Writes of each row, one row per step (the rows unbatched: as the data path runs them)."""
+    dp = trace.DataPath(HW, MEM)
+    branch = functools.partial(dp.b_varith, form=form)
+
+    def run(d: trace.Data, rows: jax.Array):
+        return lax.map(lambda f: dp._packed(branch, d, f), rows)
+
+    return jax.jit(run, compiler_options=trace.xla_options())
+
+
+@pytest.mark.parametrize("i", range(len(trace.VARITH_FORMS)),
+                         ids=[f"w{wf}-e{sew}-{names[0]}" for wf, sew, names in trace.VARITH_FORMS])
+def test_each_form_writes_what_the_general_branch_writes(i):
+    form = trace.VARITH_FORMS[i]
+    rng = np.random.default_rng(i)
+    rows = _rows(form, rng)
+    for seed in range(2):
+        d = _data(np.random.default_rng(100 + seed))
+        want = jax.device_get(_runner(None)(d, rows))
+        got = jax.device_get(_runner(form)(d, rows))
+        for name, a, b in zip(("windows", "positions", "x"), got, want, strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"{name} of {form[:2]}")
+
+
+def test_data_kinds_picks_the_form_of_each_arithmetic_operation():
+    rng = np.random.default_rng(0)
+    for i, form in enumerate(trace.VARITH_FORMS):
+        kinds = trace.data_kinds(_rows(form, rng, 8))[:, trace.R_KIND]
+        assert set(kinds.tolist()) == {trace.K_VFORM + i}, form[:2]
+
+
+def test_data_kinds_leaves_the_rest_to_the_general_branch():
+    rng = np.random.default_rng(1)
+    same32 = _rows(trace.VARITH_FORMS[0], rng, 8)
+    other = {
+        "a slow operation": (trace.R_SUB, I.OP["divu"]),
+        "an operation outside its width form": (trace.R_SUB, I.OP["nclip"]),
+        "a compare": (trace.R_W, I.W_MASK),
+        "a merge": (trace.R_W, I.W_MERGE),
+        "an illegal vtype": (trace.R_VTYPE, M.VILL),
+        "a widening form at e32": (trace.R_W, I.W_WIDEN),
+    }
+    for what, (field, value) in other.items():
+        rows = same32.copy()
+        rows[:, field] = value
+        assert set(trace.data_kinds(rows)[:, trace.R_KIND].tolist()) == {trace.K_VARITH}, what
+    mixed = np.concatenate([same32, np.zeros((3, trace.N_REC), np.int32)])
+    mixed[-3:, trace.R_KIND] = (trace.K_LD, trace.K_VLU, trace.K_VRED)
+    kinds = trace.data_kinds(mixed)[:, trace.R_KIND]
+    assert kinds[-3:].tolist() == [trace.K_LD, trace.K_VLU, trace.K_VRED]
+    assert np.array_equal(mixed[:, trace.R_KIND][:8], same32[:, trace.R_KIND])  # (a copy: the input unchanged)
+
+
+def test_every_form_signed_split_covers_its_width_form():
+    """W_SAME's two branches at one SEW are disjoint, and together with FORM_SLOW are every operation of the form."""
+    by_sew: dict[int, list[str]] = {}
+    for wf, sew, names in trace.VARITH_FORMS:
+        if wf == I.W_SAME:
+            by_sew.setdefault(sew, []).extend(names)
+    legal = {I.OPS[r.sub] for r in I.INSTRUCTIONS if r.sub is not None and r.cls == "VARITH" and r.w == I.W_SAME}
+    for sew, names in by_sew.items():
+        assert len(names) == len(set(names)), sew
+        assert set(names) | (legal & trace.FORM_SLOW) == legal, sew
