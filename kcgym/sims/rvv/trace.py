@@ -94,14 +94,15 @@ VARITH_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTION
 COMPARE_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS  # (the shared branch's VARITH)
                                               if r.sub is not None and r.cls == "VARITH" and r.w == I.W_MASK})
 # Vector arithmetic of one width form at one SEW, both constant in its branch (:meth:`DataPath.b_varith`), so XLA
-# folds the element widths: the common forms of the compiler and expert kernels (matmul's vsext.vf4 and vmacc.vx
-# at e32 are most of its operations). :func:`data_kinds` gives an operation the kind ``K_VFORM + i`` of
-# ``VARITH_FORMS[i]`` = (width form, SEW, operations) where it is one of these; the rest keep K_VARITH. A form's
-# operations are its width form's from the instruction table less ``FORM_SLOW`` (long to compile, rare in
-# kernels: they stay on K_VARITH's branch); W_SAME's split in two: the operations whose handler reads only the
-# signed operands (:func:`_signed_only`), and the rest. Every operand any operation of a branch reads is a buffer
-# that branch fills on every operation, so vmacc.vx's branch without the unsigned forms of the shifts and
-# compares is about twice as fast (``benchmarks/bench_rvv.py --kinds matmul:1``).
+# folds the element widths. :func:`data_kinds` gives an operation the kind ``K_VFORM + i`` of ``VARITH_FORMS[i]``
+# = (width form, SEW, operations) where it is one of these; the rest keep K_VARITH's branch. A form's operations
+# are its width form's from the instruction table less ``FORM_SLOW``; W_SAME's only those whose handler reads just
+# the signed operands (:func:`_signed_only`): every operand any operation of a branch reads is a buffer the branch
+# fills on every operation, and vmacc.vx's branch ran 1.6 us per operation with the shifts' and unsigned
+# operations' operands, 0.9 without (3 input sets, ``benchmarks/bench_rvv.py --kinds matmul:1``). Each form is a
+# compile of its own (cold start): these two are vsext.vf4 and vmacc.vx at e32, most of the compiler kernels'
+# vector arithmetic (every matmul-like kernel's inner loop); twelve more forms (e8/e16, narrowing, widening, the
+# shifts) cost 3 s more CPU to compile for a few percent of the operations.
 FORM_SLOW = frozenset(("div", "divu", "rem", "remu", "mulh", "mulhu", "mulhsu"))
 
 
@@ -121,10 +122,7 @@ def _form_ops(wf: int, signed: bool | None = None) -> tuple[str, ...]:
                  and (signed is None or _signed_only(n) == signed))
 
 
-VARITH_FORMS = tuple((I.W_SAME, sew, _form_ops(I.W_SAME, signed)) for sew in (32, 16, 8) for signed in (True, False)) \
-    + tuple((wf, sew, _form_ops(wf)) for wf, sew in ((I.W_EXT4, 32), (I.W_EXT2, 32), (I.W_EXT2, 16), (I.W_NARROW, 16),
-                                                     (I.W_NARROW, 8), (I.W_WIDEN, 16), (I.W_WIDEN, 8),
-                                                     (I.W_WIDEN_W, 16), (I.W_WIDEN_W, 8)))
+VARITH_FORMS = ((I.W_SAME, 32, _form_ops(I.W_SAME, signed=True)), (I.W_EXT4, 32, _form_ops(I.W_EXT4)))
 _SCALAR_IDS, _VARITH_IDS, _COMPARE_IDS = ([I.OP[n] for n in ops] for ops in (SCALAR_OPS, VARITH_OPS, COMPARE_OPS))
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
