@@ -1484,34 +1484,35 @@ class RunInfo(NamedTuple):
 
 
 def data_kinds(ops: np.ndarray) -> np.ndarray:
-    """``ops`` with each vector arithmetic operation of a :data:`VARITH_FORMS` form (its width form, SEW and
-    operation) given that form's kind (``K_VFORM + i``): the pre-pass records K_VARITH, the data path picks the
-    branch (a copy where any changes)."""
-    arith = np.flatnonzero(ops[:, R_KIND] == K_VARITH)
-    if not len(arith):
-        return ops
-    rows = ops[arith]
-    sew = 8 << ((rows[:, R_VTYPE] >> 3) & 7)
-    kinds = rows[:, R_KIND].copy()
-    for i, (wf, width, _) in enumerate(VARITH_FORMS):
-        on = (rows[:, R_W] == wf) & (sew == width) & (rows[:, R_VTYPE] >= 0) & np.isin(rows[:, R_SUB], _FORM_IDS[i])
-        kinds[on] = K_VFORM + i
-    out = ops.copy()
-    out[arith, R_KIND] = kinds
-    return out
+    """The data-path kind of each operation (a column): the pre-pass's, but a vector arithmetic operation of a
+    :data:`VARITH_FORMS` form (its width form, SEW and operation) gets that form's kind (``K_VFORM + i``)."""
+    kind, wf, sub, vtype = ops[:, R_KIND], ops[:, R_W], ops[:, R_SUB], ops[:, R_VTYPE]
+    n_w, n_sew, n_op = _FORMS_OF.shape
+    form = _FORMS_OF[np.clip(wf, 0, n_w - 1), (vtype >> 3) & (n_sew - 1), np.clip(sub, 0, n_op - 1)]
+    arith = (kind == K_VARITH) & (vtype >= 0) & (wf >= 0) & (wf < n_w) & (sub >= 0) & (sub < n_op) & (form >= 0)
+    return np.where(arith, form, kind).astype(np.int32)
 
 
-_FORM_IDS = [np.array([I.OP[n] for n in names], np.int32) for _, _, names in VARITH_FORMS]
+def _forms_of() -> np.ndarray:
+    """[width form, SEW code, operation] -> the kind of its :data:`VARITH_FORMS` form, or -1."""
+    table = np.full((8, 8, len(I.OPS)), -1, np.int32)
+    for i, (wf, sew, names) in enumerate(VARITH_FORMS):
+        table[wf, I.SEW_CODE[sew], [I.OP[n] for n in names]] = K_VFORM + i
+    return table
+
+
+_FORMS_OF = _forms_of()
 
 
 def _to_chunks(ops: np.ndarray) -> list:
     """Operations (their data-path kinds, :func:`data_kinds`) as device arrays of ``OP_CHUNK`` rows (zero-padded)
     and their real counts."""
-    ops = data_kinds(ops)
+    kinds = data_kinds(ops)
     n, ch, chunks = len(ops), OP_CHUNK, []
     for c in range(0, max(n, 1), ch):
         part = np.zeros((ch, N_REC), np.int32)
         part[: min(ch, n - c)] = ops[c:c + ch]
+        part[: min(ch, n - c), R_KIND] = kinds[c:c + ch]
         chunks.append((jax.device_put(part), np.int32(min(ch, n - c))))
     return chunks
 
