@@ -104,6 +104,7 @@ def test_data_kinds_leaves_the_rest_to_the_general_branch():
         "a merge": (trace.R_W, I.W_MERGE),
         "an illegal vtype": (trace.R_VTYPE, M.VILL),
         "a widening form at e32": (trace.R_W, I.W_WIDEN),
+        "narrowing at e32": (trace.R_W, I.W_NARROW),
         "an operation that reads an unsigned operand": (trace.R_SUB, I.OP["ssra"]),
         "e16": (trace.R_VTYPE, I.SEW_CODE[16] << 3),
     }
@@ -123,7 +124,29 @@ def test_data_kinds_leaves_the_rest_to_the_general_branch():
 def test_the_signed_form_holds_the_operations_that_read_only_signed_operands():
     """W_SAME's form: every operation of the width form whose handler reads no unsigned operand (the probe,
     ``trace._signed_only``, checked against hand-picked ones both ways), none of the slow ones."""
-    (names,) = [names for wf, _, names in trace.VARITH_FORMS if wf == I.W_SAME]
-    assert {"add", "sub", "rsub", "mul", "macc", "nmsac", "madd", "nmsub", "mv", "and", "min", "max"} <= set(names)
-    assert not {"sll", "srl", "sra", "ssra", "minu", "maxu", "saddu", "ssubu"} & set(names)
-    assert not trace.FORM_SLOW & set(names)
+    (names,) = [set(names) for wf, _, names in trace.VARITH_FORMS if wf == I.W_SAME]
+    assert {"add", "sub", "rsub", "mul", "macc", "nmsac", "madd", "nmsub", "mv", "and", "min", "max"} <= names
+    assert not {"sll", "srl", "sra", "ssra", "minu", "maxu", "saddu", "ssubu"} & names
+    assert not trace.FORM_SLOW & names
+
+
+def test_both_data_path_variants_run_every_form():
+    """Both data-path variants (with and without the rare classes' branches) compile every form, with the same
+    result."""
+    rng = np.random.default_rng(5)
+    rows = np.concatenate([_rows(form, rng, 24) for form in trace.VARITH_FORMS])
+    rows = rows[rng.permutation(len(rows))]
+    part = np.zeros((trace.OP_CHUNK, trace.N_REC), np.int32)
+    part[: len(rows)] = rows
+    part[: len(rows), trace.R_KIND] = trace.data_kinds(rows)
+    assert set(part[: len(rows), trace.R_KIND].tolist()) == set(range(trace.K_VFORM, trace.K_VFORM + len(
+        trace.VARITH_FORMS)))
+    mems = np.random.default_rng(6).integers(0, 256, (2, MEM), dtype=np.uint8)
+    finals = []
+    for full in (True, False):
+        initial, chunk = trace.data_runner(HW.model_dump_json(), MEM, full, full)
+        d = initial(mems)
+        d = d._replace(vrf=jax.numpy.asarray(np.random.default_rng(7).integers(0, 256, d.vrf.shape, dtype=np.uint8)))
+        finals.append(jax.device_get(chunk(d, part, np.int32(len(rows)), np.int32(MEM))))
+    for name, a, b in zip(trace.Data._fields, *finals, strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=name)
