@@ -72,16 +72,19 @@ SIM_ENV = "KCGYM_SIM"
 
 # data-operation kinds (one lax.switch branch each)
 K_ALU, K_LD, K_ST, K_VLU, K_VSU, K_VMEM, K_VARITH, K_VMVXS, K_VRED, K_VPERM, K_VMASK, K_VMOVE = range(12)
-K_VFORM = 12  # K_VFORM + i: vector arithmetic of VARITH_FORMS[i] (given by the data path, :func:`data_kinds`)
+K_VFORM = 12  # K_VFORM + i: vector arithmetic of VARITH_FORMS[i] (:func:`vec_kind`)
 VEC_KIND = {"VARITH": K_VARITH, "VRED": K_VRED, "VPERM": K_VPERM, "VMASK": K_VMASK, "VMOVE": K_VMOVE}
 
 
-def vec_kind(cls: int, sub: int, wf: int) -> int:
-    """A vector instruction's data-operation kind: ``vmv.x.s`` (every reduction's read-back) has its own small
-    branch; a compare (vector arithmetic writing mask bits: no compiler or expert kernel has one) goes with the
-    rare classes to the shared branch, so the arithmetic branch carries no mask logic."""
-    if cls == C_VARITH and wf == I.W_MASK:
-        return K_VMASK
+def vec_kind(cls: int, sub: int, wf: int, vtype: int) -> int:
+    """A vector instruction's data-operation kind at ``vtype``: ``vmv.x.s`` (every reduction's read-back) has its
+    own small branch; a compare (vector arithmetic writing mask bits: no compiler or expert kernel has one) goes
+    with the rare classes to the shared branch, so the arithmetic branch carries no mask logic; vector arithmetic
+    of a :data:`VARITH_FORMS` form (width form, SEW, operation) takes that form's branch (``K_VFORM + i``)."""
+    if cls == C_VARITH:
+        if wf == I.W_MASK:
+            return K_VMASK
+        return _FORM_KIND.get((wf, (vtype >> 3) & 7, sub), K_VARITH) if vtype >= 0 else K_VARITH
     return K_VMVXS if cls == C_VMOVE and sub == 0 else VEC_KIND[I.CLASSES[cls]]
 
 
@@ -94,7 +97,7 @@ VARITH_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTION
 COMPARE_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS  # (the shared branch's VARITH)
                                               if r.sub is not None and r.cls == "VARITH" and r.w == I.W_MASK})
 # Vector arithmetic of one width form at one SEW, both constant in its branch (:meth:`DataPath.b_varith`), so XLA
-# folds the element widths. :func:`data_kinds` gives an operation the kind ``K_VFORM + i`` of ``VARITH_FORMS[i]``
+# folds the element widths. :func:`vec_kind` gives an operation the kind ``K_VFORM + i`` of ``VARITH_FORMS[i]``
 # = (width form, SEW, operations) where it is one of these; the rest keep K_VARITH's branch. A form's operations
 # are its width form's from the instruction table less ``FORM_SLOW``; W_SAME's only those whose handler reads just
 # the signed operands (:func:`_signed_only`): every operand any operation of a branch reads is a buffer the branch
@@ -125,6 +128,10 @@ def _form_ops(wf: int, signed: bool | None = None) -> tuple[str, ...]:
 
 
 VARITH_FORMS = ((I.W_SAME, 32, _form_ops(I.W_SAME, signed=True)), (I.W_EXT4, 32, _form_ops(I.W_EXT4)))
+KIND_NAMES = ("ALU", "LD", "ST", "VLU", "VSU", "VMEM", "VARITH", "VMVXS", "VRED", "VPERM", "VMASK", "VMOVE") + tuple(
+    f"VARITH w{wf} e{sew}" for wf, sew, _ in VARITH_FORMS)  # each kind's name (benchmarks' tables)
+_FORM_KIND = {(wf, I.SEW_CODE[sew], I.OP[n]): K_VFORM + i for i, (wf, sew, names) in enumerate(VARITH_FORMS)
+              for n in names}  # (width form, SEW code, operation) -> kind (:func:`vec_kind`)
 _SCALAR_IDS, _VARITH_IDS, _COMPARE_IDS = ([I.OP[n] for n in ops] for ops in (SCALAR_OPS, VARITH_OPS, COMPARE_OPS))
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
@@ -392,7 +399,7 @@ def _vector_static(word: list[int], pc: int, vtype: int, vl: int, occ: int, lat:
     syncs = (cls == C_VMOVE and sub == 0) or (cls == C_VMASK and sub >= 7)
     writes_x = syncs
     writes_v = cls in (C_VARITH, C_VRED, C_VPERM) or (cls == C_VMASK and sub < 7) or (cls == C_VMOVE and sub == 1)
-    rec = [vec_kind(cls, sub, wf), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
+    rec = [vec_kind(cls, sub, wf, vtype), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
         writes_v or rd != 0) else None
     deps = [r for lo, n, on in ((rs2, emul_2, uses_vs2), (rs1, emul_1, reads_vs1), (rd, emul_d, reads_vd))
             if on for r in range(lo, min(lo + n, 32))] + ([0] if vm == 0 else [])  # the registers it waits for
@@ -1068,9 +1075,8 @@ class _Run:
                     if writes_x:
                         x_taint = True
                     if writes_v or rd != 0:
-                        rec = [vec_kind(cls, sub, wf), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1,
-                               xs2,
-                               int(t1), int(t2), vtype, vl, 0, 0, 0]
+                        rec = [vec_kind(cls, sub, wf, vtype), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc,
+                               xs1, xs2, int(t1), int(t2), vtype, vl, 0, 0, 0]
                 if rec is not None:
                     ops += rec
                     ops += (0,) * (N_REC - len(rec))
@@ -1302,7 +1308,7 @@ class DataPath:
         """VARITH but compares (:func:`vec_kind`), as ``Machine.vector`` computes it for that class: its
         elementwise handler, written back at the destination width -- none of the other classes' datapaths
         and no mask logic on every arithmetic operation. ``form``: (width form, SEW, operations) of
-        :data:`VARITH_FORMS`, the first two constants here (the operation has them, :func:`data_kinds`), so XLA
+        :data:`VARITH_FORMS`, the first two constants here (the operation has them, :func:`vec_kind`), so XLA
         folds every width select of the handlers: several times fewer and smaller kernels per operation."""
         ins, is_, vt, st = self._ins(d, f, C_VARITH)
         names = VARITH_OPS
@@ -1485,36 +1491,12 @@ class RunInfo(NamedTuple):
     cached: bool
 
 
-def data_kinds(ops: np.ndarray) -> np.ndarray:
-    """The data-path kind of each operation (a column): the pre-pass's, but a vector arithmetic operation of a
-    :data:`VARITH_FORMS` form (its width form, SEW and operation) gets that form's kind (``K_VFORM + i``)."""
-    kind, wf, sub, vtype = ops[:, R_KIND], ops[:, R_W], ops[:, R_SUB], ops[:, R_VTYPE]
-    n_w, n_sew, n_op = _FORMS_OF.shape
-    form = _FORMS_OF[np.clip(wf, 0, n_w - 1), (vtype >> 3) & (n_sew - 1), np.clip(sub, 0, n_op - 1)]
-    arith = (kind == K_VARITH) & (vtype >= 0) & (wf >= 0) & (wf < n_w) & (sub >= 0) & (sub < n_op) & (form >= 0)
-    return np.where(arith, form, kind).astype(np.int32)
-
-
-def _forms_of() -> np.ndarray:
-    """[width form, SEW code, operation] -> the kind of its :data:`VARITH_FORMS` form, or -1."""
-    table = np.full((8, 8, len(I.OPS)), -1, np.int32)
-    for i, (wf, sew, names) in enumerate(VARITH_FORMS):
-        table[wf, I.SEW_CODE[sew], [I.OP[n] for n in names]] = K_VFORM + i
-    return table
-
-
-_FORMS_OF = _forms_of()
-
-
 def _to_chunks(ops: np.ndarray) -> list:
-    """Operations (their data-path kinds, :func:`data_kinds`) as device arrays of ``OP_CHUNK`` rows (zero-padded)
-    and their real counts."""
-    kinds = data_kinds(ops)
+    """Operations as device arrays of ``OP_CHUNK`` rows (zero-padded) and their real counts."""
     n, ch, chunks = len(ops), OP_CHUNK, []
     for c in range(0, max(n, 1), ch):
         part = np.zeros((ch, N_REC), np.int32)
         part[: min(ch, n - c)] = ops[c:c + ch]
-        part[: min(ch, n - c), R_KIND] = kinds[c:c + ch]
         chunks.append((jax.device_put(part), np.int32(min(ch, n - c))))
     return chunks
 

@@ -1,5 +1,5 @@
 """The RVV data path's vector-arithmetic forms (``trace.VARITH_FORMS``: width form and SEW constant in the branch)
-against its general vector-arithmetic branch, and :func:`trace.data_kinds`, which picks them.
+against its general vector-arithmetic branch, and :func:`trace.vec_kind`, which picks them.
 
 Each form's branch must write exactly what the general branch writes for every operation of the form: random
 register contents, tainted and concrete scalars, immediates, every source, signedness, masked and unmasked,
@@ -61,6 +61,12 @@ def _data(rng: np.random.Generator) -> trace.Data:
                       mem=jax.numpy.zeros(MEM + M.LANES, jax.numpy.uint8))
 
 
+def _kinds(rows: np.ndarray) -> np.ndarray:
+    """The kind the pre-pass records for each row (``trace.vec_kind`` of its class, operation, width form, vtype)."""
+    return np.array([trace.vec_kind(int(r[trace.R_CLS]), int(r[trace.R_SUB]), int(r[trace.R_W]), int(r[trace.R_VTYPE]))
+                     for r in rows], np.int32)
+
+
 @functools.cache
 def _runner(form: tuple | None):
     """The branch's packed Writes of each row, one row per step (the rows unbatched: as the data path runs them)."""
@@ -87,20 +93,19 @@ def test_each_form_writes_what_the_general_branch_writes(i):
             np.testing.assert_array_equal(a, b, err_msg=f"{name} of {form[:2]}")
 
 
-def test_data_kinds_picks_the_form_of_each_arithmetic_operation():
+def test_vec_kind_picks_the_form_of_each_arithmetic_operation():
     rng = np.random.default_rng(0)
     for i, form in enumerate(trace.VARITH_FORMS):
-        kinds = trace.data_kinds(_rows(form, rng, 8))
+        kinds = _kinds(_rows(form, rng, 8))
         assert set(kinds.tolist()) == {trace.K_VFORM + i}, form[:2]
 
 
-def test_data_kinds_leaves_the_rest_to_the_general_branch():
+def test_vec_kind_leaves_the_rest_to_the_general_branch():
     rng = np.random.default_rng(1)
     same32 = _rows(trace.VARITH_FORMS[0], rng, 8)
     other = {
         "a slow operation": (trace.R_SUB, I.OP["divu"]),
         "an operation outside its width form": (trace.R_SUB, I.OP["nclip"]),
-        "a compare": (trace.R_W, I.W_MASK),
         "a merge": (trace.R_W, I.W_MERGE),
         "an illegal vtype": (trace.R_VTYPE, M.VILL),
         "a widening form at e32": (trace.R_W, I.W_WIDEN),
@@ -111,14 +116,10 @@ def test_data_kinds_leaves_the_rest_to_the_general_branch():
     for what, (field, value) in other.items():
         rows = same32.copy()
         rows[:, field] = value
-        assert set(trace.data_kinds(rows).tolist()) == {trace.K_VARITH}, what
-    mixed = np.concatenate([same32, np.zeros((3, trace.N_REC), np.int32)])
-    mixed[-3:, trace.R_KIND] = (trace.K_LD, trace.K_VLU, trace.K_VRED)
-    mixed[-3:, trace.R_W] = (8, 32, I.W_SAME)  # (a load's data width in the field: not a width form)
-    kinds = trace.data_kinds(mixed)
-    assert kinds[-3:].tolist() == [trace.K_LD, trace.K_VLU, trace.K_VRED]
-    assert set(kinds[:8].tolist()) == {trace.K_VFORM}
-    assert set(mixed[:8, trace.R_KIND].tolist()) == {trace.K_VARITH}  # (the pre-pass's operations unchanged)
+        assert set(_kinds(rows).tolist()) == {trace.K_VARITH}, what
+    compare = same32[:1].copy()
+    compare[:, trace.R_W] = I.W_MASK
+    assert _kinds(compare).tolist() == [trace.K_VMASK]  # (compares: the shared branch)
 
 
 def test_the_signed_form_holds_the_operations_that_read_only_signed_operands():
@@ -138,7 +139,7 @@ def test_both_data_path_variants_run_every_form():
     rows = rows[rng.permutation(len(rows))]
     part = np.zeros((trace.OP_CHUNK, trace.N_REC), np.int32)
     part[: len(rows)] = rows
-    part[: len(rows), trace.R_KIND] = trace.data_kinds(rows)
+    part[: len(rows), trace.R_KIND] = _kinds(rows)
     assert set(part[: len(rows), trace.R_KIND].tolist()) == set(range(trace.K_VFORM, trace.K_VFORM + len(
         trace.VARITH_FORMS)))
     mems = np.random.default_rng(6).integers(0, 256, (2, MEM), dtype=np.uint8)
