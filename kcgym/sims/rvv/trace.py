@@ -102,7 +102,7 @@ COMPARE_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIO
 # are its width form's from the instruction table less ``FORM_SLOW``; W_SAME's only those whose handler reads just
 # the signed operands (:func:`_signed_only`): every operand any operation of a branch reads is a buffer the branch
 # fills on every operation, and vmacc.vx's branch ran 1.6 us per operation with the shifts' and unsigned
-# operations' operands, 0.9 without (3 input sets, ``benchmarks/bench_rvv.py --kinds matmul:1``). Each form is a
+# operations' operands, 0.9 without (matmul C1's vmacc.vx operations in one chunk, 3 input sets). Each form is a
 # compile of its own (cold start): these two are vsext.vf4 and vmacc.vx at e32, most of the compiler kernels'
 # vector arithmetic (every matmul-like kernel's inner loop); twelve more forms (e8/e16, narrowing, widening, the
 # shifts) cost 3 s more CPU to compile for a few percent of the operations. The e32 shifts' form and the two

@@ -151,3 +151,74 @@ def test_both_data_path_variants_run_every_form():
         finals.append(jax.device_get(chunk(d, part, np.int32(len(rows)), np.int32(MEM))))
     for name, a, b in zip(trace.Data._fields, *finals, strict=True):
         np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+# programs whose vector arithmetic takes the forms' branches (e32 signed operations, vsext.vf4 to e32), run whole
+# against the interpreter: operands aliasing the destination, masked (v0.t) and tail elements, vl and LMUL changing
+# between consecutive form operations, a scalar operand loaded from data, mixed with the general branch (a shift);
+# then cut by the step budget inside the run, and ending in a fault after the forms' operations
+FORM_PROGRAM = """li a0, 0x20000000
+vsetvli t0, x0, e8, m8, ta, mu
+vle8.v v0, (a0)
+addi a1, a0, 128
+vle8.v v8, (a1)
+addi a1, a0, 256
+vle8.v v16, (a1)
+lw s1, 384(a0)
+lb s2, 389(a0)
+li t1, 7
+vsetvli t0, t1, e8, m1, ta, mu
+vle8.v v24, (a0)
+vsetvli t0, t1, e32, m4, tu, mu
+vsext.vf4 v4, v24
+vmacc.vx v4, s1, v8
+vmacc.vx v8, s2, v8
+vadd.vv v8, v8, v8, v0.t
+li t1, 13
+vsetvli t0, t1, e32, m2, tu, mu
+vsext.vf4 v12, v26, v0.t
+vmul.vx v12, v12, s1
+vnmsac.vv v12, v8, v16, v0.t
+vsll.vi v12, v12, 3
+vmadd.vx v14, s2, v12
+vsub.vx v2, v12, s2
+vrsub.vi v2, v2, -5, v0.t
+vsetvli t0, x0, e32, m8, ta, ma
+vmax.vv v16, v16, v8
+vmin.vx v16, v16, s1
+vsadd.vv v24, v16, v8
+vssub.vx v24, v24, s2
+vmv.v.x v8, s2
+vmacc.vv v16, v24, v8
+addi a2, a0, 512
+vse32.v v16, (a2)
+vsetvli t0, x0, e32, m4, ta, ma
+vse32.v v4, (a0)
+"""
+FORM_ENDINGS = {"runs": "ret\n", "faults": "li t1, 1\nvsetvl t0, x0, t1\nvadd.vv v3, v8, v16\nret\n"}
+
+
+@pytest.mark.parametrize("max_steps", [20_000_000, 21, 29])
+@pytest.mark.parametrize("ending", list(FORM_ENDINGS))
+def test_programs_through_the_forms_match_the_interpreter(monkeypatch, ending, max_steps):
+    from kcgym.sims.rvv.accelerator import machine_inputs, simulate_images
+
+    program = ACCELERATOR.assemble(FORM_PROGRAM + FORM_ENDINGS[ending], HW)
+    images = np.random.default_rng(11).integers(0, 256, (2, 4096), dtype=np.uint8)
+    trace._TRACES.clear()
+    states = []
+    for sim in ("trace", "oracle"):
+        monkeypatch.setenv(trace.SIM_ENV, sim)
+        states.append(simulate_images(program, images, HW, max_steps, None))
+    for field in M.State._fields:
+        np.testing.assert_array_equal(np.asarray(getattr(states[0], field)), np.asarray(getattr(states[1], field)),
+                                      err_msg=field)
+    words, mems = machine_inputs(program, images, HW)
+    assert trace.run_info(HW.model_dump_json(), words, program.length, mems, images.shape[1],
+                          max_steps)[1].path == "trace"
+    if max_steps == 20_000_000:  # (both forms and the general branch ran)
+        ops = trace.prepass(words, program.length, HW, HW.model_dump_json(), images.shape[1], max_steps).ops
+        assert {trace.K_VFORM, trace.K_VFORM + 1, trace.K_VARITH} <= set(ops[:, trace.R_KIND].tolist())
+        assert int(states[0].ctl[0, M.FAULT]) == (M.F_ILLEGAL_GROUP if ending == "faults" else 0)
+    else:
+        assert int(states[0].ctl[0, M.STEPS]) == max_steps
