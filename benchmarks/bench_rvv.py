@@ -244,7 +244,7 @@ def kinds(name: str, index: int) -> None:
         return
     ops = np.concatenate([np.asarray(part)[:n] for node in found.nodes() for part, n in node.chunks])
     dp = trace.DataPath(hw, mems.shape[1])
-    names = ("ALU", "LD", "ST", "VLU", "VSU", "VMEM", "VARITH", "VMVXS", "VRED", "VPERM", "VMASK", "VMOVE")
+    names = trace.KIND_NAMES
     counts = collections.Counter(ops[:, trace.R_KIND].tolist())
     for label, opts in (("DATA_PATH_XLA_OPTIONS", trace.xla_options()), ("XLA defaults", {})):
         chunk = jax.jit(functools.partial(dp.run_chunk, vmem=True, rare=True), compiler_options=opts)

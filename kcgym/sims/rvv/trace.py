@@ -72,15 +72,19 @@ SIM_ENV = "KCGYM_SIM"
 
 # data-operation kinds (one lax.switch branch each)
 K_ALU, K_LD, K_ST, K_VLU, K_VSU, K_VMEM, K_VARITH, K_VMVXS, K_VRED, K_VPERM, K_VMASK, K_VMOVE = range(12)
+K_VFORM = 12  # K_VFORM + i: vector arithmetic of VARITH_FORMS[i] (:func:`vec_kind`)
 VEC_KIND = {"VARITH": K_VARITH, "VRED": K_VRED, "VPERM": K_VPERM, "VMASK": K_VMASK, "VMOVE": K_VMOVE}
 
 
-def vec_kind(cls: int, sub: int, wf: int) -> int:
-    """A vector instruction's data-operation kind: ``vmv.x.s`` (every reduction's read-back) has its own small
-    branch; a compare (vector arithmetic writing mask bits: no compiler or expert kernel has one) goes with the
-    rare classes to the shared branch, so the arithmetic branch carries no mask logic."""
-    if cls == C_VARITH and wf == I.W_MASK:
-        return K_VMASK
+def vec_kind(cls: int, sub: int, wf: int, vtype: int) -> int:
+    """A vector instruction's data-operation kind at ``vtype``: ``vmv.x.s`` (every reduction's read-back) has its
+    own small branch; a compare (vector arithmetic writing mask bits: no compiler or expert kernel has one) goes
+    with the rare classes to the shared branch, so the arithmetic branch carries no mask logic; vector arithmetic
+    of a :data:`VARITH_FORMS` form (width form, SEW, operation) takes that form's branch (``K_VFORM + i``)."""
+    if cls == C_VARITH:
+        if wf == I.W_MASK:
+            return K_VMASK
+        return _FORM_KIND.get((wf, (vtype >> 3) & 7, sub), K_VARITH) if vtype >= 0 else K_VARITH
     return K_VMVXS if cls == C_VMOVE and sub == 0 else VEC_KIND[I.CLASSES[cls]]
 
 
@@ -92,6 +96,42 @@ VARITH_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTION
                                              if r.sub is not None and r.cls == "VARITH" and r.w != I.W_MASK})
 COMPARE_OPS = tuple(n for n in I.OPS if n in {I.OPS[r.sub] for r in I.INSTRUCTIONS  # (the shared branch's VARITH)
                                               if r.sub is not None and r.cls == "VARITH" and r.w == I.W_MASK})
+# Vector arithmetic of one width form at one SEW, both constant in its branch (:meth:`DataPath.b_varith`), so XLA
+# folds the element widths. :func:`vec_kind` gives an operation the kind ``K_VFORM + i`` of ``VARITH_FORMS[i]``
+# = (width form, SEW, operations) where it is one of these; the rest keep K_VARITH's branch. A form's operations
+# are its width form's from the instruction table less ``FORM_SLOW``; W_SAME's only those whose handler reads just
+# the signed operands (:func:`_signed_only`): every operand any operation of a branch reads is a buffer the branch
+# fills on every operation, and vmacc.vx's branch ran 1.6 us per operation with the shifts' and unsigned
+# operations' operands, 0.9 without (matmul C1's vmacc.vx operations in one chunk, 3 input sets). Each form is a
+# compile of its own (cold start): these two are vsext.vf4 and vmacc.vx at e32, most of the compiler kernels'
+# vector arithmetic (every matmul-like kernel's inner loop); twelve more forms (e8/e16, narrowing, widening, the
+# shifts) cost 3 s more CPU to compile for a few percent of the operations. The e32 shifts' form and the two
+# narrowing ones alone took softmax C3 from 1.35 to 1.09 us per operation warm, but its first simulate (cache
+# cold, the full variant of :func:`data_runner`) from 3.4 to 4.4 s CPU: left out.
+FORM_SLOW = frozenset(("div", "divu", "rem", "remu", "mulh", "mulhu", "mulhsu"))
+
+
+def _signed_only(name: str) -> bool:
+    """Whether the elementwise handler of ``name`` reads only the signed operands and the old destination."""
+    x = np.zeros(1, np.int32)
+    try:
+        M._ELEMENTWISE[name](M._Operands(x, None, x, None, x, np.int32(32), np.int32(32)))  # type: ignore[arg-type]
+    except TypeError:  # (an unsigned operand: None)
+        return False
+    return True
+
+
+def _form_ops(wf: int, signed: bool | None = None) -> tuple[str, ...]:
+    legal = {I.OPS[r.sub] for r in I.INSTRUCTIONS if r.sub is not None and r.cls == "VARITH" and r.w == wf}
+    return tuple(n for n in VARITH_OPS if n in legal and n not in FORM_SLOW
+                 and (signed is None or _signed_only(n) == signed))
+
+
+VARITH_FORMS = ((I.W_SAME, 32, _form_ops(I.W_SAME, signed=True)), (I.W_EXT4, 32, _form_ops(I.W_EXT4)))
+KIND_NAMES = ("ALU", "LD", "ST", "VLU", "VSU", "VMEM", "VARITH", "VMVXS", "VRED", "VPERM", "VMASK", "VMOVE") + tuple(
+    f"VARITH w{wf} e{sew}" for wf, sew, _ in VARITH_FORMS)  # each kind's name (benchmarks' tables)
+_FORM_KIND = {(wf, I.SEW_CODE[sew], I.OP[n]): K_VFORM + i for i, (wf, sew, names) in enumerate(VARITH_FORMS)
+              for n in names}  # (width form, SEW code, operation) -> kind (:func:`vec_kind`)
 _SCALAR_IDS, _VARITH_IDS, _COMPARE_IDS = ([I.OP[n] for n in ops] for ops in (SCALAR_OPS, VARITH_OPS, COMPARE_OPS))
 # fields of one data operation: the word's fields, then what the pre-pass resolved
 (R_KIND, R_OP, R_CLS, R_SUB, R_RD, R_RS1, R_RS2, R_IMM, R_VM, R_SRC, R_W, R_SGN, R_PC, R_X1, R_X2, R_T1, R_T2,
@@ -359,7 +399,7 @@ def _vector_static(word: list[int], pc: int, vtype: int, vl: int, occ: int, lat:
     syncs = (cls == C_VMOVE and sub == 0) or (cls == C_VMASK and sub >= 7)
     writes_x = syncs
     writes_v = cls in (C_VARITH, C_VRED, C_VPERM) or (cls == C_VMASK and sub < 7) or (cls == C_VMOVE and sub == 1)
-    rec = [vec_kind(cls, sub, wf), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
+    rec = [vec_kind(cls, sub, wf, vtype), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc] if (
         writes_v or rd != 0) else None
     deps = [r for lo, n, on in ((rs2, emul_2, uses_vs2), (rs1, emul_1, reads_vs1), (rd, emul_d, reads_vd))
             if on for r in range(lo, min(lo + n, 32))] + ([0] if vm == 0 else [])  # the registers it waits for
@@ -1035,9 +1075,8 @@ class _Run:
                     if writes_x:
                         x_taint = True
                     if writes_v or rd != 0:
-                        rec = [vec_kind(cls, sub, wf), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc, xs1,
-                               xs2,
-                               int(t1), int(t2), vtype, vl, 0, 0, 0]
+                        rec = [vec_kind(cls, sub, wf, vtype), op, cls, sub, rd, rs1, rs2, imm, vm, src, wf, sgn, pc,
+                               xs1, xs2, int(t1), int(t2), vtype, vl, 0, 0, 0]
                 if rec is not None:
                     ops += rec
                     ops += (0,) * (N_REC - len(rec))
@@ -1265,14 +1304,21 @@ class DataPath:
         ins, is_, vt, st = self._ins(d, f, cls)
         return ins, is_, vt, self.machine.vshape(ins, is_, vt), self.machine.voperands(st, ins, is_, vt)
 
-    def b_varith(self, d: Data, f: jax.Array) -> Writes:
+    def b_varith(self, d: Data, f: jax.Array, form: tuple[int, int, tuple[str, ...]] | None = None) -> Writes:
         """VARITH but compares (:func:`vec_kind`), as ``Machine.vector`` computes it for that class: its
         elementwise handler, written back at the destination width -- none of the other classes' datapaths
-        and no mask logic on every arithmetic operation."""
-        ins, is_, vt, vs, vo = self._voperands(d, f, C_VARITH)
+        and no mask logic on every arithmetic operation. ``form``: (width form, SEW, operations) of
+        :data:`VARITH_FORMS`, the first two constants here (the operation has them, :func:`vec_kind`), so XLA
+        folds every width select of the handlers: several times fewer and smaller kernels per operation."""
+        ins, is_, vt, st = self._ins(d, f, C_VARITH)
+        names = VARITH_OPS
+        if form is not None:
+            ins, vt, names = ins._replace(wf=jnp.int32(form[0])), vt._replace(sew=jnp.int32(form[1])), form[2]
+        vs = self.machine.vshape(ins, is_, vt)
+        vo = self.machine.voperands(st, ins, is_, vt)
         a_s, a_u = M.lanes_from_bytes(vo.g_vs2, vs.wa)
         bv_s, bv_u = M.lanes_from_bytes(vo.g_vs1, vt.sew)
-        r, active = M._varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, vt.sew, is_.VARITH, VARITH_OPS)
+        r, active = M._varith(ins, vt, vs, vo, a_s, a_u, bv_s, bv_u, vt.sew, is_.VARITH, names)
         v_on = M.byte_active(active, vs.wd)
         return self.none()._replace(v_at=ins.rd * VLENB, v_val=jnp.where(v_on, M.bytes_from_lanes(r, vs.wd), vo.g_vd))
 
@@ -1346,6 +1392,7 @@ class DataPath:
                     (lambda d, f: self.b_vmem(d, f, ext_size)) if vmem else nothing, self.b_varith,
                     self.b_vmvxs if rare else nothing, self.b_vred if rare else nothing,
                     self._vector(None) if rare else nothing]
+        branches += [functools.partial(self.b_varith, form=form) for form in VARITH_FORMS]
 
         # each branch vmap-ped on its own, the switch outside (its index is the operation's kind, the same in every
         # input set): a switch under vmap is traced twice more by its batching rule
@@ -1355,7 +1402,9 @@ class DataPath:
         def body(i: jax.Array, d: Data) -> Data:
             for j in range(UNROLL):  # past ``n``: zero rows, K_ALU writing x0 (never read: x0 is never tainted)
                 f = ops[i * UNROLL + j]
-                d = self.apply(d, *lax.switch(jnp.minimum(f[R_KIND], K_VPERM), packed, d, f))
+                kind = f[R_KIND]  # (VPERM, VMASK and VMOVE share a branch)
+                at = jnp.where(kind >= K_VFORM, kind - (K_VFORM - K_VPERM - 1), jnp.minimum(kind, K_VPERM))
+                d = self.apply(d, *lax.switch(at, packed, d, f))
             return d
 
         return lax.fori_loop(0, (n + UNROLL - 1) // UNROLL, body, d)
