@@ -381,6 +381,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     snaps: list = [None] * depth_max
     tries = [0] * depth_max
     dyn_tries: dict = {}  # loop -> tries at its path-dependent body since it last rolled
+    walks = rolled.Walks()  # loop bodies walked so far, re-based where one rolls again
     rolls: list = []
     roll_mmul = False
     kinds = (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL)
@@ -944,7 +945,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             st_body, branches = structs[pkey], path[1]
             if st_body is None:
                 continue
-        walked = rolled.walk(dec, st_body, prev[6], prev[7], dr, dp_, xs, cs, kinds)
+        walked = walks.walk(dec, st_body, prev[6], prev[7], dr, dp_, xs, cs, kinds)
         if walked is None:
             continue
         t_ops, events, wk = walked
