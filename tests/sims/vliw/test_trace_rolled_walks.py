@@ -19,6 +19,7 @@ from kcgym.sims.vliw.accelerator import ACCELERATOR
 from tests.sims.vliw.test_trace_differential import EXT_ELEMENTS, HW, _assembles, _ext
 from tests.sims.vliw.test_trace_rolled import _compare
 
+
 @pytest.fixture(autouse=True)
 def _trace_path(monkeypatch):
     """The trace path, rolling loops of any program (as ``test_trace_rolled``)."""
