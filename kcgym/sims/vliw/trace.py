@@ -1078,8 +1078,10 @@ def chunk_size(n_groups: int) -> int:
 
 def part_chunk(n_groups: int) -> int:
     """The chunk of one part of a trace with rolled segments: such a trace has many parts of a few hundred
-    groups, and padding each to a GROUP_CHUNK would hold several times the groups it runs."""
-    return GROUP_CHUNK if n_groups >= GROUP_CHUNK else SMALL_CHUNK
+    groups, and padding each to a GROUP_CHUNK would hold several times the groups it runs; and one chunk size
+    for all its parts is one compile of each data-path function, not two (``bench_roll``: a compile saved on a
+    first simulate, a few more calls on a warm one)."""
+    return SMALL_CHUNK
 
 
 def schedule(ops: np.ndarray, chunk=chunk_size) -> Groups:
