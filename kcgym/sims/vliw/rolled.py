@@ -25,7 +25,7 @@ at the previous back-edge. Where the loop is *steady* the remaining iterations a
   a value of an earlier iteration (checked per iteration for DM lines), and DMA outs write EXT elements no
   other rolled DMA touches. The rolled iterations are then independent: one iteration's data operations
   become a *template* with rows and addresses affine in the iteration number (``Rolled``), and the data
-  path runs each template operation for 32 iterations at once (``trace.DataPath.run_rolled``), so neither
+  path runs each template operation for 32 iterations at once (``trace.unrolled``), so neither
   the pre-pass nor the stored trace grows with the trip count.
 
 Where any of this cannot be shown the loop is simply stepped (never guessed); the interpreter stays the

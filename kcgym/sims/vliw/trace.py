@@ -72,6 +72,7 @@ DMAO_WIDTH = 8  # a DMA-out line writes 32 single elements of EXT: its groups st
 WIDTH = tuple(DMAO_WIDTH if k == K_DMAO else GROUP_WIDTH for k in range(N_KINDS))
 ROLL_WIDTHS = tuple(DMAO_WIDTH if k == K_DMAO else rolled.ROLL_WIDTH for k in range(N_KINDS))  # iterations per
 # rolled group
+assert rolled.ROLL_WIDTH == GROUP_WIDTH  # (a rolled chunk runs on the levelled groups' data path: ``unrolled``)
 NO_SEQ = groups.NO_SEQ
 
 _I32 = 1 << 32
@@ -1445,43 +1446,12 @@ class DataPath:
         return lax.fori_loop(0, n_groups, body, state)  # a while loop: padding groups cost nothing
 
 
-    def run_rolled(self, state, kinds: jax.Array, c0: jax.Array, c1: jax.Array, mode: jax.Array, seq0: jax.Array,
-                   m0: jax.Array, cnt: jax.Array, n_groups: jax.Array, seq_step: jax.Array, table: jax.Array):
-        """The first ``n_groups`` groups of a rolled segment (``rolled.Rolled``): group ``i`` is one template
-        operation for iterations ``m0[i] .. m0[i] + cnt[i] - 1``, one per lane, its fields computed here."""
-        branches = [self.b_ld, self.b_vec, self.b_mov, self.b_dmai, self.b_dmao, self.b_mac, self.b_mmul]
-        lane = jnp.arange(rolled.ROLL_WIDTH, dtype=jnp.int32)
-
-        def body(i: jax.Array, state):
-            mem, ext, nan = state
-            on = lane < cnt[i]
-            m = m0[i] + jnp.where(on, lane, 0)
-            v = c0[i][None, :] + c1[i][None, :] * m[:, None]
-            md = mode[i]
-            rows = v[:, :2]  # (only fields 0 and 1 hold DM lines' rows, only field 2 a VLDB's lane)
-            rows = jnp.where(md[None, :2] == rolled.F_LINE, table[jnp.clip(rows // LINE_BYTES, 0, table.shape[0] - 1)],
-                             rows)
-            lane_f = jnp.where(md[2] == rolled.F_LANE, v[:, 2] % LANES, v[:, 2])
-            f = jnp.concatenate([rows, lane_f[:, None], v[:, 3:]], axis=1)
-            seq = jnp.where(on, seq0[i] + seq_step * m, NO_SEQ)
-            w = lax.switch(jnp.maximum(kinds[i], 0), branches, (mem, ext), f, seq, on)
-            return (*self.apply(mem, ext, w), self.first(nan, w, None))
-
-        return lax.fori_loop(0, n_groups, body, state)
-
     def packed_chunk(self, state, pack: jax.Array):
         """``run_chunk`` of a chunk sent as one array (``pack_groups``): its groups up to the padding. Merged:
         each lane's program in the last column."""
         kinds = pack[:, 0, N_FIELDS + 1]
         progs = None if self.programs == 1 else pack[:, :, N_FIELDS + 2]
         return self.run_chunk(state, kinds, pack[:, :, :N_FIELDS], pack[:, :, N_FIELDS], jnp.sum(kinds >= 0), progs)
-
-    def packed_rolled(self, state, pack: jax.Array, table: jax.Array):
-        """``run_rolled`` of a chunk sent as one array (``pack_rolled``) and its segment's table."""
-        F = N_FIELDS
-        kinds = pack[:, 3 * F]
-        return self.run_rolled(state, kinds, pack[:, :F], pack[:, F:2 * F], pack[:, 2 * F:3 * F], pack[:, 3 * F + 1],
-                               pack[:, 3 * F + 2], pack[:, 3 * F + 3], jnp.sum(kinds >= 0), pack[0, 3 * F + 4], table)
 
     def final(self, state, x_rows: jax.Array, c_rows: jax.Array, line_rows: jax.Array):
         """What the State needs of one input set: the registers', DM's and EXT's rows (not the whole buffer)."""
@@ -1495,10 +1465,10 @@ def data_runner(hw_json: str, H: int, rows: int, W: int, programs: int = 1):
     EXT bucket and compact state (``DataPath``; ``programs`` side by side, ``run_many``)."""
     enable_persistent_cache()
     dp = DataPath(_config(hw_json), H, rows, W, programs)
+    chunk = jax.jit(jax.vmap(dp.packed_chunk, in_axes=(0, None)), donate_argnums=0)  # in place
     return (jax.jit(jax.vmap(dp.initial), donate_argnums=0 if programs == 1 else ()),  # (merged: EXT is tiled)
-            jax.jit(jax.vmap(dp.packed_chunk, in_axes=(0, None)), donate_argnums=0),  # in place
-            jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))),
-            jax.jit(jax.vmap(dp.packed_rolled, in_axes=(0, None, None)), donate_argnums=0))
+            chunk, jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))),
+            functools.partial(_rolled_chunk, chunk))
 
 
 def pack_groups(g: Groups, part: slice) -> np.ndarray:
@@ -1517,6 +1487,34 @@ def pack_rolled(g: rolled.Rolled, part: slice) -> np.ndarray:
     kind = g.kind[part]
     return np.concatenate([g.c0[part], g.c1[part], g.mode[part], np.stack(
         [kind, g.seq0[part], g.m0[part], g.cnt[part], np.full(len(kind), g.seq_step, np.int32)], axis=1)], axis=1)
+
+
+@jax.jit
+def unrolled(pack: jax.Array, table: jax.Array) -> jax.Array:
+    """A chunk of a rolled segment (``pack_rolled``) and its table as levelled groups (``pack_groups``): group
+    ``i`` is one template operation for iterations ``m0[i] .. m0[i] + cnt[i] - 1``, one a lane, its fields
+    computed here (rows and addresses affine in the iteration, DM lines' rows from the table, a VLDB's lane),
+    on the device, a chunk at a time (the trace keeps the compact segment). A rolled chunk then runs on the
+    levelled groups' jitted data path: one compile serves both (a lane past ``cnt`` is padding: its step is
+    NO_SEQ, as a step of a run never is, since steps stay below CYCLE_LIMIT)."""
+    F = N_FIELDS
+    lane = jnp.arange(rolled.ROLL_WIDTH, dtype=jnp.int32)[None, :]
+    c0, c1, md = pack[:, None, :F], pack[:, None, F:2 * F], pack[:, None, 2 * F:3 * F]
+    kind, seq0, m0, cnt, seq_step = (pack[:, 3 * F + j, None] for j in range(5))
+    on = lane < cnt
+    m = m0 + jnp.where(on, lane, 0)
+    v = c0 + c1 * m[:, :, None]
+    rows = v[:, :, :2]  # (only fields 0 and 1 hold DM lines' rows, only field 2 a VLDB's lane)
+    rows = jnp.where(md[:, :, :2] == rolled.F_LINE, table[jnp.clip(rows // LINE_BYTES, 0, table.shape[0] - 1)], rows)
+    lane_f = jnp.where(md[:, :, 2] == rolled.F_LANE, v[:, :, 2] % LANES, v[:, :, 2])
+    seq = jnp.where(on, seq0 + seq_step * m, NO_SEQ)
+    return jnp.concatenate([rows, lane_f[:, :, None], v[:, :, 3:], seq[:, :, None],
+                            jnp.broadcast_to(kind[:, :, None], seq.shape + (1,))], axis=2)
+
+
+def _rolled_chunk(chunk, state, pack: jax.Array, table: jax.Array):
+    """``chunk`` (the levelled groups' data path) of a rolled chunk (``unrolled``)."""
+    return chunk(state, unrolled(pack, table))
 
 
 @functools.lru_cache(maxsize=16)
