@@ -1453,6 +1453,11 @@ class DataPath:
         progs = None if self.programs == 1 else pack[:, :, N_FIELDS + 2]
         return self.run_chunk(state, kinds, pack[:, :, :N_FIELDS], pack[:, :, N_FIELDS], jnp.sum(kinds >= 0), progs)
 
+    def packed_mixed(self, state, pack: jax.Array, pack_r: jax.Array, table: jax.Array, is_rolled: jax.Array):
+        """A chunk of a trace with rolled segments: levelled groups (``pack``) or, where ``is_rolled``, a rolled
+        segment's (``pack_r``, its ``table``) unrolled in place (``unrolled``). One function for both: one compile."""
+        return self.packed_chunk(state, lax.cond(is_rolled, unrolled, lambda _p, _t: pack, pack_r, table))
+
     def final(self, state, x_rows: jax.Array, c_rows: jax.Array, line_rows: jax.Array):
         """What the State needs of one input set: the registers', DM's and EXT's rows (not the whole buffer)."""
         mem, ext, nan = state
@@ -1461,14 +1466,14 @@ class DataPath:
 
 @functools.lru_cache(maxsize=32)
 def data_runner(hw_json: str, H: int, rows: int, W: int, programs: int = 1):
-    """``(initial, chunk, final, rolled chunk)``: the jitted, input-set-``vmap``-ped data path for one config,
+    """``(initial, chunk, final, mixed chunk)``: the jitted, input-set-``vmap``-ped data path for one config,
     EXT bucket and compact state (``DataPath``; ``programs`` side by side, ``run_many``)."""
     enable_persistent_cache()
     dp = DataPath(_config(hw_json), H, rows, W, programs)
-    chunk = jax.jit(jax.vmap(dp.packed_chunk, in_axes=(0, None)), donate_argnums=0)  # in place
     return (jax.jit(jax.vmap(dp.initial), donate_argnums=0 if programs == 1 else ()),  # (merged: EXT is tiled)
-            chunk, jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))),
-            functools.partial(_rolled_chunk, chunk))
+            jax.jit(jax.vmap(dp.packed_chunk, in_axes=(0, None)), donate_argnums=0),  # in place
+            jax.jit(jax.vmap(dp.final, in_axes=(0, None, None, None))),
+            jax.jit(jax.vmap(dp.packed_mixed, in_axes=(0, None, None, None, None)), donate_argnums=0))
 
 
 def pack_groups(g: Groups, part: slice) -> np.ndarray:
@@ -1489,14 +1494,13 @@ def pack_rolled(g: rolled.Rolled, part: slice) -> np.ndarray:
         [kind, g.seq0[part], g.m0[part], g.cnt[part], np.full(len(kind), g.seq_step, np.int32)], axis=1)], axis=1)
 
 
-@jax.jit
 def unrolled(pack: jax.Array, table: jax.Array) -> jax.Array:
     """A chunk of a rolled segment (``pack_rolled``) and its table as levelled groups (``pack_groups``): group
     ``i`` is one template operation for iterations ``m0[i] .. m0[i] + cnt[i] - 1``, one a lane, its fields
     computed here (rows and addresses affine in the iteration, DM lines' rows from the table, a VLDB's lane),
-    on the device, a chunk at a time (the trace keeps the compact segment). A rolled chunk then runs on the
-    levelled groups' jitted data path: one compile serves both (a lane past ``cnt`` is padding: its step is
-    NO_SEQ, as a step of a run never is, since steps stay below CYCLE_LIMIT)."""
+    on the device, a chunk at a time (the trace keeps the compact segment), inside the data path's call
+    (``DataPath.packed_mixed``). A lane past ``cnt`` is padding: its step is NO_SEQ, as a step of a run never
+    is, since steps stay below CYCLE_LIMIT."""
     F = N_FIELDS
     lane = jnp.arange(rolled.ROLL_WIDTH, dtype=jnp.int32)[None, :]
     c0, c1, md = pack[:, None, :F], pack[:, None, F:2 * F], pack[:, None, 2 * F:3 * F]
@@ -1512,9 +1516,14 @@ def unrolled(pack: jax.Array, table: jax.Array) -> jax.Array:
                             jnp.broadcast_to(kind[:, :, None], seq.shape + (1,))], axis=2)
 
 
-def _rolled_chunk(chunk, state, pack: jax.Array, table: jax.Array):
-    """``chunk`` (the levelled groups' data path) of a rolled chunk (``unrolled``)."""
-    return chunk(state, unrolled(pack, table))
+@functools.lru_cache(maxsize=4)
+def _mixed_fillers(hw_json: str) -> tuple:
+    """The arguments ``DataPath.packed_mixed`` does not read for a chunk of either kind, on the device once:
+    (levelled pack, rolled pack, table, False, True)."""
+    return tuple(jax.device_put(a) for a in (
+        np.zeros((SMALL_CHUNK, GROUP_WIDTH, N_FIELDS + 2), np.int32),
+        np.zeros((SMALL_CHUNK, 3 * N_FIELDS + 5), np.int32),
+        np.zeros(_config(hw_json).dm_lines, np.int32), np.bool_(False), np.bool_(True)))
 
 
 @functools.lru_cache(maxsize=16)
@@ -1597,15 +1606,18 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, 
     chunks: list[tuple[bool, tuple]] | None = None
     if pl is not None:
         chunks = []
+        fill = _mixed_fillers(hw_json) if tr.rolls else None  # (with rolled segments every chunk is mixed)
         for g in pl.parts:
             ch = (part_chunk if tr.rolls else chunk_size)(int(g.n))
             table = None if isinstance(g, Groups) else jax.device_put(g.table)  # (one per segment)
             for c in range(0, max(int(g.n), 1), ch):
                 part = slice(c, c + ch)
                 if isinstance(g, Groups):
-                    chunks.append((False, (jax.device_put(pack_groups(g, part)),)))
+                    pack = jax.device_put(pack_groups(g, part))
+                    chunks.append((False, (pack,)) if fill is None else (True, (pack, *fill[1:4])))
                 else:
-                    chunks.append((True, (jax.device_put(pack_rolled(g, part)), table)))
+                    assert fill is not None
+                    chunks.append((True, (fill[0], jax.device_put(pack_rolled(g, part)), table, fill[4])))
     _TRACES.put(key, (tr, pl, chunks))
     return tr, pl, chunks
 
@@ -1627,10 +1639,10 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps,
         # bf16, which they are when EXT holds bf16 values, as every task's inputs do: products are exact.
         # A DMA reads EXT below ext_limit only.)
     W = groups.ext
-    initial, chunk, final, rolled_chunk = data_runner(hw_json, H, groups.rows, W)
+    initial, chunk, final, mixed = data_runner(hw_json, H, groups.rows, W)
     state = initial(ext if W == H else ext[:, :W])
-    for is_rolled, part in chunks:
-        state = (rolled_chunk if is_rolled else chunk)(state, *part)
+    for is_mixed, part in chunks:
+        state = (mixed if is_mixed else chunk)(state, *part)
     x, c, dm, ext_w, first = (np.asarray(a) for a in jax.device_get(
         final(state, np.asarray(tr.x_rows, np.int32), np.asarray(tr.c_rows, np.int32), tr.line_rows)))
     if W == H:
