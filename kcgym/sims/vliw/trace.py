@@ -899,9 +899,6 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             ops.fromlist(buf)
             buf.clear()
             check_at = min(n_ops + FLUSH_OPS, TRACE_MAX_OPS)
-        if edge and roll and buf:  # (the back-edge block below edits ``ops`` in place)
-            ops.fromlist(buf)
-            buf.clear()
         if not edge or not roll:
             continue
         # ---- a loop's back-edge: roll the remaining iterations where they are steady (``rolled``) ----
@@ -961,6 +958,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             continue
         # the template iteration joins the segment: its stepped data operations are dropped and the renaming
         # it did is undone (the rows it took are never written, as those operations never run)
+        ops.fromlist(buf)  # (here, not at every back-edge: batch_matmul C5's expert has 282k of them)
+        buf.clear()
         del ops[prev[13] * (4 + N_FIELDS):]
         del rolls[prev[17]:]  # (an inner loop's segments inside the template: the walk covers their data)
         n_ops = prev[13]
