@@ -593,6 +593,7 @@ class Walked(NamedTuple):
     sinks: list = []  # ((where, ...), form or ("x" / "c", register)): each value that a start register or a
     # row from before the loop flows into -- an operation's field ("op", op, field), a DMA event's EXT start or
     # stride ("ev", event, index in extra), a register after the iteration ("r" / "p", register)
+    memo: dict | None = None  # (``build``) what depends on the operations only, shared by re-based copies
 
 
 class Walks:
@@ -616,6 +617,8 @@ class Walks:
                 return None if hit[1] is None else _rebased(hit[1], hit[0], start, xs, cs)
         fm = Forms()
         got = walk(dec, s, r0, p0, dr, dp, xs, cs, kinds, fm)
+        if got is not None:
+            got = (got[0], got[1], got[2]._replace(memo={}))
         pins = tuple(sorted(fm.pins))
         by_pins.setdefault(pins, {})[tuple(start[i] for i in pins)] = (start, got)
         return got
@@ -881,29 +884,38 @@ def _remapped(v: np.ndarray, remap: dict) -> np.ndarray:
 def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, seq0: int, seq_step: int,
           pcs: tuple, remap: dict, widths: tuple, chunk_size) -> tuple[Rolled, dict, dict, dict]:
     """The segment of iterations 0 (the template) .. k and its live-outs: (Rolled, x register -> row,
-    c register -> row, DM line -> row) after the last iteration."""
+    c register -> row, DM line -> row) after the last iteration. What depends only on the walk's operations
+    (their order, modes, coefficients, rows of this iteration; the DM lines' last writers for ``k``) is kept in
+    ``wk.memo``, shared by the walk's re-based copies (``Walks``)."""
     n_local = wk.n_local
-    lvl = [0] * len(ops)
-    for i, o in enumerate(ops):
-        lvl[i] = 1 + max((lvl[d] for d in o.deps), default=0)
-    order = sorted(range(len(ops)), key=lambda i: (lvl[i], ops[i].kind, i))
-    # each operation's fields, in group order: a row of this iteration becomes affine in the iteration (its
-    # local row + n_local * m), a row from before the loop its row after the evictions (``remap``)
-    f_c0 = np.asarray([ops[i].c0 for i in order], np.int64).reshape(-1, N_FIELDS)
-    f_c1 = np.asarray([ops[i].c1 for i in order], np.int64).reshape(-1, N_FIELDS)
-    f_md = np.asarray([ops[i].mode for i in order], np.int64).reshape(-1, N_FIELDS)
-    local = f_md == F_LOCAL
-    if local.any():
+    memo = {} if wk.memo is None else wk.memo
+    got = memo.get(("fields", roll_base))
+    if got is None:
+        lvl = [0] * len(ops)
+        for i, o in enumerate(ops):
+            lvl[i] = 1 + max((lvl[d] for d in o.deps), default=0)
+        order = sorted(range(len(ops)), key=lambda i: (lvl[i], ops[i].kind, i))
+        # each operation's fields, in group order: a row of this iteration becomes affine in the iteration (its
+        # local row + n_local * m), a row from before the loop its row after the evictions (``remap``, below)
+        f_c0 = np.asarray([ops[i].c0 for i in order], np.int64).reshape(-1, N_FIELDS)
+        f_c1 = np.asarray([ops[i].c1 for i in order], np.int64).reshape(-1, N_FIELDS)
+        f_md = np.asarray([ops[i].mode for i in order], np.int64).reshape(-1, N_FIELDS)
+        local = f_md == F_LOCAL
         local_row = np.zeros(len(ops), np.int64)
         local_row[list(wk.local_of)] = list(wk.local_of.values())
-        f_c0[local] = roll_base + local_row[f_c0[local]]
+        c0_local = roll_base + local_row[f_c0[local]]
         f_c1[local] = n_local
-    before = f_md == F_ROW
+        before = f_md == F_ROW
+        f_md[local | before] = F_AFF
+        width = np.asarray([widths[ops[i].kind] for i in order], np.int64)
+        got = memo[("fields", roll_base)] = (order, local, c0_local, before, f_c1, f_md, width, np.asarray(
+            [ops[i].kind for i in order], np.int32), np.asarray([ops[i].step for i in order], np.int32))
+    order, local, c0_local, before, f_c1, f_md, width, kind_o, step_o = got
+    f_c0 = np.asarray([ops[i].c0 for i in order], np.int64).reshape(-1, N_FIELDS)
+    f_c0[local] = c0_local
     if remap and before.any():
         f_c0[before] = _remapped(f_c0[before], remap)
-    f_md[local | before] = F_AFF
     # a group per operation and run of its kind's width of iterations (0 .. k)
-    width = np.asarray([widths[ops[i].kind] for i in order], np.int64)
     reps = -(-(k + 1) // width)
     n = int(reps.sum())
     total = max(1, -(-n // chunk_size(n))) * chunk_size(n)
@@ -917,18 +929,29 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
     if n:
         of = np.repeat(np.arange(len(order)), reps)
         m0 = (np.arange(n) - np.repeat(np.cumsum(reps) - reps, reps)) * width[of]
-        kind[:n] = np.asarray([ops[i].kind for i in order], np.int32)[of]
+        kind[:n] = kind_o[of]
         a0[:n] = np.asarray(f_c0, np.int32)[of]
         a1[:n] = np.asarray(f_c1, np.int32)[of]
         md_[:n] = np.asarray(f_md, np.int32)[of]
-        s0[:n] = np.asarray([seq0 + ops[i].step for i in order], np.int32)[of]
+        s0[:n] = (seq0 + step_o)[of]
         mm[:n] = m0
         cnt[:n] = np.minimum(width[of], k + 1 - m0)
     last = roll_base + k * n_local
     xs = {reg: last + wk.local_of[i] for reg, i in wk.xl.items()}
     cs = {reg: last + wk.local_of[i] for reg, i in wk.cl.items()}
-    # DM lines: the row of the last write to each (over iterations, then program order), as arrays over the
-    # writing operations x iterations
+    lines = memo.get(("lines", roll_base, k))
+    if lines is None:
+        lines = memo[("lines", roll_base, k)] = _last_writes(ops, wk, k, roll_base)
+    tb = _remapped(np.asarray(table, np.int32), remap) if remap else np.asarray(table, np.int32)
+    seg = Rolled(kind, a0, a1, md_, s0, mm, cnt, n, tb, seq_step, seq0, seq0 + seq_step * (k + 1) - 1,
+                 np.asarray(pcs, np.int32))
+    return seg, xs, cs, dict(lines)
+
+
+def _last_writes(ops: list[Op], wk: Walked, k: int, roll_base: int) -> dict:
+    """DM lines: the row of the last write to each (over iterations 0 .. k, then program order), as arrays over
+    the writing operations x iterations."""
+    n_local = wk.n_local
     m = np.arange(0, k + 1, dtype=np.int64)
     writers = [i for i, o in enumerate(ops) if o.line_w is not None]
     lines: dict = {}
@@ -945,8 +968,5 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
         ln, row = ln[srt], row[srt]
         end = np.append(ln[1:] != ln[:-1], True)
         lines = dict(zip(ln[end].tolist(), row[end].tolist(), strict=True))
-    tb = _remapped(np.asarray(table, np.int32), remap) if remap else np.asarray(table, np.int32)
-    seg = Rolled(kind, a0, a1, md_, s0, mm, cnt, n, tb, seq_step, seq0, seq0 + seq_step * (k + 1) - 1,
-                 np.asarray(pcs, np.int32))
-    return seg, xs, cs, lines
+    return lines
 

@@ -74,7 +74,7 @@ def _same_walk(a, b) -> None:
     if a is not None:
         assert a[0] == b[0]  # every operation: kind, step, fields, modes, deps, lines
         assert a[1] == b[1]  # every event
-        assert a[2] == b[2]  # registers after the iteration, local rows, live-outs, sinks
+        assert a[2]._replace(memo=None) == b[2]  # registers after the iteration, local rows, live-outs, sinks
 
 
 def test_forms_pin_what_decides():
