@@ -30,6 +30,10 @@ at the previous back-edge. Where the loop is *steady* the remaining iterations a
 
 Where any of this cannot be shown the loop is simply stepped (never guessed); the interpreter stays the
 oracle (``tests/sims/vliw/test_trace_rolled.py``).
+
+A body rolled again from another start reuses its walk (:class:`Walks`: the start registers whose values
+decide anything are pinned, the others only flow into fields and are re-based; ``Forms``), and what ``build``
+derives from the walk's operations alone (``Walked.memo``); ``tests/sims/vliw/test_trace_rolled_walks.py``.
 """
 
 from __future__ import annotations
