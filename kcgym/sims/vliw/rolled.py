@@ -25,11 +25,15 @@ at the previous back-edge. Where the loop is *steady* the remaining iterations a
   a value of an earlier iteration (checked per iteration for DM lines), and DMA outs write EXT elements no
   other rolled DMA touches. The rolled iterations are then independent: one iteration's data operations
   become a *template* with rows and addresses affine in the iteration number (``Rolled``), and the data
-  path runs each template operation for 32 iterations at once (``trace.DataPath.run_rolled``), so neither
+  path runs each template operation for 32 iterations at once (``trace.unrolled``), so neither
   the pre-pass nor the stored trace grows with the trip count.
 
 Where any of this cannot be shown the loop is simply stepped (never guessed); the interpreter stays the
 oracle (``tests/sims/vliw/test_trace_rolled.py``).
+
+A body rolled again from another start reuses its walk (:class:`Walks`: the start registers whose values
+decide anything are pinned, the others only flow into fields and are re-based; ``Forms``), and what ``build``
+derives from the walk's operations alone (``Walked.memo``); ``tests/sims/vliw/test_trace_rolled_walks.py``.
 """
 
 from __future__ import annotations
@@ -257,9 +261,10 @@ def facts(dec: list, pcs: list) -> Structure | None:
     return Structure(tuple(pcs), tuple(sorted(ready_w)), tuple(sorted(engines)), max(rows, 1))
 
 
-def _advance(row: tuple, r: list, p: list) -> bool:
+def _advance(row: tuple, r: list, p: list, forms: Forms | None = None) -> bool:
     """The registers after one bundle, symbolically (``(value, coefficient)``; all slots read the
-    pre-bundle state, the scalar slot's write wins). False where the scalar result is not affine."""
+    pre-bundle state, the scalar slot's write wins). False where the scalar result is not affine.
+    ``forms``: each register's value as a form in the start registers, kept alongside (``Forms``)."""
     ld0, ld1, st_, _, scl, _, _ = row
     c_ld, c_st, c_scl = _CLS["LD"], _CLS["ST"], _CLS["SCL"]
     val = None
@@ -269,19 +274,83 @@ def _advance(row: tuple, r: list, p: list) -> bool:
         val = _scalar(ssub, f1, f2, r[f1 & 15], r[f2 & 15], p[f1 & 7])
         if val is None:
             return False
+        if forms is not None:
+            fval = forms.scalar(ssub, f1, f2)
     post = [(ins[4] & 7, ins[5]) for ins in (ld0, ld1) if ins[1] == c_ld]
     if st_[1] == c_st:
         post.append((st_[4] & 7, st_[5]))
     pre = [p[i] for i, _ in post]
     for (i, inc), (a, ad) in zip(post, pre, strict=True):
         p[i] = (_w(a + inc), ad)
+    if forms is not None:  # (a post-increment adds a constant: the form stays)
+        fp = forms.p
+        pre_f = [fp[i] for i, _ in post]
+        for (i, _), f in zip(post, pre_f, strict=True):
+            fp[i] = f
     if val is not None:
         if _SUB["PMOVI"] <= ssub <= _SUB["PADDI"]:
             p[f0 & 7] = val
+            if forms is not None:
+                forms.p[f0 & 7] = fval
         else:
             r[f0 & 15] = val
+            if forms is not None:
+                forms.r[f0 & 15] = fval
     r[0] = (0, 0)
+    if forms is not None:
+        forms.r[0] = None
     return True
+
+
+def _lin(*terms: tuple) -> dict | None:
+    """The form ``sum(scale * form)`` (coefficients mod 2**32; None: a constant)."""
+    out: dict = {}
+    for scale, f in terms:
+        if f:
+            for k, v in f.items():
+                out[k] = (out.get(k, 0) + scale * v) & 0xFFFFFFFF
+    return {k: v for k, v in out.items() if v} or None
+
+
+class Forms:
+    """Each register's value during a walk as a *form* in the walk's start registers: ``{start register:
+    coefficient}`` (inputs 0-15: r0-r15, 16-23: p0-p7; None: a constant), exact mod 2**32 for ADD, ADDI, SUB,
+    SHLI, moves and post-increments. Where a start register's value decides anything (an address, a lane, a
+    MUL, SHRI or ANDI operand), it is *pinned*: a cached walk (``Walks``) is reused only from a start that
+    agrees on every pinned register, and re-based where values only flow into fields (``Walked.sinks``)."""
+
+    def __init__(self) -> None:
+        self.r: list = [{i: 1} for i in range(16)]
+        self.p: list = [{16 + i: 1} for i in range(8)]
+        self.pins: set = set()
+
+    def pin(self, f: dict | None) -> None:
+        if f:
+            self.pins.update(f)
+
+    def scalar(self, ssub: int, f1: int, f2: int) -> dict | None:
+        """The form of the scalar slot's result (``_scalar``'s cases; the registers before the bundle)."""
+        fa, fb, fpa = self.r[f1 & 15], self.r[f2 & 15], self.p[f1 & 7]
+        if ssub in (0, 8):
+            return None
+        if ssub == 1:
+            return _lin((1, fa), (1, fb))
+        if ssub == 3:
+            return _lin((1, fa), (-1, fb))
+        if ssub == 4:  # (a product's value and coefficient depend on the operands' values)
+            self.pin(fa)
+            self.pin(fb)
+            return None
+        if ssub == 5:
+            return _lin((1 << (f2 & 31), fa))
+        if ssub in (6, 7):
+            self.pin(fa)
+            return None
+        if ssub in (2, 9):
+            return fa
+        if ssub == 10:
+            return _lin((1, fpa), (1, fb))
+        return fpa
 
 
 class Op(NamedTuple):
@@ -309,14 +378,18 @@ class Event(NamedTuple):
 
 
 def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: list, cs: list,
-         kinds: tuple) -> tuple[list[Op], list[Event], Walked] | None:
+         kinds: tuple, fm: Forms | None = None) -> tuple[list[Op], list[Event], Walked] | None:
     """The symbolic iteration from the template's registers ``r0``/``p0`` with per-iteration deltas ``dr``/
     ``dp``: template operations (fields as ``trace.prepass`` records them, rows as recipes: this
     iteration's, the loop's invariant registers' ``xs``/``cs``, or DM lines via ``Rolled.table``) and memory
     events; None where a lane register moves or a DMA's DM side or stride does. ``kinds``: trace's data-
-    operation kinds (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL)."""
+    operation kinds (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL). ``fm``: the registers' forms, whose
+    pins say which start registers the result (None included) depends on beyond ``Walked.sinks``."""
     r = [(r0[i], _w(dr[i])) for i in range(16)]
     p = [(p0[i], _w(dp[i])) for i in range(8)]
+    fm = Forms() if fm is None else fm
+    fr, fp = fm.r, fm.p
+    sinks: list = []  # (where, what) of every value a start register flows into (``Walked.sinks``)
     c_ld, c_st, c_vec, c_mov, c_dma = (_CLS[c] for c in ("LD", "ST", "VEC", "MOV", "DMA"))
     S_VLDB, S_VMPYL, S_VMACL, S_VMMUL = _SUB["VLDB"], _SUB["VMPYL"], _SUB["VMACL"], _SUB["VMMUL"]
     S_VMPY, S_VMAC = _SUB["VMPY"], _SUB["VMAC"]
@@ -339,13 +412,13 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
         if reg in xl:
             dep.append(xl[reg])
             return ("L", xl[reg])
-        return ("R", xs[reg])
+        return ("R", xs[reg], "x", reg)
 
     def crow(reg: int, dep: list):
         if reg in cl:
             dep.append(cl[reg])
             return ("L", cl[reg])
-        return ("R", cs[reg])
+        return ("R", cs[reg], "c", reg)
 
     def line_read(addr: int, dep: list):
         """The row of the line at ``addr`` (iteration 0): the latest write of this iteration to it, else
@@ -369,8 +442,9 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
                     c0[k], md[k] = i, F_LOCAL
                 elif tag == "L":  # a row of this iteration: the template op that wrote it
                     c0[k], md[k] = f[1], F_LOCAL
-                elif tag == "R":  # a row as before the loop
+                elif tag == "R":  # a row as before the loop (a register's: ``Walks`` re-bases it)
                     c0[k], md[k] = f[1], F_ROW
+                    sinks.append((("op", i, k), (f[2], f[3])))
                 elif tag == "A":  # affine value (value, delta)
                     c0[k], c1[k] = f[1], f[2]
                 elif tag == "N":  # lane of a bf16 address
@@ -390,16 +464,19 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
         ld0, ld1, st_, vec, scl, mov, ctl = row
         if ctl[1] == c_dma:  # a DMA reads the registers as they are before this bundle's writes
             dma_regs = (p[ctl[3] & 7], r[ctl[4] & 15], r[ctl[5] & 15])
+            dma_forms = (fp[ctl[3] & 7], fr[ctl[4] & 15], fr[ctl[5] & 15])
         xw: list = []
         cw: list = []
         lds = []
         for ins in (ld0, ld1):
             if ins[1] == c_ld:
                 a, ad = p[ins[4] & 7]
+                fm.pin(fp[ins[4] & 7])  # (addresses decide lines, lanes, banks)
                 lds.append((ins, a, ad))
         sa = sd = 0
         if st_[1] == c_st:
             sa, sd = p[st_[4] & 7]
+            fm.pin(fp[st_[4] & 7])
         # the data operations, in trace.prepass's order
         for ins, a, ad in lds:
             b = ins[2] == S_VLDB
@@ -429,6 +506,7 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
             lane = 0
             if vsub in (S_VMPYL, S_VMACL):
                 lv, ld_ = r[f3 & 15]
+                fm.pin(fr[f3 & 15])
                 if ld_:
                     return None
                 lane = min(max(lv, 0), LANES - 1)
@@ -450,6 +528,7 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
             lane = 0
             if msub in (S_VBCSTL, S_VINS):
                 lv, ld_ = r[f2 & 15]
+                fm.pin(fr[f2 & 15])
                 if ld_:
                     return None
                 lane = lv
@@ -459,12 +538,14 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
             xl[reg] = i
         for reg, i in cw:
             cl[reg] = i
-        if not _advance(row, r, p):  # registers, symbolically
+        if not _advance(row, r, p, fm):  # registers, symbolically
             return None
         if ctl[1] == c_dma:
             (pm, pmd), (re, red), (rs, rsd) = dma_regs
             if pmd or rsd:
                 return None  # a DMA whose DM side or stride moves: stepped
+            fm.pin(dma_forms[0])
+            dma_at = len(ops)
             is_out = ctl[2] in (S_DMAO, S_DMAOT)
             tiled = ctl[2] in (S_DMAIT, S_DMAOT)
             n_r, rowbytes = ctl[6], ctl[7]
@@ -497,7 +578,13 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
                          dep, line_w=((l0 + i_l) * LINE_BYTES, 0, 1), line_r=line_r, local_r=lr_op)
                 for i_l in range(l1 - l0):
                     last_w[l0 + i_l] = first + i_l
-    return ops, events, Walked(r, p, local_of, n_local[0], xl, cl)
+            at = 2 if is_out else 3  # (the fields of EXT's start and row stride)
+            for j, f in ((0, dma_forms[1]), (1, dma_forms[2])):
+                if f:
+                    sinks += [(("op", i, at + j), f) for i in range(dma_at, len(ops))]
+                    sinks.append((("ev", len(events) - 1, 2 + 2 * j), f))
+    sinks += [(("r", i), f) for i, f in enumerate(fr) if f] + [(("p", i), f) for i, f in enumerate(fp) if f]
+    return ops, events, Walked(r, p, local_of, n_local[0], xl, cl, sinks)
 
 
 class Walked(NamedTuple):
@@ -507,6 +594,77 @@ class Walked(NamedTuple):
     n_local: int
     xl: dict  # vector register -> template op of its last write
     cl: dict
+    sinks: list = []  # ((where, ...), form or ("x" / "c", register)): each value that a start register or a
+    # row from before the loop flows into -- an operation's field ("op", op, field), a DMA event's EXT start or
+    # stride ("ev", event, index in extra), a register after the iteration ("r" / "p", register)
+    memo: dict | None = None  # (``build``) what depends on the operations only, shared by re-based copies
+
+
+class Walks:
+    """The walks (``walk``) of one pre-pass's loop bodies, each reused where the same body rolls again from a
+    start that differs only in registers and rows whose values flow into fields (``Forms``, ``Walked.sinks``):
+    the cached walk is re-based to the new start, the same result as walking it (decoder_llama C5 rolls 304
+    times over 14 bodies, each from its own EXT addresses and rows). Speed only."""
+
+    def __init__(self) -> None:
+        self.memo: dict = {}  # (pcs, dr, dp) -> pins -> pinned start values -> (start, walk or None)
+        self.hits = 0
+
+    def walk(self, dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: list, cs: list,
+             kinds: tuple) -> tuple[list[Op], list[Event], Walked] | None:
+        start = (*r0, *p0)
+        by_pins = self.memo.setdefault((s.pcs, tuple(dr), tuple(dp)), {})
+        for pins, seen in by_pins.items():
+            hit = seen.get(tuple(start[i] for i in pins))
+            if hit is not None:
+                self.hits += 1
+                return None if hit[1] is None else _rebased(hit[1], hit[0], start, xs, cs)
+        fm = Forms()
+        got = walk(dec, s, r0, p0, dr, dp, xs, cs, kinds, fm)
+        if got is not None:
+            got = (got[0], got[1], got[2]._replace(memo={}))
+        pins = tuple(sorted(fm.pins))
+        by_pins.setdefault(pins, {})[tuple(start[i] for i in pins)] = (start, got)
+        return got
+
+
+def _rebased(got: tuple, start0: tuple, start: tuple, xs: list, cs: list) -> tuple[list[Op], list[Event], Walked]:
+    """The walk ``got`` made from ``start0`` (r0-r15, p0-p7), moved to ``start`` and the rows ``xs``/``cs``: each
+    sink's value shifted by its form's change (mod 2**32), each row from before the loop the register's row now."""
+    ops, events, wk = got
+    d = [b - a for a, b in zip(start0, start, strict=True)]
+    ops, events, r, p = list(ops), list(events), list(wk.r), list(wk.p)
+    c0s: dict = {}
+    extras: dict = {}
+    for where, what in wk.sinks:
+        tag = where[0]
+        if type(what) is tuple:  # a row from before the loop: the register's row at this start
+            c0 = c0s.get(where[1])
+            if c0 is None:
+                c0 = c0s[where[1]] = list(ops[where[1]].c0)
+            c0[where[2]] = (xs if what[0] == "x" else cs)[what[1]]
+            continue
+        shift = sum(c * d[k] for k, c in what.items()) & 0xFFFFFFFF
+        if not shift:
+            continue
+        if tag == "op":
+            c0 = c0s.get(where[1])
+            if c0 is None:
+                c0 = c0s[where[1]] = list(ops[where[1]].c0)
+            c0[where[2]] = _w(c0[where[2]] + shift)
+        elif tag == "ev":
+            ex = extras.get(where[1])
+            if ex is None:
+                ex = extras[where[1]] = list(events[where[1]].extra)
+            ex[where[2]] = _w(ex[where[2]] + shift)
+        else:
+            regs = r if tag == "r" else p
+            regs[where[1]] = (_w(regs[where[1]][0] + shift), regs[where[1]][1])
+    for i, c0 in c0s.items():
+        ops[i] = ops[i]._replace(c0=c0)
+    for i, ex in extras.items():
+        events[i] = events[i]._replace(extra=tuple(ex))
+    return ops, events, wk._replace(r=r, p=p)
 
 
 def _scalar(ssub: int, f1: int, f2: int, ra, rb, pa):
@@ -730,29 +888,38 @@ def _remapped(v: np.ndarray, remap: dict) -> np.ndarray:
 def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, seq0: int, seq_step: int,
           pcs: tuple, remap: dict, widths: tuple, chunk_size) -> tuple[Rolled, dict, dict, dict]:
     """The segment of iterations 0 (the template) .. k and its live-outs: (Rolled, x register -> row,
-    c register -> row, DM line -> row) after the last iteration."""
+    c register -> row, DM line -> row) after the last iteration. What depends only on the walk's operations
+    (their order, modes, coefficients, rows of this iteration; the DM lines' last writers for ``k``) is kept in
+    ``wk.memo``, shared by the walk's re-based copies (``Walks``)."""
     n_local = wk.n_local
-    lvl = [0] * len(ops)
-    for i, o in enumerate(ops):
-        lvl[i] = 1 + max((lvl[d] for d in o.deps), default=0)
-    order = sorted(range(len(ops)), key=lambda i: (lvl[i], ops[i].kind, i))
-    # each operation's fields, in group order: a row of this iteration becomes affine in the iteration (its
-    # local row + n_local * m), a row from before the loop its row after the evictions (``remap``)
-    f_c0 = np.asarray([ops[i].c0 for i in order], np.int64).reshape(-1, N_FIELDS)
-    f_c1 = np.asarray([ops[i].c1 for i in order], np.int64).reshape(-1, N_FIELDS)
-    f_md = np.asarray([ops[i].mode for i in order], np.int64).reshape(-1, N_FIELDS)
-    local = f_md == F_LOCAL
-    if local.any():
+    memo = {} if wk.memo is None else wk.memo
+    got = memo.get(("fields", roll_base))
+    if got is None:
+        lvl = [0] * len(ops)
+        for i, o in enumerate(ops):
+            lvl[i] = 1 + max((lvl[d] for d in o.deps), default=0)
+        order = sorted(range(len(ops)), key=lambda i: (lvl[i], ops[i].kind, i))
+        # each operation's fields, in group order: a row of this iteration becomes affine in the iteration (its
+        # local row + n_local * m), a row from before the loop its row after the evictions (``remap``, below)
+        f_c0 = np.asarray([ops[i].c0 for i in order], np.int64).reshape(-1, N_FIELDS)
+        f_c1 = np.asarray([ops[i].c1 for i in order], np.int64).reshape(-1, N_FIELDS)
+        f_md = np.asarray([ops[i].mode for i in order], np.int64).reshape(-1, N_FIELDS)
+        local = f_md == F_LOCAL
         local_row = np.zeros(len(ops), np.int64)
         local_row[list(wk.local_of)] = list(wk.local_of.values())
-        f_c0[local] = roll_base + local_row[f_c0[local]]
+        c0_local = roll_base + local_row[f_c0[local]]
         f_c1[local] = n_local
-    before = f_md == F_ROW
+        before = f_md == F_ROW
+        f_md[local | before] = F_AFF
+        width = np.asarray([widths[ops[i].kind] for i in order], np.int64)
+        got = memo[("fields", roll_base)] = (order, local, c0_local, before, f_c1, f_md, width, np.asarray(
+            [ops[i].kind for i in order], np.int32), np.asarray([ops[i].step for i in order], np.int32))
+    order, local, c0_local, before, f_c1, f_md, width, kind_o, step_o = got
+    f_c0 = np.asarray([ops[i].c0 for i in order], np.int64).reshape(-1, N_FIELDS)
+    f_c0[local] = c0_local
     if remap and before.any():
         f_c0[before] = _remapped(f_c0[before], remap)
-    f_md[local | before] = F_AFF
     # a group per operation and run of its kind's width of iterations (0 .. k)
-    width = np.asarray([widths[ops[i].kind] for i in order], np.int64)
     reps = -(-(k + 1) // width)
     n = int(reps.sum())
     total = max(1, -(-n // chunk_size(n))) * chunk_size(n)
@@ -766,18 +933,29 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
     if n:
         of = np.repeat(np.arange(len(order)), reps)
         m0 = (np.arange(n) - np.repeat(np.cumsum(reps) - reps, reps)) * width[of]
-        kind[:n] = np.asarray([ops[i].kind for i in order], np.int32)[of]
+        kind[:n] = kind_o[of]
         a0[:n] = np.asarray(f_c0, np.int32)[of]
         a1[:n] = np.asarray(f_c1, np.int32)[of]
         md_[:n] = np.asarray(f_md, np.int32)[of]
-        s0[:n] = np.asarray([seq0 + ops[i].step for i in order], np.int32)[of]
+        s0[:n] = (seq0 + step_o)[of]
         mm[:n] = m0
         cnt[:n] = np.minimum(width[of], k + 1 - m0)
     last = roll_base + k * n_local
     xs = {reg: last + wk.local_of[i] for reg, i in wk.xl.items()}
     cs = {reg: last + wk.local_of[i] for reg, i in wk.cl.items()}
-    # DM lines: the row of the last write to each (over iterations, then program order), as arrays over the
-    # writing operations x iterations
+    lines = memo.get(("lines", roll_base, k))
+    if lines is None:
+        lines = memo[("lines", roll_base, k)] = _last_writes(ops, wk, k, roll_base)
+    tb = _remapped(np.asarray(table, np.int32), remap) if remap else np.asarray(table, np.int32)
+    seg = Rolled(kind, a0, a1, md_, s0, mm, cnt, n, tb, seq_step, seq0, seq0 + seq_step * (k + 1) - 1,
+                 np.asarray(pcs, np.int32))
+    return seg, xs, cs, dict(lines)
+
+
+def _last_writes(ops: list[Op], wk: Walked, k: int, roll_base: int) -> dict:
+    """DM lines: the row of the last write to each (over iterations 0 .. k, then program order), as arrays over
+    the writing operations x iterations."""
+    n_local = wk.n_local
     m = np.arange(0, k + 1, dtype=np.int64)
     writers = [i for i, o in enumerate(ops) if o.line_w is not None]
     lines: dict = {}
@@ -794,8 +972,5 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
         ln, row = ln[srt], row[srt]
         end = np.append(ln[1:] != ln[:-1], True)
         lines = dict(zip(ln[end].tolist(), row[end].tolist(), strict=True))
-    tb = _remapped(np.asarray(table, np.int32), remap) if remap else np.asarray(table, np.int32)
-    seg = Rolled(kind, a0, a1, md_, s0, mm, cnt, n, tb, seq_step, seq0, seq0 + seq_step * (k + 1) - 1,
-                 np.asarray(pcs, np.int32))
-    return seg, xs, cs, lines
+    return lines
 

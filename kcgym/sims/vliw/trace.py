@@ -78,6 +78,7 @@ WIDTH = tuple(DMAO_WIDTH if k == K_DMAO else GROUP_WIDTH for k in range(N_KINDS)
 WIDE = (tuple(DMAO_WIDTH if k == K_DMAO else WIDE_WIDTH for k in range(N_KINDS)), WIDE_BELOW)  # (``groups.pack``)
 ROLL_WIDTHS = tuple(DMAO_WIDTH if k == K_DMAO else rolled.ROLL_WIDTH for k in range(N_KINDS))  # iterations per
 # rolled group
+assert rolled.ROLL_WIDTH == GROUP_WIDTH  # (a rolled chunk runs on the levelled groups' data path: ``unrolled``)
 NO_SEQ = groups.NO_SEQ
 
 _I32 = 1 << 32
@@ -436,6 +437,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     snaps: list = [None] * depth_max
     tries = [0] * depth_max
     dyn_tries: dict = {}  # loop -> tries at its path-dependent body since it last rolled
+    walks = rolled.Walks()  # loop bodies walked so far, re-based where one rolls again
     rolls: list = []
     roll_mmul = False
     kinds = (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL)
@@ -961,9 +963,6 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             ops.fromlist(buf)
             buf.clear()
             check_at = min(n_ops + FLUSH_OPS, TRACE_MAX_OPS)
-        if edge and roll and buf:  # (the back-edge block below edits ``ops`` in place)
-            ops.fromlist(buf)
-            buf.clear()
         if not edge or not roll:
             continue
         # ---- a loop's back-edge: roll the remaining iterations where they are steady (``rolled``) ----
@@ -1008,7 +1007,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             st_body, branches = structs[pkey], path[1]
             if st_body is None:
                 continue
-        walked = rolled.walk(dec, st_body, prev[6], prev[7], dr, dp_, xs, cs, kinds)
+        walked = walks.walk(dec, st_body, prev[6], prev[7], dr, dp_, xs, cs, kinds)
         if walked is None:
             continue
         t_ops, events, wk = walked
@@ -1023,6 +1022,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             continue
         # the template iteration joins the segment: its stepped data operations are dropped and the renaming
         # it did is undone (the rows it took are never written, as those operations never run)
+        ops.fromlist(buf)  # (here, not at every back-edge: batch_matmul C5's expert has 282k of them)
+        buf.clear()
         del ops[prev[13] * (4 + N_FIELDS):]
         del rolls[prev[17]:]  # (an inner loop's segments inside the template: the walk covers their data)
         n_ops = prev[13]
@@ -1141,17 +1142,21 @@ def chunk_size(n_groups: int) -> int:
 
 def part_chunk(n_groups: int) -> int:
     """The chunk of one part of a trace with rolled segments: such a trace has many parts of a few hundred
-    groups, and padding each to a GROUP_CHUNK would hold several times the groups it runs."""
-    return GROUP_CHUNK if n_groups >= GROUP_CHUNK else SMALL_CHUNK
+    groups, and padding each to a GROUP_CHUNK would hold several times the groups it runs; and one chunk size
+    for all its parts is one compile of each data-path function, not two (``bench_roll``: a compile saved on a
+    first simulate, a few more calls on a warm one)."""
+    return SMALL_CHUNK
 
 
-def schedule(ops: np.ndarray, chunk=chunk_size) -> Groups:
+def schedule(ops: np.ndarray, chunk=chunk_size, wide: bool = True) -> Groups:
     """Pack each level's operations of one kind, in program order, into groups of that kind's width.
     Operations of one level touch disjoint rows (the pre-pass levelled them), so a group's lanes can
-    gather, compute and scatter at once; levels run in order, so every value is the oracle's."""
+    gather, compute and scatter at once; levels run in order, so every value is the oracle's. ``wide``: 64-lane
+    groups where the levels fill them (``WIDE``); a trace with rolled segments keeps GROUP_WIDTH, the width its
+    rolled chunks unroll to (one shape for both kinds of chunk: ``DataPath.packed_mixed``)."""
     kinds, seqs, pcs = ops[:, 0], ops[:, 1], ops[:, 2]
     g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, None, ops[:, 3], ops[:, 4:], seqs, WIDTH,
-                                                    N_KINDS, GROUP_WIDTH, chunk, WIDE)
+                                                    N_KINDS, GROUP_WIDTH, chunk, WIDE if wide else None)
     return Groups(g_kind, g_fields, g_seq, np.ascontiguousarray(seqs), np.ascontiguousarray(pcs), np.int32(n_groups))
 
 
@@ -1522,29 +1527,6 @@ class DataPath:
 
         return lax.fori_loop(0, n_groups, body, state)  # a while loop: padding groups cost nothing
 
-    def run_rolled(self, state, kinds: jax.Array, c0: jax.Array, c1: jax.Array, mode: jax.Array, seq0: jax.Array,
-                   m0: jax.Array, cnt: jax.Array, n_groups: jax.Array, seq_step: jax.Array, table: jax.Array):
-        """The first ``n_groups`` groups of a rolled segment (``rolled.Rolled``): group ``i`` is one template
-        operation for iterations ``m0[i] .. m0[i] + cnt[i] - 1``, one per lane, its fields computed here."""
-        branches = [self.b_ld, self.b_vec, self.b_mov, self.b_dmai, self.b_dmao, self.b_mac, self.b_mmul]
-        lane = jnp.arange(rolled.ROLL_WIDTH, dtype=jnp.int32)
-
-        def body(i: jax.Array, state):
-            mem, ext, nan = state
-            on = lane < cnt[i]
-            m = m0[i] + jnp.where(on, lane, 0)
-            v = c0[i][None, :] + c1[i][None, :] * m[:, None]
-            md = mode[i]
-            rows = v[:, :2]  # (only fields 0 and 1 hold DM lines' rows, only field 2 a VLDB's lane)
-            rows = jnp.where(md[None, :2] == rolled.F_LINE, table[jnp.clip(rows // LINE_BYTES, 0, table.shape[0] - 1)],
-                             rows)
-            lane_f = jnp.where(md[2] == rolled.F_LANE, v[:, 2] % LANES, v[:, 2])
-            f = jnp.concatenate([rows, lane_f[:, None], v[:, 3:]], axis=1)
-            seq = jnp.where(on, seq0[i] + seq_step * m, NO_SEQ)
-            w = lax.switch(jnp.maximum(kinds[i], 0), branches, (mem, ext), f, seq, on)
-            return (*self.apply(mem, ext, w), self.first(nan, w, None))
-
-        return lax.fori_loop(0, n_groups, body, state)
 
     def packed_chunk(self, state, pack: jax.Array):
         """``run_chunk`` of a chunk sent as one array (``pack_groups``): its groups up to the padding. Merged:
@@ -1553,12 +1535,10 @@ class DataPath:
         progs = None if self.programs == 1 else pack[:, :, N_FIELDS + 2]
         return self.run_chunk(state, kinds, pack[:, :, :N_FIELDS], pack[:, :, N_FIELDS], jnp.sum(kinds >= 0), progs)
 
-    def packed_rolled(self, state, pack: jax.Array, table: jax.Array):
-        """``run_rolled`` of a chunk sent as one array (``pack_rolled``) and its segment's table."""
-        F = N_FIELDS
-        kinds = pack[:, 3 * F]
-        return self.run_rolled(state, kinds, pack[:, :F], pack[:, F:2 * F], pack[:, 2 * F:3 * F], pack[:, 3 * F + 1],
-                               pack[:, 3 * F + 2], pack[:, 3 * F + 3], jnp.sum(kinds >= 0), pack[0, 3 * F + 4], table)
+    def packed_mixed(self, state, pack: jax.Array, pack_r: jax.Array, table: jax.Array, is_rolled: jax.Array):
+        """A chunk of a trace with rolled segments: levelled groups (``pack``) or, where ``is_rolled``, a rolled
+        segment's (``pack_r``, its ``table``) unrolled in place (``unrolled``). One function for both: one compile."""
+        return self.packed_chunk(state, lax.cond(is_rolled, unrolled, lambda _p, _t: pack, pack_r, table))
 
     def final(self, state, x_rows: jax.Array, c_rows: jax.Array, line_rows: jax.Array):
         """What the State needs, input set first: the registers', DM's and EXT's rows (not the whole buffer), the
@@ -1574,12 +1554,12 @@ class DataPath:
 
 @functools.lru_cache(maxsize=32)
 def data_runner(hw_json: str, H: int, rows: int, W: int, programs: int = 1):
-    """``(initial, chunk, final, rolled chunk)``: the jitted data path for one config, EXT bucket and compact state
+    """``(initial, chunk, final, mixed chunk)``: the jitted data path for one config, EXT bucket and compact state
     (``DataPath``; ``programs`` side by side, ``run_many``), every input set at once."""
     enable_persistent_cache()
     dp = DataPath(_config(hw_json), H, rows, W, programs)
     return (jax.jit(dp.initial), jax.jit(dp.packed_chunk, donate_argnums=0),  # (chunks: in place)
-            jax.jit(dp.final), jax.jit(dp.packed_rolled, donate_argnums=0))
+            jax.jit(dp.final), jax.jit(dp.packed_mixed, donate_argnums=0))
 
 
 def pack_groups(g: Groups, part: slice) -> np.ndarray:
@@ -1598,6 +1578,38 @@ def pack_rolled(g: rolled.Rolled, part: slice) -> np.ndarray:
     kind = g.kind[part]
     return np.concatenate([g.c0[part], g.c1[part], g.mode[part], np.stack(
         [kind, g.seq0[part], g.m0[part], g.cnt[part], np.full(len(kind), g.seq_step, np.int32)], axis=1)], axis=1)
+
+
+def unrolled(pack: jax.Array, table: jax.Array) -> jax.Array:
+    """A chunk of a rolled segment (``pack_rolled``) and its table as levelled groups (``pack_groups``): group
+    ``i`` is one template operation for iterations ``m0[i] .. m0[i] + cnt[i] - 1``, one a lane, its fields
+    computed here (rows and addresses affine in the iteration, DM lines' rows from the table, a VLDB's lane),
+    on the device, a chunk at a time (the trace keeps the compact segment), inside the data path's call
+    (``DataPath.packed_mixed``). A lane past ``cnt`` is padding: its step is NO_SEQ, as a step of a run never
+    is, since steps stay below CYCLE_LIMIT."""
+    F = N_FIELDS
+    lane = jnp.arange(rolled.ROLL_WIDTH, dtype=jnp.int32)[None, :]
+    c0, c1, md = pack[:, None, :F], pack[:, None, F:2 * F], pack[:, None, 2 * F:3 * F]
+    kind, seq0, m0, cnt, seq_step = (pack[:, 3 * F + j, None] for j in range(5))
+    on = lane < cnt
+    m = m0 + jnp.where(on, lane, 0)
+    v = c0 + c1 * m[:, :, None]
+    rows = v[:, :, :2]  # (only fields 0 and 1 hold DM lines' rows, only field 2 a VLDB's lane)
+    rows = jnp.where(md[:, :, :2] == rolled.F_LINE, table[jnp.clip(rows // LINE_BYTES, 0, table.shape[0] - 1)], rows)
+    lane_f = jnp.where(md[:, :, 2] == rolled.F_LANE, v[:, :, 2] % LANES, v[:, :, 2])
+    seq = jnp.where(on, seq0 + seq_step * m, NO_SEQ)
+    return jnp.concatenate([rows, lane_f[:, :, None], v[:, :, 3:], seq[:, :, None],
+                            jnp.broadcast_to(kind[:, :, None], seq.shape + (1,))], axis=2)
+
+
+@functools.lru_cache(maxsize=4)
+def _mixed_fillers(hw_json: str) -> tuple:
+    """The arguments ``DataPath.packed_mixed`` does not read for a chunk of either kind, on the device once:
+    (levelled pack, rolled pack, table, False, True)."""
+    return tuple(jax.device_put(a) for a in (
+        np.zeros((SMALL_CHUNK, GROUP_WIDTH, N_FIELDS + 2), np.int32),
+        np.zeros((SMALL_CHUNK, 3 * N_FIELDS + 5), np.int32),
+        np.zeros(_config(hw_json).dm_lines, np.int32), np.bool_(False), np.bool_(True)))
 
 
 @functools.lru_cache(maxsize=16)
@@ -1634,7 +1646,7 @@ def plan(tr: Trace, rows: int, ext: int) -> Plan:
     at = 0
     for n_before, seg in (*tr.rolls, (len(ops), None)):
         if n_before > at or (seg is None and not parts):
-            parts.append(schedule(ops[at:n_before], part_chunk if tr.rolls else chunk_size))
+            parts.append(schedule(ops[at:n_before], part_chunk if tr.rolls else chunk_size, not tr.rolls))
         at = n_before
         if seg is not None:
             parts.append(seg)
@@ -1680,15 +1692,18 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, 
     chunks: list[tuple[bool, tuple]] | None = None
     if pl is not None:
         chunks = []
+        fill = _mixed_fillers(hw_json) if tr.rolls else None  # (with rolled segments every chunk is mixed)
         for g in pl.parts:
             ch = (part_chunk if tr.rolls else chunk_size)(int(g.n))
             table = None if isinstance(g, Groups) else jax.device_put(g.table)  # (one per segment)
             for c in range(0, max(int(g.n), 1), ch):
                 part = slice(c, c + ch)
                 if isinstance(g, Groups):
-                    chunks.append((False, (jax.device_put(pack_groups(g, part)),)))
+                    pack = jax.device_put(pack_groups(g, part))
+                    chunks.append((False, (pack,)) if fill is None else (True, (pack, *fill[1:4])))
                 else:
-                    chunks.append((True, (jax.device_put(pack_rolled(g, part)), table)))
+                    assert fill is not None
+                    chunks.append((True, (fill[0], jax.device_put(pack_rolled(g, part)), table, fill[4])))
     _TRACES.put(key, (tr, pl, chunks))
     return tr, pl, chunks
 
@@ -1712,10 +1727,10 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps,
         # bf16, which they are when EXT holds bf16 values, as every task's inputs do: products are exact.
         # A DMA reads EXT below ext_limit only.)
     W = groups.ext
-    initial, chunk, final, rolled_chunk = data_runner(hw_json, H, groups.rows, W)
+    initial, chunk, final, mixed = data_runner(hw_json, H, groups.rows, W)
     state = initial(ext if W == H else ext[:, :W])
-    for is_rolled, part in chunks:
-        state = (rolled_chunk if is_rolled else chunk)(state, *part)
+    for is_mixed, part in chunks:
+        state = (mixed if is_mixed else chunk)(state, *part)
     x, c, dm, ext_w, first = (np.asarray(a) for a in jax.device_get(
         final(state, np.asarray(tr.x_rows, np.int32), np.asarray(tr.c_rows, np.int32), tr.line_rows)))
     cols = H if whole else max(int(ext_limit), W)

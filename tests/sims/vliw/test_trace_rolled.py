@@ -491,3 +491,13 @@ def test_line_times_compared_relative_to_each_back_edge():
             now = [int(rng.integers(0, t1 + 1)) if a <= t0 else b for a, b in zip(before, now, strict=True)]
         want = all(max(a - t0, 0) == max(b - t1, 0) for a, b in zip(before, now, strict=True))
         assert trace._same_since(before, now, t0, t1) == want
+
+
+def test_a_rolled_trace_runs_one_data_path_function():
+    """With rolled segments every chunk (levelled groups and rolled ones) goes to ``DataPath.packed_mixed`` with
+    the same shapes: one compile of the data path for the trace, not one per kind and chunk size."""
+    _compare(NESTED_BOTH)
+    ((tr, _, chunks),) = trace._TRACES.values()
+    assert tr.rolls and all(mixed for mixed, _ in chunks)
+    assert len({tuple((a.shape, a.dtype) for a in part) for _, part in chunks}) == 1
+    assert {bool(part[3]) for _, part in chunks} == {False, True}  # (both kinds of chunk occur)
