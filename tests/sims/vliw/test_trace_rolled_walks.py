@@ -16,6 +16,7 @@ import pytest
 from kcgym.sims.vliw import machine as M
 from kcgym.sims.vliw import rolled, trace
 from kcgym.sims.vliw.accelerator import ACCELERATOR
+from tests.sims.vliw.test_prepass_blocks import assert_same_trace  # (every field, rolled segments too)
 from tests.sims.vliw.test_trace_differential import EXT_ELEMENTS, HW, _assembles, _ext
 from tests.sims.vliw.test_trace_rolled import _compare
 
@@ -145,22 +146,6 @@ def _hits(monkeypatch, src: str, max_steps: int = 100_000) -> tuple[trace.Trace,
         fresh = trace.prepass(words, HW, EXT_ELEMENTS, max_steps, H)
     assert_same_trace(cached, fresh)
     return tr, _Counted.made[0].hits
-
-
-def assert_same_trace(a: trace.Trace, b: trace.Trace) -> None:
-    """Every field of two pre-passes, rolled segments included."""
-    for name in trace.Trace._fields:
-        x, y = getattr(a, name), getattr(b, name)
-        if name == "rolls":
-            assert len(x) == len(y)
-            for (nx, sx), (ny, sy) in zip(x, y, strict=True):
-                assert nx == ny
-                for f in rolled.Rolled._fields:
-                    assert np.array_equal(getattr(sx, f), getattr(sy, f)), f
-        elif isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            assert np.array_equal(x, y), name
-        else:
-            assert x == y, name
 
 
 def _outer(inner: str, setup: str = "", outer_step: str = "", n: int = 6, m: int = 24) -> str:
