@@ -397,6 +397,16 @@ def _decoded(machine: M.Machine, words: np.ndarray, hw: VLIWConfig) -> tuple[lis
     return [g[0] for g in got], [g[1] for g in got]  # type: ignore[index]
 
 
+def _class_counts(cls: np.ndarray, used: np.ndarray, ex: np.ndarray) -> np.ndarray:
+    """Executed operations per class: each used slot counts its bundle's executions. One exact int64
+    scatter-add (a masked sum per class: 0.06-0.08 ms of a ~2 ms C1 matmul pre-pass, this 0.021 ms); classes
+    outside ``CLASSES`` (words no decoder accepts) count nowhere, as in that list."""
+    on = used & (cls >= 0) & (cls < len(CLASSES))
+    counts = np.zeros(len(CLASSES), np.int64)
+    np.add.at(counts, cls[on], np.broadcast_to(ex[:, None], cls.shape)[on])
+    return counts
+
+
 @functools.lru_cache(maxsize=16)
 def _machine(hw: VLIWConfig) -> M.Machine:
     """The interpreter's decode tables of a config (read-only here), built once, not per pre-pass."""
@@ -1112,7 +1122,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     busy[: machine.S] = (used * ex[:, None]).sum(axis=0)
     busy[M.BUSY_KEYS.index("DMA_IN")] = dma_busy[0]
     busy[M.BUSY_KEYS.index("DMA_OUT")] = dma_busy[1]
-    counts = np.array([int(((cls == k) & used).sum(axis=1) @ ex) for k in range(len(CLASSES))], np.int64)
+    counts = _class_counts(cls, used, ex)
     ctl = np.zeros(M.N_CTL, np.int64)
     ctl[[M.PC, M.STEPS, M.HALTED, M.FAULT, M.FAULT_PC, M.FAULT_DETAIL, M.T_ISSUE, M.T_END, M.DEPTH,
          M.FAULT_SLOT]] = [pc, steps, halted, fault, fault_pc, fault_detail, t_issue, t_end, depth, fault_slot]
