@@ -1622,9 +1622,9 @@ def _halted(root: _Node | None) -> bool:
     """Whether the tree is one run (no resolution, no split) that halted (a fault too) within its step budget:
     the interpreter runs an instruction (HALT too, which no step counts) only while ``steps < max_steps``, so
     under any budget above its final steps it runs the same instructions and halts the same -- the same final
-    state (at a budget of exactly its steps HALT does not run: a run of its own). BatchScorer's probe
-    (one input set, a large budget) and its scoring run (every input set, the budget the probe measured) then
-    share one pre-pass."""
+    state (at a budget of exactly its steps HALT does not run: a run of its own). The Evaluator's baseline run
+    of the compiler's kernel (one input set, a 50M budget) and a scoring of that kernel (every input set, the
+    budget from the baseline's cycles) then share one pre-pass (distinct kernels still pre-pass once each)."""
     return root is not None and not root.children and root.trace is not None and bool(root.trace.ctl[M.HALTED])
 
 

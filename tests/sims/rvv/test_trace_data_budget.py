@@ -1,7 +1,8 @@
 """The trace cache's budget-free entries (:func:`kcgym.sims.rvv.trace._halted`): a run that halted (or faulted)
-within its step budget serves any budget above its final steps -- BatchScorer's probe (one input set, a
-large budget) and its scoring run (every input set, the measured budget) share one pre-pass -- bit for bit
-against the interpreter at each budget; a smaller budget, and a run that ran out of steps, do not share it."""
+within its step budget serves any budget above its final steps -- the Evaluator's baseline run (one input
+set, a 50M budget) and a scoring of the same kernel (every input set, a smaller budget) share one pre-pass --
+bit for bit against the interpreter at each budget; a smaller budget, and a run that ran out of steps, do not
+share it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from kcgym.sims.rvv.accelerator import machine_inputs, simulate_images
 from tests.sims.rvv import adversarial
 from tests.sims.rvv.test_trace_differential import HW, _kernel_images
 
-BIG = 50_000_000  # BatchScorer's probe budget
+BIG = 50_000_000  # the Evaluator's baseline budget
 
 
 def _program(which: str):
