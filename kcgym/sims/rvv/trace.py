@@ -55,7 +55,7 @@ from kcgym.sims.rvv import rolled
 from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB, RVVConfig
 from kcgym.sims.trace_cache import TraceCache
 
-TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ext size + budget)
+TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ext size + budget, :func:`_halted`)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
 UNROLL = 1  # operations per loop step: 2 halved the loop's overhead with XLA's newer fusion emitters, but with
 # the older ones (DATA_PATH_XLA_OPTIONS) one runs faster (matmul C3 0.99 -> 0.75 us per operation) and compiles
@@ -1615,6 +1615,19 @@ def _replay(root: _Node, data: Data, chunk, es, n_rows: int) -> list:
     return leaves
 
 
+HALTED_KEY = "halted"  # the cache key of a tree that serves any step budget (:func:`_halted`)
+
+
+def _halted(root: _Node | None) -> bool:
+    """Whether the tree is one run (no resolution, no split) that halted (a fault too) within its step budget:
+    the interpreter runs an instruction (HALT too, which no step counts) only while ``steps < max_steps``, so
+    under any budget above its final steps it runs the same instructions and halts the same -- the same final
+    state (at a budget of exactly its steps HALT does not run: a run of its own). The Evaluator's baseline run
+    of the compiler's kernel (one input set, a 50M budget) and a scoring of that kernel (every input set, the
+    budget from the baseline's cycles) then share one pre-pass (distinct kernels still pre-pass once each)."""
+    return root is not None and not root.children and root.trace is not None and bool(root.trace.ctl[M.HALTED])
+
+
 def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, ext_size: int,
              max_steps: int) -> tuple[M.State | None, RunInfo]:
     """The interpreter's final State (numpy, batched over the rows of ``mems``), or None where the
@@ -1622,16 +1635,20 @@ def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, e
     indexed access that missed), and how.
 
     The tree of a program whose control never read data is cached by program, its initial DTCM image,
-    config, external size and step budget; one that resolved data also by the whole memory images."""
+    config, external size and step budget -- or without the budget where its run halted (:func:`_halted`);
+    one that resolved data also by the whole memory images."""
     hw = _config(hw_json)
     dtcm_n = hw.dtcm_bytes
     first = mems[0, :dtcm_n]
     same = bool(np.all(mems[:, :dtcm_n] == first))  # the harness loads one DTCM image into every row
     dtcm = first.tobytes() if same else None
     words = np.ascontiguousarray(words, np.int32)
-    key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, prog_len, hw_json, int(ext_size), int(max_steps),
-           None if dtcm is None else hashlib.sha1(dtcm).hexdigest())
-    hit = _TRACES.get(key)
+    any_budget = (HALTED_KEY, hashlib.sha1(words.tobytes()).hexdigest(), words.shape, prog_len, hw_json,
+                  int(ext_size), None if dtcm is None else hashlib.sha1(dtcm).hexdigest())
+    key = (*any_budget[1:], int(max_steps))
+    hit = _TRACES.get(any_budget)
+    if hit is None or hit[0].trace.ctl[M.STEPS] >= max_steps:
+        hit = _TRACES.get(key)
     data_key = None
     if hit is not None and hit[0] is BY_DATA:  # this program resolved data before: its trees are per input images
         data_key = (key, hashlib.sha1(np.ascontiguousarray(mems).tobytes()).hexdigest(), mems.shape)
@@ -1653,7 +1670,7 @@ def run_info(hw_json: str, words: np.ndarray, prog_len: int, mems: np.ndarray, e
         else:
             found, leaves, resolutions = _explore(p, dtcm, data, N, chunk, es)
         if resolutions == 0:
-            _TRACES.put(key, (found, resolutions))  # a give-up too (None)
+            _TRACES.put(any_budget if _halted(found) else key, (found, resolutions))  # a give-up too (None)
         else:
             if data_key is None:
                 data_key = (key, hashlib.sha1(np.ascontiguousarray(mems).tobytes()).hexdigest(), mems.shape)
