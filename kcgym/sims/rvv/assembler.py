@@ -889,8 +889,8 @@ _CONTEXT_OPERANDS = {m: _context_operands(spec) for m, spec in I.BY_MNEMONIC.ite
 def _row_key(s: Slot) -> tuple[object, ...] | None:
     """The memo key of a slot whose encoded row and diagnostics depend only on its mnemonic, operand texts and
     static vtype: no label operand, and every immediate and memory offset a decimal literal (no symbol, ``.``,
-    ``1b`` or ``%hi``, whose values depend on the program); None otherwise. Columns only place diagnostics, and
-    a row is memoized only when encoding it reported none."""
+    ``1b`` or ``%hi``, whose values depend on the program); None otherwise. A row is memoized only when encoding
+    it reported nothing, so what only shapes a diagnostic (columns, whether the vtype is exact) is no part of it."""
     ops = s.ops
     for k, tag in _CONTEXT_OPERANDS[s.spec.mnemonic]:
         if k >= len(ops):
@@ -900,7 +900,7 @@ def _row_key(s: Slot) -> tuple[object, ...] | None:
             return None
         if tag == "mem" and (m := _MEM.match(text)) and (off := m.group(1).strip()) and not _DECIMAL.fullmatch(off):
             return None
-    return s.spec.mnemonic, tuple(t for t, _ in ops), s.vtype, s.vtype_exact
+    return s.spec.mnemonic, tuple(t for t, _ in ops), s.vtype
 
 
 def _static_vtype(ops: list[tuple[str, int]]) -> tuple[int, int] | None:
