@@ -170,7 +170,7 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
         return value(f)
 
     checks: list = []
-    pc, length, lo, hi = head, 0, head, head
+    pc, length, pc_lo, pc_hi = head, 0, head, head
     dtcm_end, ext_end = DTCM_BASE + n_dtcm, EXT_BASE + ext_size
     while True:
         if length >= ROLL_MAX_BODY or not 0 <= pc <= prog_len:
@@ -282,16 +282,16 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
                 forms[rd], taint[rd] = out, False
             written.add(rd)
         length += 1
-        if pc < lo:
-            lo = pc
-        elif pc > hi:
-            hi = pc
+        if pc < pc_lo:
+            pc_lo = pc
+        elif pc > pc_hi:
+            pc_hi = pc
         pc = next_pc
         if pc == head:
             break
     if taint != list(xt) or vl != vl0 or vtype != vtype0:
         return None, frozenset(), set(), length  # not the state it started from: the next iteration differs
-    return Walk(length, forms, moving, checks, (lo, hi)), frozenset(written), pinned, length
+    return Walk(length, forms, moving, checks, (pc_lo, pc_hi)), frozenset(written), pinned, length
 
 
 def _lin(f: dict, d: list) -> int:

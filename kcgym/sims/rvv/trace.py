@@ -336,7 +336,9 @@ class _Program(NamedTuple):
 # SHARED_WALK_ENTRIES entries (a full dict starts again; a matmul walk is a few KB), (context, loop) -> the
 # registers pinned, (context, state, their values) -> (the words the walk read, the Walk). A walk is a function
 # of its context, state and the words at the pcs it read, so a program with those words may take it.
-SHARED_WALK_ENTRIES = 1024
+SHARED_WALK_ENTRIES = 256
+SHARED_WALK_MAX_SPAN = 256  # and only walks whose pcs span at most this many words (matmul's: 20; a kept span
+# is its words' lists, ~1 KB per 10 words, so the dict stays within ~10 MB whatever the programs)
 _SHARED_WALKS: dict = {}
 
 
@@ -353,7 +355,7 @@ def _shared_walk(p: _Program, key: tuple):
         return False
     words, w = hit
     lo, hi = w.pcs
-    return w if p.prog[lo: hi + 1] == words else False
+    return w if 0 <= lo <= hi <= p.prog_len and p.prog[lo: hi + 1] == words else False
 
 
 PREPASS_FAST = True  # False: every instruction through the general path (the fast paths' equivalence test)
@@ -603,7 +605,8 @@ class _Run:
                 fixed = walks[at] = tuple(sorted(read))
             if read <= set(fixed):  # its constants all come from the key's registers (else it is not kept)
                 walks[(state, tuple([x[r] for r in fixed]))] = w
-                if w is not None and PREPASS_SHARE_WALKS:
+                if w is not None and PREPASS_SHARE_WALKS and 0 <= w.pcs[0] <= w.pcs[1] < w.pcs[0] + \
+                        SHARED_WALK_MAX_SPAN:
                     lo, hi = w.pcs
                     _share((p.context, at), fixed)
                     _share((p.context, (state, tuple([x[r] for r in fixed]))), ([list(r) for r in prog[lo: hi + 1]], w))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kcgym.sims.rvv import ACCELERATOR, trace
+from kcgym.sims.rvv.config import EXT_BASE
 from tests.sims.rvv.test_prepass_fast import _prepass as prepass_with
 from tests.sims.rvv.test_prepass_fast import assert_same_prepass, c1_kernels
 from tests.sims.rvv.test_trace_rolled import loop_program
@@ -77,6 +78,37 @@ def test_a_loop_that_differs_in_one_word_walks_anew(monkeypatch):
             assert any(hits[before:]) == taken, (k, hits[before:])
     for seed in range(40):  # generated loops: many share a length and context, few their words
         same_three_ways(monkeypatch, f"loop {seed}", ACCELERATOR.assemble(loop_program(seed), HW), 4096, 50_000_000)
+
+
+VECTOR_LOOP = f"""    li a1, {EXT_BASE}
+    li t0, 300
+    vsetvli s6, zero, e32, m1, ta, mu
+loop:
+    vle32.v v1, (a1)
+    vadd.vv v2, v2, v1
+    addi a1, a1, 4
+    addi t0, t0, -1
+    bnez t0, loop
+    ret
+"""
+
+
+def test_a_vector_loop_that_differs_in_one_word_walks_anew(monkeypatch):
+    """A body with a vector load (whose walk also checks its memory region), edited in one word: not taken."""
+    hits = shared_hits(monkeypatch)
+    trace._SHARED_WALKS.clear()
+    for k, (old, new, taken) in enumerate([("", "", None), ("", "", True), ("vadd.vv", "vsub.vv", False),
+                                           ("addi a1, a1, 4", "addi a1, a1, 8", False), ("", "", False)]):
+        before = len(hits)
+        source = VECTOR_LOOP.replace(old, new, 1) if old else VECTOR_LOOP
+        program = ACCELERATOR.assemble(source, HW)
+        same_three_ways(monkeypatch, f"vector edit {k}", program, 4096, 50_000_000)
+        if taken is not None:
+            assert any(hits[before:]) == taken, (k, hits[before:])
+        for value in trace._SHARED_WALKS.values():  # every kept walk's span lies in the program that walked it
+            if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], trace.rolled.Walk):
+                lo, hi = value[1].pcs
+                assert 0 <= lo <= hi <= program.length and len(value[0]) == hi - lo + 1
 
 
 def test_the_shared_walks_are_bounded(monkeypatch):
