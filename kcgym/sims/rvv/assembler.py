@@ -97,7 +97,8 @@ _MEM = re.compile(r"^(.*?)\(\s*([A-Za-z0-9]+)\s*\)\s*$")
 _ASM_SYMBOL = re.compile(r"(?<![\w.$])(\.(?![\w.$])|[.$A-Za-z_][\w.$]*)")
 _FUNC = re.compile(r"%(hi|lo|pcrel_hi|pcrel_lo|pclo_prev)\s*\(")
 # Memos kept across kernels (an RL batch assembles thousands of kernels that share most lines), each of at most
-# MEMO_ENTRIES entries (a full memo starts again: bounded memory, ~1 KB an entry) and lines of at most
+# MEMO_ENTRIES entries (a full memo starts again: bounded memory; every committed RVV kernel's lines measured
+# ~200 bytes an entry besides the line text, so under ~15 MB in all) and lines of at most
 # MEMO_MAX_CHARS characters. ``_HEADS``: an unlabelled line's text -> (mnemonic column, word, operands), a pure
 # function of the text; ``_ROWS``: a slot whose operands are all context-free (see :func:`_context_free`) ->
 # its encoded row, stored only when encoding it reported nothing. Plain dict get/set/clear: safe across threads.
