@@ -22,13 +22,13 @@ from typing import cast
 
 import numpy as np
 
-from kcgym.isa.assembler import Reporter
+from kcgym.isa.assembler import Reporter, _memo_put
 from kcgym.isa.diagnostics import AssemblyError
 from kcgym.isa.expr import ExprError, evaluate
 from kcgym.isa.preprocess import Preprocessor, SourceLine, split_operands
 from kcgym.isa.program import Program
 from kcgym.isa.spec import Imm, Reg
-from kcgym.limits import MAX_EXPR_DEPTH
+from kcgym.limits import MAX_DIAGNOSTICS, MAX_EXPR_DEPTH
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import sections
 from kcgym.sims.rvv.config import DTCM_BASE, ITCM_BASE, RVVConfig
@@ -96,6 +96,18 @@ _MEM = re.compile(r"^(.*?)\(\s*([A-Za-z0-9]+)\s*\)\s*$")
 # a symbol GNU as allows but the shared evaluator does not spell (".LANCHOR0", "a$b"), or "." (here)
 _ASM_SYMBOL = re.compile(r"(?<![\w.$])(\.(?![\w.$])|[.$A-Za-z_][\w.$]*)")
 _FUNC = re.compile(r"%(hi|lo|pcrel_hi|pcrel_lo|pclo_prev)\s*\(")
+# Memos kept across kernels (an RL batch assembles thousands of kernels that share most lines), each of at most
+# MEMO_ENTRIES entries (a full memo starts again: bounded memory; every committed RVV kernel's lines measured
+# ~200 bytes an entry besides the line text, so under ~15 MB in all) and lines of at most
+# MEMO_MAX_CHARS characters. ``_HEADS``: an unlabelled line's text -> (mnemonic column, word, operands), a pure
+# function of the text; ``_ROWS``: a slot whose operands are all context-free (see :func:`_context_free`) ->
+# its encoded row, stored only when encoding it reported nothing. Plain dict get/set/clear: safe across threads.
+MEMO_ENTRIES = 1 << 14
+MEMO_MAX_CHARS = 512
+_HEADS: dict[str, tuple[int, str, tuple[tuple[str, int], ...]]] = {}
+_ROWS: dict[tuple[object, ...], tuple[int, ...]] = {}
+# an immediate or memory offset whose value is its text alone (no symbol, '.', local label or %function)
+_DECIMAL = re.compile(r"-?[0-9]+")
 HALT_WORD = np.array([I.HALT_OPCODE, I.CLASS_ID["HALT"]] + [0] * (I.N_FIELDS - 2), np.int32)
 
 
@@ -125,8 +137,9 @@ def _sext(v: int, bits: int) -> int:
 
 
 class _Asm:
-    def __init__(self, source: str, hw: RVVConfig):
+    def __init__(self, source: str, hw: RVVConfig, memo: bool = True):
         self.hw = hw
+        self.memo = memo  # use and fill the memos (False: everything computed afresh, as the tests compare)
         self.rep = Reporter()
         self.source = source
         self.slots: list[Slot] = []
@@ -195,17 +208,24 @@ class _Asm:
     # ---- pass 1 ----------------------------------------------------------------------------
     def pass1(self, lines: list[SourceLine]) -> None:
         for sl in lines:
-            text, pos = sl.text, 0
-            while (m := _LABEL.match(text[pos:])) is not None:
-                self.define_label(sl, m.group(1), pos + m.start(1) + 1)
-                pos += m.end()
-            body = text[pos:]
-            if not body.strip():
-                continue
-            mcol = pos + len(body) - len(body.lstrip())
-            word = body.split()[0]
-            after = mcol + len(word)
-            ops = split_operands(text, after) if text[after:].strip() else []
+            text = sl.text
+            head = _HEADS.get(text) if self.memo else None
+            if head is None:
+                pos = 0
+                while (m := _LABEL.match(text[pos:])) is not None:
+                    self.define_label(sl, m.group(1), pos + m.start(1) + 1)
+                    pos += m.end()
+                body = text[pos:]
+                if not body.strip():
+                    continue
+                mcol = pos + len(body) - len(body.lstrip())
+                word = body.split()[0]
+                after = mcol + len(word)
+                ops = split_operands(text, after) if text[after:].strip() else []
+                if self.memo and pos == 0 and len(text) <= MEMO_MAX_CHARS:  # no label: the head is the text's alone
+                    _memo_put(_HEADS, text, (mcol, word, tuple(ops)), MEMO_ENTRIES)
+            else:
+                mcol, word, ops = head[0], head[1], list(head[2])
             low = word.lower()
             if low.startswith("."):
                 self.directive(sl, low, ops, mcol + 1)
@@ -661,6 +681,21 @@ class _Asm:
         return 1
 
     def encode_slot(self, idx: int, s: Slot) -> list[int]:
+        """:meth:`encode_row`, from the memo where the slot's row is a function of its text alone."""
+        key = _row_key(s) if self.memo else None
+        if key is None:
+            return self.encode_row(idx, s)
+        row = _ROWS.get(key)
+        if row is not None:
+            return list(row)
+        rep = self.rep
+        n, dropped = len(rep.diags), rep.dropped_errors
+        f = self.encode_row(idx, s)
+        if len(rep.diags) == n < MAX_DIAGNOSTICS and rep.dropped_errors == dropped:  # it reported nothing
+            _memo_put(_ROWS, key, tuple(f), MEMO_ENTRIES)
+        return f
+
+    def encode_row(self, idx: int, s: Slot) -> list[int]:
         """Parse and check each operand as its form in the table says, into the field the table names."""
         spec, sl, ops = s.spec, s.src, s.ops
         pc = ITCM_BASE + 4 * idx
@@ -836,6 +871,39 @@ class _Asm:
                           symbols={k: v for k, v in self.labels.items() if not k.startswith("__L")})
 
 
+def _context_operands(spec: I.RVInstr) -> tuple[tuple[int, str], ...]:
+    """(position, "label" | "imm" | "mem") of the operands whose value may depend on the program."""
+    tags = []
+    for k, o in enumerate(spec.operands):
+        if o.kind == I.LABEL:
+            tags.append((k, "label"))
+        elif isinstance(o.kind, Imm):
+            tags.append((k, "imm"))
+        elif o.kind in (I.MEM, I.VMEM, I.JMEM):
+            tags.append((k, "mem"))
+    return tuple(tags)
+
+
+_CONTEXT_OPERANDS = {m: _context_operands(spec) for m, spec in I.BY_MNEMONIC.items()}
+
+
+def _row_key(s: Slot) -> tuple[object, ...] | None:
+    """The memo key of a slot whose encoded row and diagnostics depend only on its mnemonic, operand texts and
+    static vtype: no label operand, and every immediate and memory offset a decimal literal (no symbol, ``.``,
+    ``1b`` or ``%hi``, whose values depend on the program); None otherwise. A row is memoized only when encoding
+    it reported nothing, so what only shapes a diagnostic (columns, whether the vtype is exact) is no part of it."""
+    ops = s.ops
+    for k, tag in _CONTEXT_OPERANDS[s.spec.mnemonic]:
+        if k >= len(ops):
+            break
+        text = ops[k][0]
+        if tag == "label" or tag == "imm" and not _DECIMAL.fullmatch(text):
+            return None
+        if tag == "mem" and (m := _MEM.match(text)) and (off := m.group(1).strip()) and not _DECIMAL.fullmatch(off):
+            return None
+    return s.spec.mnemonic, tuple(t for t, _ in ops), s.vtype
+
+
 def _static_vtype(ops: list[tuple[str, int]]) -> tuple[int, int] | None:
     sew = lmul = None
     for text, _ in ops:
@@ -852,3 +920,8 @@ def _static_vtype(ops: list[tuple[str, int]]) -> tuple[int, int] | None:
 def assemble(source: str, hw: RVVConfig | None = None) -> RVVProgram:
     """Assemble GNU-``as``-style RISC-V source; raises :class:`AssemblyError` with every error."""
     return _Asm(source, hw or RVVConfig()).run()
+
+
+def assemble_unmemoized(source: str, hw: RVVConfig | None = None) -> RVVProgram:
+    """:func:`assemble` with every line parsed and encoded afresh (what the memoized path must equal)."""
+    return _Asm(source, hw or RVVConfig(), memo=False).run()

@@ -115,6 +115,7 @@ class Walk(NamedTuple):
     out: list  # per register: its form after the iteration
     moving: frozenset  # the registers the body may write (the forms' variables)
     checks: list  # (kind, form(s), constants) per branch / address / vsetvl
+    pcs: tuple[int, int] = (0, -1)  # the lowest and highest pc whose word the walk read: the program it fits
 
 
 def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl: int, vtype: int, n_dtcm: int,
@@ -130,13 +131,15 @@ def walk(prog: list, prog_len: int, head: int, back: int, x: list, xt: list, vl:
     ``guess`` (the last walk's of this loop), else none -- a pass of constants only, cheap, that finds the path's
     writes --, then the path's own, until they agree."""
     moving = frozenset() if guess is None else guess
-    walked = 0
+    walked, lo, hi = 0, head, head
     for _ in range(4):  # (the path does not depend on the guess: a second pass has the first one's writes)
         w, written, read, length = _walk(prog, prog_len, head, x, xt, vl, vtype, n_dtcm, ext_size, scalar_fns,
                                          vec_static, vmem_static, moving)
         walked += length
+        if w is not None:  # every pass's words count (a walk is a function of the words it read)
+            lo, hi = min(lo, w.pcs[0]), max(hi, w.pcs[1])
         if written <= moving:
-            return w, read, walked
+            return (w._replace(pcs=(lo, hi)) if w is not None else None), read, walked
         moving = moving | written
     return None, set(), walked
 
@@ -167,7 +170,7 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
         return value(f)
 
     checks: list = []
-    pc, length = head, 0
+    pc, length, pc_lo, pc_hi = head, 0, head, head
     dtcm_end, ext_end = DTCM_BASE + n_dtcm, EXT_BASE + ext_size
     while True:
         if length >= ROLL_MAX_BODY or not 0 <= pc <= prog_len:
@@ -279,12 +282,16 @@ def _walk(prog: list, prog_len: int, head: int, x: list, xt: list, vl: int, vtyp
                 forms[rd], taint[rd] = out, False
             written.add(rd)
         length += 1
+        if pc < pc_lo:
+            pc_lo = pc
+        elif pc > pc_hi:
+            pc_hi = pc
         pc = next_pc
         if pc == head:
             break
     if taint != list(xt) or vl != vl0 or vtype != vtype0:
         return None, frozenset(), set(), length  # not the state it started from: the next iteration differs
-    return Walk(length, forms, moving, checks), frozenset(written), pinned, length
+    return Walk(length, forms, moving, checks, (pc_lo, pc_hi)), frozenset(written), pinned, length
 
 
 def _lin(f: dict, d: list) -> int:

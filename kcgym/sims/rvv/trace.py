@@ -329,10 +329,38 @@ class _Program(NamedTuple):
     vcache: dict  # (pc, vtype, vl) -> a vector instruction's shape and timing constants (:func:`_vector_static`)
     walks: dict  # (head, back edge) -> the registers its first walk pinned; (state, their values) -> a Walk;
     # ((head, back edge), "moving") -> the registers the last walk's path wrote
+    context: tuple = ()  # (hw_json, ext_size, prog_len): what a walk depends on besides its words and state
+
+
+# Walks shared across programs (an RL batch's kernels differ in one instruction; their loops walk alike): at most
+# SHARED_WALK_ENTRIES entries (a full dict starts again; a matmul walk is a few KB), (context, loop) -> the
+# registers pinned, (context, state, their values) -> (the words the walk read, the Walk). A walk is a function
+# of its context, state and the words at the pcs it read, so a program with those words may take it.
+SHARED_WALK_ENTRIES = 256
+SHARED_WALK_MAX_SPAN = 256  # and only walks whose pcs span at most this many words (matmul's: 20; a kept span
+# is its words' lists, ~1 KB per 10 words, so the dict stays within ~10 MB whatever the programs)
+_SHARED_WALKS: dict = {}
+
+
+def _share(key: tuple, value) -> None:
+    if len(_SHARED_WALKS) >= SHARED_WALK_ENTRIES:
+        _SHARED_WALKS.clear()
+    _SHARED_WALKS[key] = value
+
+
+def _shared_walk(p: _Program, key: tuple):
+    """The shared walk of ``key`` where this program has the words it read, else False."""
+    hit = _SHARED_WALKS.get((p.context, key))
+    if hit is None:
+        return False
+    words, w = hit
+    lo, hi = w.pcs
+    return w if 0 <= lo <= hi <= p.prog_len and p.prog[lo: hi + 1] == words else False
 
 
 PREPASS_FAST = True  # False: every instruction through the general path (the fast paths' equivalence test)
 PREPASS_ROLL = True  # False: no loop is rolled (:mod:`rolled`; the rolling test's reference)
+PREPASS_SHARE_WALKS = True  # False: every program walks its own loops (the shared walks' equivalence test)
 # the fast paths: untainted scalar ALU, branch and vsetvl; vector ALU; scalar loads and stores, unit-stride vector
 # ones (unmasked) whose address is not data and whose bytes lie in one memory
 F_ALU, F_BRANCH, F_VSET, F_VEC, F_LOAD, F_STORE, F_VMEM, F_ADDI, F_CONST = range(1, 10)  # (F_ADDI: addi and
@@ -435,7 +463,8 @@ def _program(words: np.ndarray, prog_len: int, hw: RVVConfig, hw_json: str, ext_
         raise GiveUp("operation outside the instruction table", int(np.argmax(odd)))
     prog = w.tolist()
     fast = [_fast_word(pc, w, occ_t, lat_t, hw) if PREPASS_FAST else None for pc, w in enumerate(prog)]
-    return _Program(prog, prog_len, hw, occ_t, lat_t, int(ext_size), int(max_steps), fast, {}, {})
+    return _Program(prog, prog_len, hw, occ_t, lat_t, int(ext_size), int(max_steps), fast, {}, {},
+                    (hw_json, int(ext_size), prog_len))
 
 
 _SCALARS = ("pc", "steps", "halted", "fault", "fault_pc", "fault_detail", "vl", "vtype", "t_scalar", "v_free",
@@ -552,9 +581,15 @@ class _Run:
 
         walks, x = p.walks, self.x
         fixed = walks.get(at)  # the registers whose values the first walk took as constants: the cache key's values
+        if fixed is None and (fixed := _SHARED_WALKS.get((p.context, at))) is not None:
+            walks[at] = fixed  # (any choice of key registers is exact: a walk is kept only if it pinned no other)
         state = (head, back, self.vl, self.vtype, tuple(self.xt))
         w: rolled.Walk | None | bool = False if fixed is None else walks.get((state, tuple([x[r] for r in fixed])),
                                                                              False)
+        if w is False and fixed is not None and PREPASS_SHARE_WALKS:
+            w = _shared_walk(p, (state, tuple([x[r] for r in fixed])))
+            if w is not False:
+                walks[(state, tuple([x[r] for r in fixed]))] = w
         if w is False:  # (a cached walk's path outcomes and addresses at this entry: horizon checks them)
             if self.walked > self.steps // rolled.ROLL_WALK_SHARE + rolled.ROLL_MAX_BODY:
                 return None  # walks that keep failing cost more than they save
@@ -570,6 +605,11 @@ class _Run:
                 fixed = walks[at] = tuple(sorted(read))
             if read <= set(fixed):  # its constants all come from the key's registers (else it is not kept)
                 walks[(state, tuple([x[r] for r in fixed]))] = w
+                if w is not None and PREPASS_SHARE_WALKS and 0 <= w.pcs[0] <= w.pcs[1] < w.pcs[0] + \
+                        SHARED_WALK_MAX_SPAN:
+                    lo, hi = w.pcs
+                    _share((p.context, at), fixed)
+                    _share((p.context, (state, tuple([x[r] for r in fixed]))), ([list(r) for r in prog[lo: hi + 1]], w))
         if not isinstance(w, rolled.Walk):
             self.fails[back] = self.fails.get(back, 0) + 1
             return None
@@ -609,7 +649,7 @@ class _Run:
     def _advance(self, p: _Program, limit: int, hook: bool) -> _Need | None:
         """:meth:`advance` per instruction, pausing after ``limit`` steps; ``hook``: also where a loop's backward
         branch is taken twice within :data:`rolled.ROLL_MAX_BODY` steps (``roll_head``: its target)."""
-        prog, prog_len, hw, occ_t, lat_t, ext_size, max_steps, fast, vcache, _ = p
+        prog, prog_len, hw, occ_t, lat_t, ext_size, max_steps, fast, vcache = p[:9]
         max_steps = min(max_steps, limit)
         last, quiet = self.last, self.quiet
         depth, bw, ext_lat = hw.vector_queue_depth, hw.ext_bytes_per_cycle, hw.ext_latency
