@@ -46,7 +46,9 @@ from kcgym.sims.vliw import machine as M
 from kcgym.sims.vliw.config import LANES, LINE_BYTES, VECTOR_BYTES, VLIWConfig
 from kcgym.sims.vliw.isa import make_isa
 
-ROLL_ROWS = 32768  # rows of the row buffer the rolled iterations' values take (a segment fits in them)
+ROLL_ROWS = 1 << 18  # rows of the row buffer the rolled iterations' values take (a segment fits in them; the data
+# path's buffer holds only the rows a trace uses, ``trace.compact``): batch_matmul C5's expert rolls 2 slabs of 16
+# blocks at a time, 8,736 rows, 29 of them in one segment per batch
 ROLL_WIDTH = 32  # iterations one rolled group runs at once, one a lane (a DMA out: trace.DMAO_WIDTH); the cost
 # of a group grows with its lanes (128 measured 2.5x slower than 32 at C3), so wider groups gain little
 ROLL_MIN = 8  # fewer remaining iterations than this are stepped (rolling has a fixed cost)
@@ -55,9 +57,14 @@ DYNAMIC_TRIES = 2 * ROLL_TRIES  # back-edges a loop whose path depends on regist
 # without rolling before the pre-pass stops trying it (two instances): following a long body costs about
 # what stepping it does, and a loop that did not roll in two instances (batch_matmul's expert: a double-
 # buffer swap) rarely does in the next (speed only: a loop not tried is stepped)
-WALK_MAX = 4096  # bundles of one iteration the symbolic walk follows (longer bodies are stepped)
+WALK_MAX = 8192  # bundles of one iteration the symbolic walk follows (longer bodies are stepped): 2 x 2,278 for
+# batch_matmul C5's expert
+PERIOD_MAX = 2  # back-edges one rolled iteration may span: a body whose state repeats every second back-edge
+# (a double buffer: the buffers swap each iteration) rolls as iterations of two passes
 EXT_CHECK_MAX = 1 << 22  # EXT elements the DMA-out disjointness check may enumerate
 EVENT_CHUNK = 1 << 20  # accesses x iterations ``iterations_ok`` checks in one array (memory)
+EXPAND_MAX_OPS = 12_000_000  # a trace whose rolled segments, expanded (``expand``), and stepped operations stay within
+# this many runs them levelled (the stepped trace's bound, ``trace.TRACE_MAX_OPS``: no more memory than stepping)
 N_FIELDS = 8
 F_AFF, F_LANE, F_LINE = range(3)  # a rolled field: c0 + c1*m, its value mod LANES, or the DM line's row there
 F_LOCAL, F_ROW = -1, -2  # (template only) a row of this iteration (c0: its op), a row from before the loop
@@ -89,6 +96,7 @@ class Rolled(NamedTuple):
     seq_lo: int  # first and last step of the rolled iterations
     seq_hi: int
     pcs: np.ndarray  # int32[seq_step]: bundle of each step of an iteration
+    level: np.ndarray | None = None  # int32[G]: the group's operation's level within an iteration (``expand``)
 
     def pc_of(self, seq: int) -> int:
         return int(self.pcs[(seq - self.seq_lo) % self.seq_step])
@@ -107,14 +115,17 @@ DYNAMIC = Structure((), (), (), 1)  # (``structure``) a body whose path depends 
 
 
 def follow(dec: list, start: int, end: int, n_dec: int, r0: list | None = None, p0: list | None = None,
-           dr: list | None = None, dp: list | None = None) -> tuple[list[int], list[Event]] | Structure | None:
+           dr: list | None = None, dp: list | None = None,
+           passes: int = 1) -> tuple[list[int], list[Event]] | Structure | None:
     """One iteration's control: the bundles it runs, in order, and a ``"br"`` event per conditional branch
     whose register moves (``Event.addr`` + ``delta`` * m: its value; ``extra``: (zero at the template,)).
     Inner LOOPIs (and LOOPs whose count register does not move) must nest inside the body, and a taken
     branch must land inside the innermost open loop's body. With no registers (``r0`` None) only a body
     without branches or register LOOPs is followed (:data:`DYNAMIC` otherwise); with the template's
     registers and their deltas (as ``walk``), the path is the template's, and each later iteration takes
-    it while every ``"br"`` predicate holds (``iterations_ok``). None: not a candidate."""
+    it while every ``"br"`` predicate holds (``iterations_ok``). ``passes``: the body run that many times in a
+    row as one iteration (a period of ``passes`` back-edges; ``dr``/``dp`` are then the deltas over all of them).
+    None: not a candidate."""
     static = r0 is None
     c_ctl = _CLS["CTL"]
     s_loop, s_loopi, s_j, s_beqz, s_bnez, s_halt = (_SUB[m] for m in ("LOOP", "LOOPI", "J", "BEQZ", "BNEZ", "HALT"))
@@ -181,7 +192,10 @@ def follow(dec: list, start: int, end: int, n_dec: int, r0: list | None = None, 
                 if nxt == end:
                     return None  # an inner loop ending at this loop's end: the back-edge is not taken
         elif not stack and nxt == end:
-            break
+            passes -= 1
+            if not passes:
+                break
+            nxt = start  # (the loop's own back-edge, inside a period of several passes)
         pc = nxt
     return pcs, branches
 
@@ -365,6 +379,8 @@ class Op(NamedTuple):
     line_w: tuple | None  # (address, delta, n_lines) of the DM lines it writes
     line_r: tuple | None  # (address, delta) of the DM line it reads, or None
     local_r: int  # the template operation whose line it reads (-1: the line as before the loop)
+    prev_r: int = -1  # where the line as before the loop is one the template writes later (a prefetch): the
+    # template operation whose write of the iteration before this one reads, from the second iteration on
 
 
 class Event(NamedTuple):
@@ -583,6 +599,14 @@ def walk(dec: list, s: Structure, r0: list, p0: list, dr: list, dp: list, xs: li
                 if f:
                     sinks += [(("op", i, at + j), f) for i in range(dma_at, len(ops))]
                     sinks.append((("ev", len(events) - 1, 2 + 2 * j), f))
+    # a line read as before the loop that a DMA in later in the template writes (a prefetch: double buffering):
+    # from the second iteration on it holds that DMA's row of the iteration before (``Op.prev_r``; the DMA reads
+    # only EXT, so ``build`` runs it, for every iteration, before its readers; ``iterations_ok`` checks the lines)
+    for i, o in enumerate(ops):
+        if o.local_r < 0 and o.line_r is not None and not o.line_r[1]:
+            j = last_w.get(o.line_r[0] // LINE_BYTES, -1)
+            if j > i and ops[j].kind == K_DMAI and not ops[j].deps and ops[j].line_r is None:
+                ops[i] = o._replace(prev_r=j)
     sinks += [(("r", i), f) for i, f in enumerate(fr) if f] + [(("p", i), f) for i, f in enumerate(fp) if f]
     return ops, events, Walked(r, p, local_of, n_local[0], xl, cl, sinks)
 
@@ -802,11 +826,16 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
     if readers:
         r_rec = np.asarray([ops[i].line_r or (0, 0) for i in readers], np.int64).reshape(-1, 2)
         ln_r = np.clip((r_rec[:, 0, None] + r_rec[:, 1, None] * m[None, :]) // LINE_BYTES, 0, n_lines - 1)
-        before = np.asarray([ops[i].local_r < 0 for i in readers], bool)
+        prev = np.asarray([ops[i].prev_r >= 0 for i in readers], bool)
+        before = np.asarray([ops[i].local_r < 0 for i in readers], bool) & ~prev
+        if prev.any():  # a prefetched line: its last write before the read is the prefetch, one iteration back
+            at = np.asarray(readers, np.int64)[prev]
+            ok &= _last_writer_is_prev(ln_r[prev], at, np.asarray([ops[i].prev_r for i in at.tolist()], np.int64),
+                                       ln_w, w_n, w_at, n_ops)
         if before.any():  # the line as before the loop: no rolled iteration wrote it before this read
             at = np.asarray(readers, np.int64)[before]
             ok &= np.all(first[ln_r[before]] > m[None, :] * n_ops + at[:, None], axis=0)
-        local = np.flatnonzero(~before)  # a line this iteration wrote, and no later writer before the read
+        local = np.flatnonzero(~before & ~prev)  # a line this iteration wrote, and no later writer before the read
         if any(ops[ops[readers[row]].local_r].line_w is None for row in local.tolist()):
             ok[:] = False  # (its line came from no write: never rolled)
         elif len(local):
@@ -843,6 +872,34 @@ def _last_writer_is_own(ln: np.ndarray, at: np.ndarray, own: np.ndarray, lw_m: n
     return ok
 
 
+def _last_writer_is_prev(ln: np.ndarray, at: np.ndarray, src: np.ndarray, ln_w: np.ndarray, w_n: np.ndarray,
+                         w_at: np.ndarray, n_ops: int) -> np.ndarray:
+    """Per iteration m (1..k): for every reader (``at``: its operation, ``ln``: its line per iteration), the last
+    write of that line before the read, over iterations 0..m in program order, is operation ``src`` of
+    iteration m - 1 (``ln_w``: each writer's first line per iteration 0..k). One sort of every write and read
+    by line and (iteration, operation); a read sorts before a write at the same place (an operation's own
+    write follows its read)."""
+    k = ln.shape[1]
+    m_all = np.arange(0, k + 1, dtype=np.int64)
+    parts = [((ln_w[w_n > j] + j).reshape(-1), (m_all[None, :] * n_ops + w_at[w_n > j, None]).reshape(-1))
+             for j in range(int(w_n.max()))]
+    r_order = (m_all[None, 1:] * n_ops + at[:, None]).reshape(-1)
+    want = ((m_all[None, 1:] - 1) * n_ops + src[:, None]).reshape(-1)
+    line = np.concatenate([p[0] for p in parts] + [ln.reshape(-1)])
+    order = np.concatenate([p[1] for p in parts] + [r_order])
+    is_w = np.concatenate([np.ones(len(p[0]), bool) for p in parts] + [np.zeros(len(r_order), bool)])
+    srt = np.lexsort((is_w, order, line))
+    line, order, is_w = line[srt], order[srt], is_w[srt]
+    w_pos = np.maximum.accumulate(np.where(is_w, np.arange(len(srt)), -1))
+    rd = np.flatnonzero(~is_w)
+    prev = np.maximum(w_pos[rd], 0)
+    good = (w_pos[rd] >= 0) & (line[prev] == line[rd]) & (order[prev] == want[srt[rd] - (len(srt) - len(want))])
+    ok = np.ones(k, bool)
+    bad_m = (order[rd[~good]] // n_ops) - 1
+    ok[bad_m] = False
+    return ok
+
+
 def _ext_elements(re: int, rs: int, width: int, per_strip: int, tot_e: int) -> np.ndarray:
     """EXT elements of a DMA (``Machine._dma``'s formula, int64)."""
     e = np.arange(tot_e, dtype=np.int64)
@@ -851,7 +908,9 @@ def _ext_elements(re: int, rs: int, width: int, per_strip: int, tot_e: int) -> n
 
 
 def ext_disjoint(events: list[Event], k: int) -> bool:
-    """DMA outs of the rolled iterations write EXT elements no other rolled DMA (in or out) touches."""
+    """DMA outs of the rolled iterations write EXT elements no other rolled DMA (in or out) touches (the template,
+    iteration 0, included: it runs in the segment too, and the data path runs each operation for every iteration
+    before the next operation)."""
     outs = [e for e in events if e.kind == "dma" and e.extra[0]]
     if not outs:
         return True
@@ -866,7 +925,7 @@ def ext_disjoint(events: list[Event], k: int) -> bool:
         n += len(idx) * k
         if n > EXT_CHECK_MAX:
             return False
-        all_m = (idx[None, :] + (red // 2) * np.arange(1, k + 1, dtype=np.int64)[:, None]).reshape(-1)
+        all_m = (idx[None, :] + (red // 2) * np.arange(0, k + 1, dtype=np.int64)[:, None]).reshape(-1)
         sets.append((is_out, all_m))
     w = np.concatenate([s for o, s in sets if o])
     if len(np.unique(w)) != len(w):
@@ -896,8 +955,8 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
     got = memo.get(("fields", roll_base))
     if got is None:
         lvl = [0] * len(ops)
-        for i, o in enumerate(ops):
-            lvl[i] = 1 + max((lvl[d] for d in o.deps), default=0)
+        for i, o in enumerate(ops):  # (a prefetch, ``Op.prev_r``, has no dependencies: level 1, before its readers)
+            lvl[i] = max(1 + max((lvl[d] for d in o.deps), default=0), 2 if o.prev_r >= 0 else 1)
         order = sorted(range(len(ops)), key=lambda i: (lvl[i], ops[i].kind, i))
         # each operation's fields, in group order: a row of this iteration becomes affine in the iteration (its
         # local row + n_local * m), a row from before the loop its row after the evictions (``remap``, below)
@@ -912,15 +971,24 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
         before = f_md == F_ROW
         f_md[local | before] = F_AFF
         width = np.asarray([widths[ops[i].kind] for i in order], np.int64)
+        # a prefetched line (``Op.prev_r``): the template reads it as before the loop (its F_LINE field), every
+        # later iteration the prefetch's row of the iteration before, roll_base + local - n_local + n_local * m
+        pv = np.asarray([ops[i].prev_r >= 0 for i in order], bool)
+        p_col = pv[:, None] & (f_md == F_LINE)
+        p_c0 = np.zeros_like(f_c0)
+        for at in np.flatnonzero(pv).tolist():
+            p_c0[at] = roll_base + local_row[ops[order[at]].prev_r] - n_local
         got = memo[("fields", roll_base)] = (order, local, c0_local, before, f_c1, f_md, width, np.asarray(
-            [ops[i].kind for i in order], np.int32), np.asarray([ops[i].step for i in order], np.int32))
-    order, local, c0_local, before, f_c1, f_md, width, kind_o, step_o = got
+            [ops[i].kind for i in order], np.int32), np.asarray([ops[i].step for i in order], np.int32),
+                                             pv, p_col, p_c0, np.asarray([lvl[i] for i in order], np.int32))
+    order, local, c0_local, before, f_c1, f_md, width, kind_o, step_o, pv, p_col, p_c0, lvl_o = got
     f_c0 = np.asarray([ops[i].c0 for i in order], np.int64).reshape(-1, N_FIELDS)
     f_c0[local] = c0_local
     if remap and before.any():
         f_c0[before] = _remapped(f_c0[before], remap)
-    # a group per operation and run of its kind's width of iterations (0 .. k)
-    reps = -(-(k + 1) // width)
+    # a group per operation and run of its kind's width of iterations (0 .. k); a prefetch's reader has the
+    # template (iteration 0) in a group of its own, its other iterations in runs from iteration 1
+    reps = np.where(pv, 1 + -(-k // width), -(-(k + 1) // width))
     n = int(reps.sum())
     total = max(1, -(-n // chunk_size(n))) * chunk_size(n)
     kind = np.full(total, -1, np.int32)
@@ -930,16 +998,20 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
     s0 = np.zeros(total, np.int32)
     mm = np.ones(total, np.int32)
     cnt = np.zeros(total, np.int32)
+    lv = np.zeros(total, np.int32)
     if n:
         of = np.repeat(np.arange(len(order)), reps)
-        m0 = (np.arange(n) - np.repeat(np.cumsum(reps) - reps, reps)) * width[of]
+        t = np.arange(n) - np.repeat(np.cumsum(reps) - reps, reps)  # the group's run of its operation
+        later = (pv[of] & (t > 0))[:, None] & p_col[of]  # (the fields of those later iterations)
+        m0 = np.where(pv[of], np.where(t > 0, 1 + (t - 1) * width[of], 0), t * width[of])
         kind[:n] = kind_o[of]
-        a0[:n] = np.asarray(f_c0, np.int32)[of]
-        a1[:n] = np.asarray(f_c1, np.int32)[of]
-        md_[:n] = np.asarray(f_md, np.int32)[of]
+        a0[:n] = np.where(later, p_c0[of], f_c0[of])
+        a1[:n] = np.where(later, n_local, f_c1[of])
+        md_[:n] = np.where(later, F_AFF, f_md[of])
         s0[:n] = (seq0 + step_o)[of]
         mm[:n] = m0
-        cnt[:n] = np.minimum(width[of], k + 1 - m0)
+        cnt[:n] = np.where(pv[of] & (t == 0), 1, np.minimum(width[of], k + 1 - m0))
+        lv[:n] = lvl_o[of]
     last = roll_base + k * n_local
     xs = {reg: last + wk.local_of[i] for reg, i in wk.xl.items()}
     cs = {reg: last + wk.local_of[i] for reg, i in wk.cl.items()}
@@ -948,8 +1020,40 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
         lines = memo[("lines", roll_base, k)] = _last_writes(ops, wk, k, roll_base)
     tb = _remapped(np.asarray(table, np.int32), remap) if remap else np.asarray(table, np.int32)
     seg = Rolled(kind, a0, a1, md_, s0, mm, cnt, n, tb, seq_step, seq0, seq0 + seq_step * (k + 1) - 1,
-                 np.asarray(pcs, np.int32))
+                 np.asarray(pcs, np.int32), lv)
     return seg, xs, cs, dict(lines)
+
+
+def expand(seg: Rolled) -> np.ndarray:
+    """The segment's data operations one per iteration, int32[n, 4 + N_FIELDS] as ``trace.prepass`` records
+    stepped ones (kind, step, bundle, level, fields; the fields as ``trace.unrolled`` computes them, int32
+    arithmetic), group by group. For the levelled data path (``trace.plan``): a segment of a few tens of
+    iterations fills a rolled group (one operation, an iteration a lane) only as far as its iterations go,
+    while a level of a whole segment fills 64-lane groups (batch_matmul C5's expert: 30 iterations)."""
+    assert seg.level is not None
+    g = np.flatnonzero((seg.kind >= 0) & (seg.cnt > 0))
+    cnt = seg.cnt[g]
+    of = np.repeat(g, cnt)
+    m = seg.m0[of] + (np.arange(len(of), dtype=np.int32) - np.repeat(np.cumsum(cnt, dtype=np.int32) - cnt, cnt))
+    out = np.empty((len(of), 4 + N_FIELDS), np.int32)
+    v = out[:, 4:]
+    v[:] = np.repeat(seg.c0[g], cnt, axis=0)
+    for j in np.flatnonzero(np.any(seg.c1[g] != 0, axis=0)).tolist():  # (int32: wraps as the data path's does)
+        v[:, j] += np.repeat(seg.c1[g, j], cnt) * m
+    tb = np.asarray(seg.table, np.int32)
+    md = seg.mode[g]
+    for j in (0, 1):  # (only fields 0 and 1 hold DM lines' rows, only field 2 a VLDB's lane)
+        on = np.repeat(md[:, j] == F_LINE, cnt)
+        if on.any():
+            v[on, j] = tb[np.clip(v[on, j] // LINE_BYTES, 0, len(tb) - 1)]
+    on = np.repeat(md[:, 2] == F_LANE, cnt)
+    if on.any():
+        v[on, 2] %= LANES
+    out[:, 0] = np.repeat(seg.kind[g], cnt)
+    out[:, 1] = np.repeat(seg.seq0[g], cnt) + np.int32(seg.seq_step) * m
+    out[:, 2] = seg.pcs[(out[:, 1].astype(np.int64) - seg.seq_lo) % seg.seq_step]
+    out[:, 3] = np.repeat(seg.level[g], cnt)
+    return out
 
 
 def _last_writes(ops: list[Op], wk: Walked, k: int, roll_base: int) -> dict:

@@ -447,6 +447,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     snaps: list = [None] * depth_max
     tries = [0] * depth_max
     dyn_tries: dict = {}  # loop -> tries at its path-dependent body since it last rolled
+    periods: dict = {}  # loop -> the back-edges of its iterations when it last rolled (``rolled.PERIOD_MAX``)
     walks = rolled.Walks()  # loop bodies walked so far, re-based where one rolls again
     rolls: list = []
     roll_mmul = False
@@ -987,48 +988,63 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             continue
         snap = (t_issue, ready[:], line_ready[:], line_read[:], dma_free[:], t_end, r[:], p[:], steps,
                 execs[:], dma_busy[:], [lq[:] for lq in loops], depth, n_ops, xs[:], cs[:], lines[:], len(rolls))
-        prev, snaps[d] = snaps[d], snap
-        if prev is None:
+        hist = snaps[d] = (snaps[d] or [])[-rolled.PERIOD_MAX:] + [snap]  # the latest back-edges, oldest first
+        first = periods.get(key, 1)  # (the period this loop last rolled with, first: its others cost a walk each)
+        if len(hist) <= first:
             continue
         tries[d] += 1
-        T0, T1 = prev[0], t_issue
-        period, n_steps = T1 - T0, steps - prev[8]
-        if (st_body is not rolled.DYNAMIC and n_steps != len(st_body.pcs)) or period <= 0 or prev[12] != depth:
-            continue
-        if any(max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[1], ready, strict=True)) or any(
-                max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[4], dma_free, strict=True)) or (
-                max(prev[5] - T0, 0) != max(t_end - T1, 0)):
-            continue
-        if not (_same_since(prev[2], line_ready, T0, T1) and _same_since(prev[3], line_read, T0, T1)):
-            continue
-        if any(prev[11][i] != loops[i] for i in range(depth_max) if i != d) or prev[11][d][:2] != lp[:2]:
-            continue
-        dr = [_w(b - a) for a, b in zip(prev[6], r, strict=True)]
-        dp_ = [_w(b - a) for a, b in zip(prev[7], p, strict=True)]
-        branches: list = []
-        if st_body is rolled.DYNAMIC:  # branches or register LOOPs: the path the template took
-            dyn_tries[key] = dyn_tries.get(key, 0) + 1
-            path = rolled.follow(dec, key[0], key[1], n_dec, prev[6], prev[7], dr, dp_)
-            if path is None or isinstance(path, rolled.Structure) or len(path[0]) != n_steps:
+        st_one = st_body
+        for passes in sorted(range(1, len(hist)), key=lambda n: n != first):  # one back-edge, else several
+            prev, st_body = hist[-1 - passes], st_one
+            if passes > 1 and st_body is not rolled.DYNAMIC:
+                pkey = (key, passes)
+                if pkey not in structs:
+                    structs[pkey] = rolled.facts(dec, st_body.pcs * passes)
+                st_body = structs[pkey]
+                if st_body is None:
+                    continue
+            T0, T1 = prev[0], t_issue
+            period, n_steps = T1 - T0, steps - prev[8]
+            if (st_body is not rolled.DYNAMIC and n_steps != len(st_body.pcs)) or period <= 0 or prev[12] != depth:
                 continue
-            pkey = (key, tuple(path[0]))
-            if pkey not in structs:
-                structs[pkey] = rolled.facts(dec, path[0])
-            st_body, branches = structs[pkey], path[1]
-            if st_body is None:
+            if any(max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[1], ready, strict=True)) or any(
+                    max(a - T0, 0) != max(b - T1, 0) for a, b in zip(prev[4], dma_free, strict=True)) or (
+                    max(prev[5] - T0, 0) != max(t_end - T1, 0)):
                 continue
-        walked = walks.walk(dec, st_body, prev[6], prev[7], dr, dp_, xs, cs, kinds)
-        if walked is None:
-            continue
-        t_ops, events, wk = walked
-        events += branches
-        if any(wk.r[i] != (r[i], dr[i]) for i in range(16)) or any(wk.p[i] != (p[i], dp_[i]) for i in range(8)):
-            continue
-        k_max = min(lp[M.L_COUNT], (max_steps - steps) // n_steps, rolled.ROLL_ROWS // max(wk.n_local, 1) - 1,
-                    (CYCLE_LIMIT - max(t_issue, t_end)) // period)  # none past CYCLE_LIMIT: the stepped tail faults
-        k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, np.asarray(prev[2], np.int64),
-                                 np.asarray(prev[3], np.int64), T0)
-        if k < rolled.ROLL_MIN or not rolled.ext_disjoint(events, k):
+            if not (_same_since(prev[2], line_ready, T0, T1) and _same_since(prev[3], line_read, T0, T1)):
+                continue
+            if any(prev[11][i] != loops[i] for i in range(depth_max) if i != d) or prev[11][d][:2] != lp[:2]:
+                continue
+            dr = [_w(b - a) for a, b in zip(prev[6], r, strict=True)]
+            dp_ = [_w(b - a) for a, b in zip(prev[7], p, strict=True)]
+            branches: list = []
+            if st_body is rolled.DYNAMIC:  # branches or register LOOPs: the path the template took
+                dyn_tries[key] = dyn_tries.get(key, 0) + 1
+                path = rolled.follow(dec, key[0], key[1], n_dec, prev[6], prev[7], dr, dp_, passes)
+                if path is None or isinstance(path, rolled.Structure) or len(path[0]) != n_steps:
+                    continue
+                pkey = (key, tuple(path[0]))
+                if pkey not in structs:
+                    structs[pkey] = rolled.facts(dec, path[0])
+                st_body, branches = structs[pkey], path[1]
+                if st_body is None:
+                    continue
+            walked = walks.walk(dec, st_body, prev[6], prev[7], dr, dp_, xs, cs, kinds)
+            if walked is None:
+                continue
+            t_ops, events, wk = walked
+            events = events + branches  # (a copy: the walk is cached)
+            if any(wk.r[i] != (r[i], dr[i]) for i in range(16)) or any(
+                    wk.p[i] != (p[i], dp_[i]) for i in range(8)):
+                continue
+            k_max = min(lp[M.L_COUNT] // passes, (max_steps - steps) // n_steps,
+                        rolled.ROLL_ROWS // max(wk.n_local, 1) - 1,
+                        (CYCLE_LIMIT - max(t_issue, t_end)) // period)  # none past CYCLE_LIMIT: the tail faults
+            k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, np.asarray(prev[2], np.int64),
+                                     np.asarray(prev[3], np.int64), T0)
+            if k >= rolled.ROLL_MIN and rolled.ext_disjoint(events, k):
+                break
+        else:
             continue
         # the template iteration joins the segment: its stepped data operations are dropped and the renaming
         # it did is undone (the rows it took are never written, as those operations never run)
@@ -1107,12 +1123,13 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         steps += k * n_steps
         snaps[d] = None
         dyn_tries[key] = 0
-        if k == lp[M.L_COUNT]:
+        periods[key] = passes
+        if k * passes == lp[M.L_COUNT]:
             lp[M.L_COUNT] = 1
             depth -= 1
             pc = lp[M.L_END]
         else:
-            lp[M.L_COUNT] -= k
+            lp[M.L_COUNT] -= k * passes
     # ---- final state ------------------------------------------------------------------------------------
     ex = np.asarray(execs, np.int64)
     rows3 = words[:n_dec].reshape(n_dec, machine.S, machine.F)  # (the decoded rows)
@@ -1312,10 +1329,11 @@ def compact(tr: Trace, hw: VLIWConfig, H: int) -> tuple[Trace, int, int]:
             sel = _ROW_MASK[kk, j] & act & (seg.mode[:, j] != rolled.F_LINE)
             s_sel.append(sel)
             c0, c1 = seg.c0[sel, j].astype(np.int64), seg.c1[sel, j].astype(np.int64)
+            m_lo = seg.m0[sel].astype(np.int64)
             m_hi = (seg.m0[sel] + seg.cnt[sel] - 1).astype(np.int64)
-            moving = c1 != 0
+            moving = c1 != 0  # (rolled rows: from its first iteration on, c0 itself may lie below; rolled.build)
             ok = ok and not np.any(seg.mode[sel, j] != rolled.F_AFF) and not np.any(c1 < 0) and not np.any(
-                moving & (c0 < lay.roll)) and note(c0) and note(c0 + c1 * m_hi)
+                moving & (c0 + c1 * m_lo < lay.roll)) and note(c0 + c1 * m_lo) and note(c0 + c1 * m_hi)
         seg_sels.append(s_sel)
     finals = np.concatenate([np.asarray(tr.x_rows), np.asarray(tr.c_rows), tr.line_rows]).astype(np.int64)
     ok = ok and note(finals[finals >= lay.roll])
@@ -1339,8 +1357,8 @@ def compact(tr: Trace, hw: VLIWConfig, H: int) -> tuple[Trace, int, int]:
     rolls = []
     for (n_before, seg), s_sel in zip(tr.rolls, seg_sels, strict=True):
         c0 = seg.c0.copy()
-        for j, sel in enumerate(s_sel):
-            c0[sel, j] = renum(c0[sel, j])
+        for j, sel in enumerate(s_sel):  # (a moving row is in the rolled region: shifted whole)
+            c0[sel, j] = np.where(seg.c1[sel, j] != 0, c0[sel, j] + shift, renum(c0[sel, j]))
         rolls.append((n_before, seg._replace(c0=c0, table=renum(seg.table))))
     return tr._replace(ops=ops, rolls=tuple(rolls), x_rows=tuple(renum(np.asarray(tr.x_rows)).tolist()),
                        c_rows=tuple(renum(np.asarray(tr.c_rows)).tolist()), line_rows=renum(tr.line_rows)), rows, W
@@ -1638,11 +1656,13 @@ class Plan(NamedTuple):
     nbytes: int
     rows: int  # the compact state (``compact``): rows of the data path's buffer, EXT elements it holds
     ext: int
+    segs: tuple = ()  # the trace's rolled segments (each a part itself where ``mixed``, else expanded: ``plan``)
+    mixed: bool = False  # parts of rolled segments: every chunk is a mixed one (``DataPath.packed_mixed``)
 
     def pc_of(self, seq: int) -> int:
-        for part in self.parts:
-            if isinstance(part, rolled.Rolled) and part.seq_lo <= seq <= part.seq_hi:
-                return part.pc_of(seq)
+        for seg in self.segs:
+            if seg.seq_lo <= seq <= seg.seq_hi:
+                return seg.pc_of(seq)
         return int(self.op_pc[np.searchsorted(self.op_seq, seq)])
 
 
@@ -1654,16 +1674,20 @@ def plan(tr: Trace, rows: int, ext: int) -> Plan:
     assert ops is not None
     parts: list = []
     at = 0
+    # rolled segments run levelled where their operations, one per iteration, stay within EXPAND_MAX_OPS
+    # (``rolled.expand``); then no chunk is mixed and every part may take wide groups
+    mixed = bool(tr.rolls) and len(ops) + sum(int(seg.cnt[seg.kind >= 0].sum())
+                                                for _, seg in tr.rolls) > rolled.EXPAND_MAX_OPS
     for n_before, seg in (*tr.rolls, (len(ops), None)):
         if n_before > at or (seg is None and not parts):
-            parts.append(schedule(ops[at:n_before], part_chunk if tr.rolls else chunk_size, not tr.rolls))
+            parts.append(schedule(ops[at:n_before], part_chunk if mixed else chunk_size, not mixed))
         at = n_before
         if seg is not None:
-            parts.append(seg)
+            parts.append(seg if mixed else schedule(rolled.expand(seg), chunk_size, True))
     n = sum(int(g.n) for g in parts)
     nbytes = sum(a.nbytes for g in parts for a in (g[:5] if isinstance(g, Groups) else g[:7]))
     return Plan(tuple(parts), n, np.ascontiguousarray(ops[:, 1]), np.ascontiguousarray(ops[:, 2]), nbytes, rows,
-                ext)
+                ext, tuple(seg for _, seg in tr.rolls), mixed)
 
 
 def _entry_bytes(entry) -> int:
@@ -1702,9 +1726,9 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, 
     chunks: list[tuple[bool, tuple]] | None = None
     if pl is not None:
         chunks = []
-        fill = _mixed_fillers(hw_json) if tr.rolls else None  # (with rolled segments every chunk is mixed)
+        fill = _mixed_fillers(hw_json) if pl.mixed else None  # (with rolled segments every chunk is mixed)
         for g in pl.parts:
-            ch = (part_chunk if tr.rolls else chunk_size)(int(g.n))
+            ch = (part_chunk if pl.mixed else chunk_size)(int(g.n))
             table = None if isinstance(g, Groups) else jax.device_put(g.table)  # (one per segment)
             for c in range(0, max(int(g.n), 1), ch):
                 part = slice(c, c + ch)

@@ -311,6 +311,56 @@ second:
 CASES["live_across"] = (LIVE_ACROSS, True)
 
 
+# a double buffer: each iteration prefetches the next block into the other buffer and reads the current one, then
+# swaps them (r4 = r8 - r4). The state repeats every second back-edge: the loop rolls as iterations of two passes,
+# the first pass reading the line the second pass's prefetch wrote one (two-pass) iteration before
+DOUBLE_BUFFER = """MOVI r1, 0
+MOVI r3, 20480
+MOVI r4, 0
+MOVI r8, 4096
+PMOVI p7, 0
+DMAI p7, r1, r0, 1, 512
+LOOPI 30, end
+SUB r5, r8, r4
+ADDI r1, r1, 512
+PMOV p7, r5
+DMAI p7, r1, r0, 1, 512
+PMOV p0, r4
+VLD x0, p0, 64
+VLD x5, p0, 64
+VADD x1, x0, x5
+PMOVI p1, 8192
+VST x1, p1, 64
+PMOVI p2, 8192
+DMAO p2, r3, r0, 1, 64
+ADDI r3, r3, 64
+SUB r4, r8, r4
+end:
+"""
+CASES["double_buffer"] = (DOUBLE_BUFFER, True)
+# the DMA out walks down EXT over the block every iteration's DMA in reads: the second iteration (the template of
+# the first roll tried) writes it, no later one does. The rolled iterations' DMAs among themselves do not overlap,
+# but the template runs in the segment too, where every DMA in runs before every DMA out: that roll is refused
+TEMPLATE_OUT_READ_BACK = """MOVI r1, 2880
+MOVI r3, 2944
+PMOVI p1, 8192
+VBCST x1, 3.0
+VST x1, p1, 64
+LOOPI 40, end
+DMAI p0, r1, r0, 1, 64
+PMOVI p1, 8192
+DMAO p1, r3, r0, 1, 64
+ADDI r3, r3, -64
+NOP
+VLD x0, p0, 0
+VADD x2, x0, x0
+PMOVI p2, 12288
+VST x2, p2, 64
+end:
+"""
+CASES["template_out_read_back"] = (TEMPLATE_OUT_READ_BACK, True)
+
+
 @pytest.fixture(autouse=True)
 def _trace_path(monkeypatch):
     """The trace path, rolling loops of any program (by default only those of long ones roll)."""
@@ -318,10 +368,21 @@ def _trace_path(monkeypatch):
     monkeypatch.setattr(trace, "ROLL_ABOVE", 0)
 
 
+@pytest.fixture(params=["levelled", "rolled"])
+def data_path(request, monkeypatch):
+    """Both data paths of a rolled segment: expanded into levelled groups (the default, ``rolled.expand``) and
+    unrolled on the device a chunk at a time (``trace.unrolled``: a trace past ``rolled.EXPAND_MAX_OPS``)."""
+    if request.param == "rolled":
+        monkeypatch.setattr(rolled, "EXPAND_MAX_OPS", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("case", list(CASES))
-def test_rolled_loops_whole_state(case):
+def test_rolled_loops_whole_state(case, data_path):
     src, rolls = CASES[case]
     tr = _compare(src)
+    if case == "double_buffer":  # rolled as iterations of two passes (the swap repeats every second back-edge)
+        assert all(len(seg.pcs) == 2 * len(set(seg.pcs.tolist())) for _, seg in tr.rolls)
     assert bool(tr.rolls) == rolls
     if case == "nonfinite":
         assert int(tr.ctl[M.STEPS]) > 0
@@ -341,7 +402,7 @@ GENERATED = 16  # seeds of generated loops
 
 
 @pytest.mark.parametrize("seed", range(GENERATED))
-def test_generated_loops_whole_state(seed):
+def test_generated_loops_whole_state(seed, data_path):
     """Random loops with branches and inner loops (``generated_loop``), trace path against the interpreter;
     every fourth with a step budget that may stop it inside the loop."""
     _compare(generated_loop(seed), max_steps=700 if seed % 4 == 0 else 100_000)
@@ -493,11 +554,86 @@ def test_line_times_compared_relative_to_each_back_edge():
         assert trace._same_since(before, now, t0, t1) == want
 
 
-def test_a_rolled_trace_runs_one_data_path_function():
-    """With rolled segments every chunk (levelled groups and rolled ones) goes to ``DataPath.packed_mixed`` with
-    the same shapes: one compile of the data path for the trace, not one per kind and chunk size."""
+def test_a_rolled_trace_runs_one_data_path_function(monkeypatch):
+    """With rolled segments left rolled (past ``EXPAND_MAX_OPS``) every chunk (levelled groups and rolled ones)
+    goes to ``DataPath.packed_mixed`` with the same shapes: one compile of the data path for the trace, not one
+    per kind and chunk size."""
+    monkeypatch.setattr(rolled, "EXPAND_MAX_OPS", 0)
     _compare(NESTED_BOTH)
     ((tr, _, chunks),) = trace._TRACES.values()
     assert tr.rolls and all(mixed for mixed, _ in chunks)
     assert len({tuple((a.shape, a.dtype) for a in part) for _, part in chunks}) == 1
     assert {bool(part[3]) for _, part in chunks} == {False, True}  # (both kinds of chunk occur)
+
+
+def test_rolled_segments_within_the_bound_run_levelled():
+    """By default a segment's operations, one per iteration, join the levelled data path (``rolled.expand``):
+    no chunk is a mixed one, and the segments stay in the plan for the first non-finite value's line."""
+    tr = _compare(NESTED_BOTH)
+    ((_, plan, chunks),) = trace._TRACES.values()
+    assert tr.rolls and not plan.mixed and not any(mixed for mixed, _ in chunks)
+    assert len(plan.segs) == len(tr.rolls) and not any(isinstance(p, rolled.Rolled) for p in plan.parts)
+
+
+def test_expand_is_unrolled_on_the_host():
+    """``rolled.expand`` computes each iteration's fields as ``trace.unrolled`` does on the device (rows affine in
+    the iteration with int32 wrap-around, DM lines' rows from the table, a VLDB's lane): every segment of the
+    rolled cases, lane for lane."""
+    import jax.numpy as jnp
+
+    seen = 0
+    for src, rolls in CASES.values():
+        if not rolls:
+            continue
+        tr = _compare(src)
+        for _, seg in tr.rolls:
+            seen += 1
+            got = rolled.expand(seg)
+            dev = np.asarray(trace.unrolled(jnp.asarray(trace.pack_rolled(seg, slice(0, len(seg.kind)))),
+                                            jnp.asarray(seg.table)))
+            on = dev[:, :, trace.N_FIELDS] != trace.NO_SEQ
+            want = dev[on]  # (groups in order, lanes in order: expand's order)
+            assert np.array_equal(got[:, 4:], want[:, :trace.N_FIELDS])
+            assert np.array_equal(got[:, 1], want[:, trace.N_FIELDS])
+            assert np.array_equal(got[:, 0], want[:, trace.N_FIELDS + 1])
+            assert np.array_equal(got[:, 2], [seg.pc_of(int(q)) for q in got[:, 1]])
+    assert seen >= 10
+
+
+def _last_writer_is_prev_brute(ln, at, src, ln_w, w_n, w_at, n_ops):
+    k = ln.shape[1]
+    ok = np.ones(k, bool)
+    for m in range(1, k + 1):
+        for r in range(len(at)):
+            last = None
+            for mm in range(0, m + 1):
+                for w in range(len(w_at)):
+                    if (mm, w_at[w]) >= (m, at[r]):
+                        continue
+                    if ln_w[w, mm] <= ln[r, m - 1] < ln_w[w, mm] + w_n[w]:
+                        if last is None or (mm, w_at[w]) > last:
+                            last = (mm, w_at[w])
+            if last != (m - 1, src[r]):
+                ok[m - 1] = False
+    return ok
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_last_writer_is_prev_against_a_brute_force(seed):
+    """``rolled._last_writer_is_prev``: per iteration, every prefetched line's last write before its read is
+    its prefetch one iteration back -- against a loop over every write, on random writers and readers."""
+    rng = np.random.default_rng(seed)
+    k, n_ops, n_lines = int(rng.integers(1, 6)), int(rng.integers(4, 10)), int(rng.integers(2, 6))
+    w_at = np.sort(rng.choice(n_ops, int(rng.integers(1, n_ops)), replace=False)).astype(np.int64)
+    w_n = rng.integers(1, 3, len(w_at)).astype(np.int64)
+    ln_w = rng.integers(0, n_lines, (len(w_at), k + 1)).astype(np.int64)
+    at = rng.integers(0, n_ops, int(rng.integers(1, 4))).astype(np.int64)
+    src = rng.choice(w_at, len(at)).astype(np.int64)
+    ln = rng.integers(0, n_lines, (len(at), k)).astype(np.int64)
+    if seed % 2:  # (half the cases as a prefetch would be: the source writes the read line every iteration)
+        for r in range(len(at)):
+            w = int(np.flatnonzero(w_at == src[r])[0])
+            ln_w[w, :] = ln[r, 0]
+            ln[r, :] = ln[r, 0]
+    got = rolled._last_writer_is_prev(ln, at, src, ln_w, w_n, w_at, n_ops)
+    assert np.array_equal(got, _last_writer_is_prev_brute(ln, at, src, ln_w, w_n, w_at, n_ops))
