@@ -337,13 +337,22 @@ for _ in range(calls):
     tr = real(*a, **k)
     walls.append(time.perf_counter() - t0)
     cpus.append(time.process_time() - c0)
+t0, c0 = time.perf_counter(), time.process_time()
+(res2,) = acc.run(program, task, cfg, hw, inputs, {MAX_STEPS})
+warm, warm_cpu = time.perf_counter() - t0, time.process_time() - c0
 digest = hashlib.sha1()
 for f in tr._fields:
     v = getattr(tr, f)
     digest.update(f.encode() + (v.tobytes() if hasattr(v, "tobytes") else repr(v).encode()))
+out = hashlib.sha1()
+for r in (res, res2):
+    for key in sorted(r.outputs):
+        out.update(key.encode() + r.outputs[key].tobytes())
+    out.update(repr((r.cycles, r.instructions, r.fault, r.counts_by_category, r.unit_busy)).encode())
 print(json.dumps(dict(first_s=first, first_cpu_s=first_cpu, prepass_s=statistics.median(walls),
-                      prepass_cpu_s=statistics.median(cpus), bundles=int(tr.ctl[1]), cycles=int(res.cycles),
-                      trace=digest.hexdigest())))
+                      prepass_cpu_s=statistics.median(cpus), warm_s=warm, warm_cpu_s=warm_cpu,
+                      bundles=int(tr.ctl[1]), cycles=int(res.cycles), trace=digest.hexdigest(),
+                      outputs=out.hexdigest())))
 """
 
 
@@ -359,8 +368,9 @@ def prepass_times(tree: Path, name: str, index: int, kind: str, calls: int) -> d
 
 
 def prepass_row(name: str, index: int, kind: str, base: Path, repeats: int, calls: int) -> dict:
-    """Pre-pass CPU per bundle and the first simulate, this tree and ``base`` alternating ``repeats`` times
-    (medians); ``identical``: the same Trace and cycles from both."""
+    """Pre-pass CPU per bundle, the first simulate and a warm one, this tree and ``base`` alternating
+    ``repeats`` times (medians); ``identical``: the same outputs, cycles, counters and bundles from both (both
+    simulates); ``same_trace``: the same Trace too (a change to rolling changes the Trace, not the results)."""
     here = Path(__file__).resolve().parent.parent
     trees = {"new": here, "base": base}
     got: dict = {k: [] for k in trees}
@@ -370,10 +380,10 @@ def prepass_row(name: str, index: int, kind: str, base: Path, repeats: int, call
     new, old = got["new"][0], got["base"][0]
     row: dict = {"kind": "prepass", "machine": "VLIW", "task": name, "config": index, "kernel": kind,
                  "bundles": new["bundles"], "repeats": repeats, "calls": calls, "base": _git_commit(base),
-                 "identical": bool(new["trace"] == old["trace"] and new["cycles"] == old["cycles"]
-                                   and new["bundles"] == old["bundles"])}
+                 "identical": bool(new["outputs"] == old["outputs"] and new["cycles"] == old["cycles"]
+                                   and new["bundles"] == old["bundles"]), "same_trace": new["trace"] == old["trace"]}
     for key, runs in got.items():
-        for field in ("prepass_s", "prepass_cpu_s", "first_s", "first_cpu_s"):
+        for field in ("prepass_s", "prepass_cpu_s", "first_s", "first_cpu_s", "warm_s", "warm_cpu_s"):
             row[f"{key}_{field}"] = statistics.median(r[field] for r in runs)
         row[f"{key}_us_per_bundle"] = 1e6 * row[f"{key}_prepass_cpu_s"] / max(row["bundles"], 1)
     return {**row, "load1": round(os.getloadavg()[0], 2)}
@@ -506,14 +516,17 @@ def readme_table(rows: list[dict]) -> str:
     if pre:
         out += ["", "The VLIW trace path's pre-pass alone (CPU microseconds per dynamic bundle, median of "
                 f"{PREPASS_CALLS} calls) and the first simulate of a fresh process (CPU s; JAX's persistent cache "
-                "warm), before (the tree named) and after (this one), a process each, alternating:", "",
+                "warm) and a warm simulate after it (wall s), before (the tree named) and after (this one), a process "
+                "each, alternating; same results: outputs, cycles and counters:", "",
                 "| task | config | kernel | bundles | before us/bundle | after us/bundle | less CPU | "
-                "before first CPU s | after first CPU s | same Trace | load |", "|---" * 11 + "|"]
+                "before first CPU s | after first CPU s | before warm s | after warm s | same results | load |",
+                "|---" * 13 + "|"]
         out += [f"| {r['task']} | C{r['config']} | {r['kernel']} | {r['bundles']:,} | {r['base_us_per_bundle']:.2f} "
                 f"({r['base']}) | {r['new_us_per_bundle']:.2f} | "
                 f"{r['base_us_per_bundle'] / r['new_us_per_bundle']:.1f}x | "
-                f"{r['base_first_cpu_s']:.2f} | {r['new_first_cpu_s']:.2f} | {'yes' if r['identical'] else 'NO'} | "
-                f"{r['load1']:.1f} |" for r in pre]
+                f"{r['base_first_cpu_s']:.2f} | {r['new_first_cpu_s']:.2f} | "
+                + (f"{r['base_warm_s']:.2f} | {r['new_warm_s']:.2f}" if "new_warm_s" in r else "- | -")
+                + f" | {'yes' if r['identical'] else 'NO'} | {r['load1']:.1f} |" for r in pre]
     runs = dict.fromkeys((r.get("date", ""), r.get("command", ""), r.get("load")) for r in rows)
     return "\n".join(out) + "".join(f"\n\n(measured {d}{'' if load is None else f', load {load:.3g}'}: `{c}`)"
                                    for d, c, load in runs)

@@ -63,8 +63,12 @@ PERIOD_MAX = 2  # back-edges one rolled iteration may span: a body whose state r
 # (a double buffer: the buffers swap each iteration) rolls as iterations of two passes
 EXT_CHECK_MAX = 1 << 22  # EXT elements the DMA-out disjointness check may enumerate
 EVENT_CHUNK = 1 << 20  # accesses x iterations ``iterations_ok`` checks in one array (memory)
-EXPAND_MAX_OPS = 12_000_000  # a trace whose rolled segments, expanded (``expand``), and stepped operations stay within
-# this many runs them levelled (the stepped trace's bound, ``trace.TRACE_MAX_OPS``: no more memory than stepping)
+EXPAND_MIN_LANES = 4_000_000  # a trace whose rolled segments hold at least this many operations x iterations ...
+EXPAND_MAX_OPS = 12_000_000  # ... and, expanded (``expand``), with its stepped operations at most this many runs
+# them levelled (the stepped trace's bound, ``trace.TRACE_MAX_OPS``: no more memory than stepping). Levelled, the
+# data path runs a third as many groups (64 lanes of any operations and iterations of a level, not one operation's
+# iterations: batch_matmul C5's expert 317k -> 132k groups, 9 -> 4 s warm), but it compiles the levelled chunk
+# functions besides the rolled trace's one; below EXPAND_MIN_LANES that compile costs more than the groups save
 N_FIELDS = 8
 F_AFF, F_LANE, F_LINE = range(3)  # a rolled field: c0 + c1*m, its value mod LANES, or the DM line's row there
 F_LOCAL, F_ROW = -1, -2  # (template only) a row of this iteration (c0: its op), a row from before the loop

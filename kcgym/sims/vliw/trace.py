@@ -358,6 +358,16 @@ def _distinct_runs(rows: np.ndarray) -> np.ndarray:
     return rows[keep]
 
 
+def _steps_alike(hist: list, passes: int) -> bool:
+    """Whether the last ``passes`` back-edges of ``hist`` (snapshots, oldest first) each moved the scalar and
+    pointer registers by the same deltas and took the same steps: then a period of ``passes`` back-edges is
+    that of one repeated, and a roll that failed for one fails for it too (speed only: it is not tried)."""
+    at = hist[-1 - passes:]
+    moves = {(tuple(_w(b - a) for a, b in zip(x[6], y[6], strict=True)),
+              tuple(_w(b - a) for a, b in zip(x[7], y[7], strict=True)), y[8] - x[8]) for x, y in zip(at, at[1:])}
+    return len(moves) == 1
+
+
 def _same_since(before: list, now: list, t0: int, t1: int) -> bool:
     """Every ``max(a - t0, 0) == max(b - t1, 0)`` of ``before`` and ``now`` (the DM lines' DMA times at two
     back-edges, relative to each one's cycle; past times count as zero): as arrays, since a DM has a thousand
@@ -996,6 +1006,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         st_one = st_body
         for passes in sorted(range(1, len(hist)), key=lambda n: n != first):  # one back-edge, else several
             prev, st_body = hist[-1 - passes], st_one
+            if passes > 1 and _steps_alike(hist, passes):
+                continue  # (every back-edge moved the registers alike: a longer period fails as the first did)
             if passes > 1 and st_body is not rolled.DYNAMIC:
                 pkey = (key, passes)
                 if pkey not in structs:
@@ -1674,10 +1686,10 @@ def plan(tr: Trace, rows: int, ext: int) -> Plan:
     assert ops is not None
     parts: list = []
     at = 0
-    # rolled segments run levelled where their operations, one per iteration, stay within EXPAND_MAX_OPS
-    # (``rolled.expand``); then no chunk is mixed and every part may take wide groups
-    mixed = bool(tr.rolls) and len(ops) + sum(int(seg.cnt[seg.kind >= 0].sum())
-                                                for _, seg in tr.rolls) > rolled.EXPAND_MAX_OPS
+    # rolled segments run levelled where their operations, one per iteration, number EXPAND_MIN_LANES or more and
+    # stay within EXPAND_MAX_OPS with the rest (``rolled.expand``); then no chunk is mixed and parts take wide groups
+    lanes = sum(int(seg.cnt[seg.kind >= 0].sum()) for _, seg in tr.rolls)
+    mixed = bool(tr.rolls) and not rolled.EXPAND_MIN_LANES <= lanes <= rolled.EXPAND_MAX_OPS - len(ops)
     for n_before, seg in (*tr.rolls, (len(ops), None)):
         if n_before > at or (seg is None and not parts):
             parts.append(schedule(ops[at:n_before], part_chunk if mixed else chunk_size, not mixed))

@@ -372,8 +372,7 @@ def _trace_path(monkeypatch):
 def data_path(request, monkeypatch):
     """Both data paths of a rolled segment: expanded into levelled groups (the default, ``rolled.expand``) and
     unrolled on the device a chunk at a time (``trace.unrolled``: a trace past ``rolled.EXPAND_MAX_OPS``)."""
-    if request.param == "rolled":
-        monkeypatch.setattr(rolled, "EXPAND_MAX_OPS", 0)
+    monkeypatch.setattr(rolled, "EXPAND_MIN_LANES", 1 if request.param == "levelled" else rolled.EXPAND_MAX_OPS + 1)
     return request.param
 
 
@@ -555,10 +554,9 @@ def test_line_times_compared_relative_to_each_back_edge():
 
 
 def test_a_rolled_trace_runs_one_data_path_function(monkeypatch):
-    """With rolled segments left rolled (past ``EXPAND_MAX_OPS``) every chunk (levelled groups and rolled ones)
-    goes to ``DataPath.packed_mixed`` with the same shapes: one compile of the data path for the trace, not one
-    per kind and chunk size."""
-    monkeypatch.setattr(rolled, "EXPAND_MAX_OPS", 0)
+    """With rolled segments left rolled (the default below ``EXPAND_MIN_LANES``) every chunk (levelled groups and
+    rolled ones) goes to ``DataPath.packed_mixed`` with the same shapes: one compile of the data path for the
+    trace, not one per kind and chunk size."""
     _compare(NESTED_BOTH)
     ((tr, _, chunks),) = trace._TRACES.values()
     assert tr.rolls and all(mixed for mixed, _ in chunks)
@@ -566,13 +564,23 @@ def test_a_rolled_trace_runs_one_data_path_function(monkeypatch):
     assert {bool(part[3]) for _, part in chunks} == {False, True}  # (both kinds of chunk occur)
 
 
-def test_rolled_segments_within_the_bound_run_levelled():
-    """By default a segment's operations, one per iteration, join the levelled data path (``rolled.expand``):
-    no chunk is a mixed one, and the segments stay in the plan for the first non-finite value's line."""
+@pytest.mark.parametrize("lanes", [1, 10 ** 9])
+def test_rolled_segments_within_the_bounds_run_levelled(monkeypatch, lanes):
+    """Segments of EXPAND_MIN_LANES operations x iterations or more, within EXPAND_MAX_OPS, join the levelled data
+    path (``rolled.expand``): no chunk is a mixed one, and the segments stay in the plan for the first non-finite
+    value's line; below the bound (or past the other) they stay rolled."""
+    monkeypatch.setattr(rolled, "EXPAND_MIN_LANES", lanes)
     tr = _compare(NESTED_BOTH)
     ((_, plan, chunks),) = trace._TRACES.values()
-    assert tr.rolls and not plan.mixed and not any(mixed for mixed, _ in chunks)
-    assert len(plan.segs) == len(tr.rolls) and not any(isinstance(p, rolled.Rolled) for p in plan.parts)
+    levelled = lanes == 1
+    assert tr.rolls and plan.mixed != levelled and all(mixed != levelled for mixed, _ in chunks)
+    assert len(plan.segs) == len(tr.rolls)
+    assert any(isinstance(p, rolled.Rolled) for p in plan.parts) != levelled
+    monkeypatch.setattr(rolled, "EXPAND_MIN_LANES", 1)
+    monkeypatch.setattr(rolled, "EXPAND_MAX_OPS", 10)
+    _compare(NESTED_BOTH)
+    ((_, plan, _),) = trace._TRACES.values()
+    assert plan.mixed
 
 
 def test_expand_is_unrolled_on_the_host():
