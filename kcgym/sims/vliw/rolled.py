@@ -21,12 +21,16 @@ at the previous back-edge. Where the loop is *steady* the remaining iterations a
   (:func:`first_bad`); the roll stops before the first iteration that would fault, leave the budget or
   need a check this module does not prove, and the pre-pass steps the rest as before (same bundle, same
   fault);
-- **data**: an iteration may read values written earlier in the same iteration or before the loop, never
-  a value of an earlier iteration (checked per iteration for DM lines), and DMA outs write EXT elements no
-  other rolled DMA touches. The rolled iterations are then independent: one iteration's data operations
-  become a *template* with rows and addresses affine in the iteration number (``Rolled``), and the data
-  path runs each template operation for 32 iterations at once (``trace.unrolled``), so neither
-  the pre-pass nor the stored trace grows with the trip count.
+- **data**: an iteration may read values written earlier in the same iteration or before the loop, and one
+  kind of value of the iteration before: a DM line a DMA in (a prefetch, reading EXT only) writes later in
+  the template (``Op.prev_r``); all checked per iteration for DM lines. DMA outs write EXT elements no other
+  rolled DMA touches. The rolled iterations are then independent but for the prefetches, which run first:
+  one iteration's data operations become a *template* with rows and addresses affine in the iteration number
+  (``Rolled``), and the data path runs each template operation for 32 iterations at once (``trace.unrolled``),
+  so neither the pre-pass nor the stored trace grows with the trip count; or, for a trace whose segments are
+  long enough to pay for it, the operations of every iteration levelled with the rest (``expand``);
+- **periods**: a loop whose state repeats only every second back-edge (a double buffer's swap) rolls as
+  iterations of two passes (``PERIOD_MAX``), with the checks above over the two passes as one iteration.
 
 Where any of this cannot be shown the loop is simply stepped (never guessed); the interpreter stays the
 oracle (``tests/sims/vliw/test_trace_rolled.py``).
@@ -51,7 +55,7 @@ ROLL_ROWS = 1 << 18  # rows of the row buffer the rolled iterations' values take
 # blocks at a time, 8,736 rows, 29 of them in one segment per batch
 ROLL_WIDTH = 32  # iterations one rolled group runs at once, one a lane (a DMA out: trace.DMAO_WIDTH); the cost
 # of a group grows with its lanes (128 measured 2.5x slower than 32 at C3), so wider groups gain little
-ROLL_MIN = 8  # fewer remaining iterations than this are stepped (rolling has a fixed cost)
+ROLL_MIN = 8  # fewer remaining iterations than this are stepped (rolling has a fixed cost; passes count, PERIOD_MAX)
 ROLL_TRIES = 4  # back-edges of one loop instance compared before the pre-pass gives up on it
 DYNAMIC_TRIES = 2 * ROLL_TRIES  # back-edges a loop whose path depends on registers (``follow``) is tried at
 # without rolling before the pre-pass stops trying it (two instances): following a long body costs about

@@ -364,7 +364,8 @@ def _steps_alike(hist: list, passes: int) -> bool:
     that of one repeated, and a roll that failed for one fails for it too (speed only: it is not tried)."""
     at = hist[-1 - passes:]
     moves = {(tuple(_w(b - a) for a, b in zip(x[6], y[6], strict=True)),
-              tuple(_w(b - a) for a, b in zip(x[7], y[7], strict=True)), y[8] - x[8]) for x, y in zip(at, at[1:])}
+              tuple(_w(b - a) for a, b in zip(x[7], y[7], strict=True)), y[8] - x[8])
+             for x, y in zip(at[:-1], at[1:], strict=True)}
     return len(moves) == 1
 
 
@@ -1009,10 +1010,10 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             if passes > 1 and _steps_alike(hist, passes):
                 continue  # (every back-edge moved the registers alike: a longer period fails as the first did)
             if passes > 1 and st_body is not rolled.DYNAMIC:
-                pkey = (key, passes)
-                if pkey not in structs:
-                    structs[pkey] = rolled.facts(dec, st_body.pcs * passes)
-                st_body = structs[pkey]
+                skey = (key, passes)
+                if skey not in structs:
+                    structs[skey] = rolled.facts(dec, st_body.pcs * passes)
+                st_body = structs[skey]
                 if st_body is None:
                     continue
             T0, T1 = prev[0], t_issue
@@ -1054,7 +1055,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                         (CYCLE_LIMIT - max(t_issue, t_end)) // period)  # none past CYCLE_LIMIT: the tail faults
             k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, np.asarray(prev[2], np.int64),
                                      np.asarray(prev[3], np.int64), T0)
-            if k >= rolled.ROLL_MIN and rolled.ext_disjoint(events, k):
+            if k * passes >= rolled.ROLL_MIN and rolled.ext_disjoint(events, k):
                 break
         else:
             continue

@@ -498,10 +498,14 @@ def test_rolled_kernel_batch_matmul_large(monkeypatch, index):
 
 
 @pytest.mark.slow
-def test_batch_matmul_c4_expert_on_the_trace_path(monkeypatch):
-    """batch_matmul's C4 expert (2.2M bundles; its loops do not roll: the buffers swap every block and slab)
-    fits under ``trace.TRACE_MAX_OPS``: the trace path against the interpreter."""
-    _compare_kernel(monkeypatch, "batch_matmul", 4, 1, kind="expert")
+@pytest.mark.parametrize("index", [3, 4])
+def test_batch_matmul_expert_rolls_two_slabs_at_a_time(monkeypatch, index):
+    """batch_matmul's C3 and C4 experts (0.6M and 2.2M bundles): the W buffers swap every slab, so the slab loop
+    rolls as iterations of two slabs, each block reading what the one before prefetched; the trace path against
+    the interpreter."""
+    tr, _ = _compare_kernel(monkeypatch, "batch_matmul", index, 1, kind="expert")
+    halves = [np.split(seg.pcs, 2) for _, seg in tr.rolls]
+    assert tr.rolls and all(len(a) > 2000 and np.array_equal(a, b) for a, b in halves)
 
 
 def test_a_path_dependent_loop_that_never_rolls_is_given_up(monkeypatch):
@@ -618,9 +622,8 @@ def _last_writer_is_prev_brute(ln, at, src, ln_w, w_n, w_at, n_ops):
                 for w in range(len(w_at)):
                     if (mm, w_at[w]) >= (m, at[r]):
                         continue
-                    if ln_w[w, mm] <= ln[r, m - 1] < ln_w[w, mm] + w_n[w]:
-                        if last is None or (mm, w_at[w]) > last:
-                            last = (mm, w_at[w])
+                    if ln_w[w, mm] <= ln[r, m - 1] < ln_w[w, mm] + w_n[w] and (last is None or (mm, w_at[w]) > last):
+                        last = (mm, w_at[w])
             if last != (m - 1, src[r]):
                 ok[m - 1] = False
     return ok
@@ -645,3 +648,16 @@ def test_last_writer_is_prev_against_a_brute_force(seed):
             ln[r, :] = ln[r, 0]
     got = rolled._last_writer_is_prev(ln, at, src, ln_w, w_n, w_at, n_ops)
     assert np.array_equal(got, _last_writer_is_prev_brute(ln, at, src, ln_w, w_n, w_at, n_ops))
+
+
+def test_a_longer_period_is_tried_only_where_back_edges_differ():
+    """``trace._steps_alike``: back-edges that each moved the registers alike (and took as many steps) make a
+    period of two that of one repeated (not tried); a swap that alternates a register's delta does not."""
+    def snap(r: list, steps: int) -> tuple:
+        return (0, [], [], [], [], 0, r + [0] * (16 - len(r)), [0] * 8, steps)
+    steady = [snap([0, 4 * i], 10 * i) for i in range(3)]
+    assert trace._steps_alike(steady, 2)
+    swap = [snap([0, 4 * i, 8320 * (i % 2)], 10 * i) for i in range(3)]
+    assert not trace._steps_alike(swap, 2)
+    uneven = [snap([0, 4 * i], [0, 10, 30][i]) for i in range(3)]
+    assert not trace._steps_alike(uneven, 2)
