@@ -119,7 +119,7 @@ COLD_KERNELS = {
     "CPU": (("dotprod", 1), ("dotprod", 3), ("qsort", 5)),
 }
 COLD_EXPERTS = {"VLIW": (("batch_matmul", 5),)}  # expert kernels timed the same way (``--cold``): the VLIW's longest
-# first simulate is an expert's (double-buffered loops that do not roll)
+# first simulate is an expert's (double-buffered loops: they roll as iterations of two passes, rolled.PERIOD_MAX)
 COLD_TARGET_S = 5.0  # issue 16: the first simulate of a fresh process, cache cold, at most this
 
 

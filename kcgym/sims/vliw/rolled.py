@@ -55,24 +55,27 @@ ROLL_ROWS = 1 << 18  # rows of the row buffer the rolled iterations' values take
 # blocks at a time, 8,736 rows, 29 of them in one segment per batch
 ROLL_WIDTH = 32  # iterations one rolled group runs at once, one a lane (a DMA out: trace.DMAO_WIDTH); the cost
 # of a group grows with its lanes (128 measured 2.5x slower than 32 at C3), so wider groups gain little
-ROLL_MIN = 8  # fewer remaining iterations than this are stepped (rolling has a fixed cost; passes count, PERIOD_MAX)
+ROLL_MIN = 8  # fewer remaining iterations than this are stepped (rolling has a fixed cost, and a rolled group runs
+# an operation for as many iterations as there are: batch_matmul C3's expert rolled 6 of two slabs a batch, and its
+# warm simulate took 3.6 s, not 0.66)
 ROLL_TRIES = 4  # back-edges of one loop instance compared before the pre-pass gives up on it
 DYNAMIC_TRIES = 2 * ROLL_TRIES  # back-edges a loop whose path depends on registers (``follow``) is tried at
-# without rolling before the pre-pass stops trying it (two instances): following a long body costs about
-# what stepping it does, and a loop that did not roll in two instances (batch_matmul's expert: a double-
-# buffer swap) rarely does in the next (speed only: a loop not tried is stepped)
+# without rolling before the pre-pass stops trying it (two instances; a try of each period counts): following a
+# long body costs about what stepping it does, and a loop that did not roll in two instances rarely does in the
+# next (speed only: a loop not tried is stepped)
 WALK_MAX = 8192  # bundles of one iteration the symbolic walk follows (longer bodies are stepped): 2 x 2,278 for
 # batch_matmul C5's expert
 PERIOD_MAX = 2  # back-edges one rolled iteration may span: a body whose state repeats every second back-edge
 # (a double buffer: the buffers swap each iteration) rolls as iterations of two passes
 EXT_CHECK_MAX = 1 << 22  # EXT elements the DMA-out disjointness check may enumerate
 EVENT_CHUNK = 1 << 20  # accesses x iterations ``iterations_ok`` checks in one array (memory)
-EXPAND_MIN_LANES = 4_000_000  # a trace whose rolled segments hold at least this many operations x iterations ...
+EXPAND_MIN_LANES = 6_000_000  # a trace whose rolled segments hold at least this many operations x iterations ...
 EXPAND_MAX_OPS = 12_000_000  # ... and, expanded (``expand``), with its stepped operations at most this many runs
 # them levelled (the stepped trace's bound, ``trace.TRACE_MAX_OPS``: no more memory than stepping). Levelled, the
-# data path runs a third as many groups (64 lanes of any operations and iterations of a level, not one operation's
-# iterations: batch_matmul C5's expert 317k -> 132k groups, 9 -> 4 s warm), but it compiles the levelled chunk
-# functions besides the rolled trace's one; below EXPAND_MIN_LANES that compile costs more than the groups save
+# data path runs fewer groups (64 lanes of any operations and iterations of a level, not one operation's
+# iterations: batch_matmul C5's expert, 8.4M, 317k -> 132k groups, 9 -> 4 s warm), but it compiles the levelled
+# chunk functions besides the rolled trace's one and packs the lanes on the host: decoder_llama C5's 4.5M lanes
+# lost 1.6 s of its first simulate to gain 0.6 s warm (146k -> 99k groups; same process, JAX's cache warm)
 N_FIELDS = 8
 F_AFF, F_LANE, F_LINE = range(3)  # a rolled field: c0 + c1*m, its value mod LANES, or the DM line's row there
 F_LOCAL, F_ROW = -1, -2  # (template only) a row of this iteration (c0: its op), a row from before the loop

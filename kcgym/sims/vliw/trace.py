@@ -42,7 +42,7 @@ from kcgym.sims.vliw.isa import CLASSES, make_isa
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + EXT limit and bucket + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their groups
 # Data operations one trace may record (about 50 bytes each while pre-passing); a longer program runs on the
-# interpreter. batch_matmul's C4 and C5 experts (double-buffered loops that do not roll) fit, and their warm
+# interpreter. batch_matmul's C4 and C5 experts (double-buffered loops; C4's are too long to roll) fit, and their warm
 # and first simulates on the trace path beat the interpreter's warm ones several times over (their rows in
 # benchmarks/results/speed_sweep.jsonl). Memory grows with the limit: a trace this long takes GBs to pre-pass.
 TRACE_MAX_OPS = 12_000_000
@@ -1055,7 +1055,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                         (CYCLE_LIMIT - max(t_issue, t_end)) // period)  # none past CYCLE_LIMIT: the tail faults
             k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, np.asarray(prev[2], np.int64),
                                      np.asarray(prev[3], np.int64), T0)
-            if k * passes >= rolled.ROLL_MIN and rolled.ext_disjoint(events, k):
+            if k >= rolled.ROLL_MIN and rolled.ext_disjoint(events, k):
                 break
         else:
             continue
