@@ -1007,8 +1007,9 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
         st_one = st_body
         for passes in sorted(range(1, len(hist)), key=lambda n: n != first):  # one back-edge, else several
             prev, st_body = hist[-1 - passes], st_one
-            if passes > 1 and _steps_alike(hist, passes):
-                continue  # (every back-edge moved the registers alike: a longer period fails as the first did)
+            if passes > 1 and (_steps_alike(hist, passes) or lp[M.L_COUNT] // passes < rolled.ROLL_MIN):
+                continue  # (every back-edge moved the registers alike: a longer period fails as the first did; or
+                # too few iterations of it are left to roll)
             if passes > 1 and st_body is not rolled.DYNAMIC:
                 skey = (key, passes)
                 if skey not in structs:
