@@ -55,20 +55,21 @@ ROLL_ROWS = 1 << 18  # rows of the row buffer the rolled iterations' values take
 # blocks at a time, 8,736 rows, 29 of them in one segment per batch
 ROLL_WIDTH = 32  # iterations one rolled group runs at once, one a lane (a DMA out: trace.DMAO_WIDTH); the cost
 # of a group grows with its lanes (128 measured 2.5x slower than 32 at C3), so wider groups gain little
-ROLL_MIN = 8  # fewer remaining iterations than this are stepped (rolling has a fixed cost, and a rolled group runs
-# an operation for as many iterations as there are: batch_matmul C3's expert rolled 6 of two slabs a batch, and its
-# warm simulate took 3.6 s, not 0.66)
+ROLL_MIN = 4  # fewer remaining iterations than this are stepped (rolling has a fixed cost; a segment of few
+# iterations runs expanded, ``EXPAND_BELOW``: rolled, batch_matmul C3's expert's 6 of two slabs a batch took its
+# warm simulate from 0.66 to 3.6 s)
 ROLL_TRIES = 4  # back-edges of one loop instance compared before the pre-pass gives up on it
 DYNAMIC_TRIES = 2 * ROLL_TRIES  # back-edges a loop whose path depends on registers (``follow``) is tried at
 # without rolling before the pre-pass stops trying it (two instances; a try of each period counts): following a
 # long body costs about what stepping it does, and a loop that did not roll in two instances rarely does in the
 # next (speed only: a loop not tried is stepped)
-WALK_MAX = 8192  # bundles of one iteration the symbolic walk follows (longer bodies are stepped): 2 x 2,278 for
+WALK_MAX = 16384  # bundles of one iteration the symbolic walk follows (longer bodies are stepped): 2 x 2,278 for
 # batch_matmul C5's expert
 PERIOD_MAX = 2  # back-edges one rolled iteration may span: a body whose state repeats every second back-edge
 # (a double buffer: the buffers swap each iteration) rolls as iterations of two passes
 EXT_CHECK_MAX = 1 << 22  # EXT elements the DMA-out disjointness check may enumerate
 EVENT_CHUNK = 1 << 20  # accesses x iterations ``iterations_ok`` checks in one array (memory)
+DM_MEMO_MAX = 1 << 22  # moving accesses x iterations of a walk's DM checks kept for its re-based copies (memory)
 EXPAND_MIN_LANES = 6_000_000  # a trace whose rolled segments hold at least this many operations x iterations ...
 EXPAND_MAX_OPS = 12_000_000  # ... and, expanded (``expand``), with its stepped operations at most this many runs
 # them levelled (the stepped trace's bound, ``trace.TRACE_MAX_OPS``: no more memory than stepping). Levelled, the
@@ -76,6 +77,9 @@ EXPAND_MAX_OPS = 12_000_000  # ... and, expanded (``expand``), with its stepped 
 # iterations: batch_matmul C5's expert, 8.4M, 317k -> 132k groups, 9 -> 4 s warm), but it compiles the levelled
 # chunk functions besides the rolled trace's one and packs the lanes on the host: decoder_llama C5's 4.5M lanes
 # lost 1.6 s of its first simulate to gain 0.6 s warm (146k -> 99k groups; same process, JAX's cache warm)
+EXPAND_BELOW = ROLL_WIDTH // 2  # a segment of fewer iterations is expanded whatever the trace's lanes (its rolled
+# groups would run less than half full; levelled, its operations share groups, and in a mixed trace they run in the
+# same jitted function: no compile more)
 N_FIELDS = 8
 F_AFF, F_LANE, F_LINE = range(3)  # a rolled field: c0 + c1*m, its value mod LANES, or the DM line's row there
 F_LOCAL, F_ROW = -1, -2  # (template only) a row of this iteration (c0: its op), a row from before the loop
@@ -665,41 +669,85 @@ class Walks:
 
 def _rebased(got: tuple, start0: tuple, start: tuple, xs: list, cs: list) -> tuple[list[Op], list[Event], Walked]:
     """The walk ``got`` made from ``start0`` (r0-r15, p0-p7), moved to ``start`` and the rows ``xs``/``cs``: each
-    sink's value shifted by its form's change (mod 2**32), each row from before the loop the register's row now."""
+    sink's value shifted by its form's change (mod 2**32), each row from before the loop the register's row now.
+    The operations' fields are shifted as one array (``_rebase_plan``, kept in the walk's memo)."""
     ops, events, wk = got
+    plan = None if wk.memo is None else wk.memo.get("rebase")
+    if plan is None:
+        plan = _rebase_plan(ops, wk)
+        if wk.memo is not None:
+            wk.memo["rebase"] = plan
+    f_op, f_field, coefs, base, rest = plan
     d = [b - a for a, b in zip(start0, start, strict=True)]
     ops, events, r, p = list(ops), list(events), list(wk.r), list(wk.p)
-    c0s: dict = {}
+    c0 = base
+    changed: set = set()
+    if len(f_op):
+        shift = (coefs * (np.asarray(d, np.int64) & 0xFFFFFFFF).astype(np.uint64)).sum(axis=1) & np.uint64(0xFFFFFFFF)
+        on = shift != 0
+        if on.any():
+            c0 = base.copy()
+            total = np.zeros(base.shape, np.int64)
+            np.add.at(total, (f_op[on], f_field[on]), shift[on].astype(np.int64))
+            hit = np.zeros(base.shape, bool)
+            hit[f_op[on], f_field[on]] = True
+            c0[hit] = ((c0[hit] + total[hit] + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)  # (``_w``)
+            changed.update(np.unique(f_op[on]).tolist())
+    work: dict = {}  # operation -> its fields, where a sink of ``rest`` sets one
     extras: dict = {}
-    for where, what in wk.sinks:
+    for where, what in rest:  # (in the sinks' order)
         tag = where[0]
         if type(what) is tuple:  # a row from before the loop: the register's row at this start
-            c0 = c0s.get(where[1])
-            if c0 is None:
-                c0 = c0s[where[1]] = list(ops[where[1]].c0)
-            c0[where[2]] = (xs if what[0] == "x" else cs)[what[1]]
+            f = work.get(where[1])
+            if f is None:
+                f = work[where[1]] = c0[where[1]].tolist()
+            f[where[2]] = (xs if what[0] == "x" else cs)[what[1]]
             continue
-        shift = sum(c * d[k] for k, c in what.items()) & 0xFFFFFFFF
-        if not shift:
+        shift_ = sum(c * d[k] for k, c in what.items()) & 0xFFFFFFFF
+        if not shift_:
             continue
         if tag == "op":
-            c0 = c0s.get(where[1])
-            if c0 is None:
-                c0 = c0s[where[1]] = list(ops[where[1]].c0)
-            c0[where[2]] = _w(c0[where[2]] + shift)
+            f = work.get(where[1])
+            if f is None:
+                f = work[where[1]] = c0[where[1]].tolist()
+            f[where[2]] = _w(f[where[2]] + shift_)
         elif tag == "ev":
             ex = extras.get(where[1])
             if ex is None:
                 ex = extras[where[1]] = list(events[where[1]].extra)
-            ex[where[2]] = _w(ex[where[2]] + shift)
+            ex[where[2]] = _w(ex[where[2]] + shift_)
         else:
             regs = r if tag == "r" else p
-            regs[where[1]] = (_w(regs[where[1]][0] + shift), regs[where[1]][1])
-    for i, c0 in c0s.items():
-        ops[i] = ops[i]._replace(c0=c0)
+            regs[where[1]] = (_w(regs[where[1]][0] + shift_), regs[where[1]][1])
+    at = sorted(changed | work.keys())
+    for i, fields in zip(at, c0[at].tolist() if at else [], strict=True):
+        o = ops[i]
+        ops[i] = Op._make((o[0], o[1], work.get(i, fields), *o[3:]))
     for i, ex in extras.items():
         events[i] = events[i]._replace(extra=tuple(ex))
     return ops, events, wk._replace(r=r, p=p)
+
+
+def _rebase_plan(ops: list[Op], wk: Walked) -> tuple:
+    """The walk's operation-field sinks with forms as arrays (operation, field, coefficient of each start
+    register mod 2**32), the operations' fields as the walk made them, and the other sinks (rows from before the
+    loop, DMA events' EXT starts and strides, registers) as they are. A field that is both a row and a form's
+    sink keeps the sinks' order: there every sink stays in ``rest``."""
+    rows = {(w[1], w[2]) for w, what in wk.sinks if w[0] == "op" and type(what) is tuple}
+    f_op, f_field, coefs, rest = [], [], [], []
+    for where, what in wk.sinks:
+        if where[0] == "op" and type(what) is not tuple and (where[1], where[2]) not in rows:
+            f_op.append(where[1])
+            f_field.append(where[2])
+            row = [0] * 24
+            for k, c in what.items():
+                row[k] = c & 0xFFFFFFFF
+            coefs.append(row)
+        else:
+            rest.append((where, what))
+    base = np.asarray([o.c0 for o in ops], np.int64).reshape(-1, N_FIELDS)
+    return (np.asarray(f_op, np.int64), np.asarray(f_field, np.int64), np.asarray(coefs, np.uint64).reshape(-1, 24),
+            base, rest)
 
 
 def _scalar(ssub: int, f1: int, f2: int, ra, rb, pa):
@@ -738,19 +786,18 @@ def _scalar(ssub: int, f1: int, f2: int, ra, rb, pa):
 
 
 def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig, limit: int, H: int,
-                  line_ready: np.ndarray, line_read: np.ndarray, t0: int) -> int:
+                  line_ready: np.ndarray, line_read: np.ndarray, t0: int, memo: dict | None = None) -> int:
     """How many iterations after the template (1..k_max) pass every check that depends on the iteration:
     branches that go the template's way (``"br"`` events), bounds, alignment, EXT bounds, bank conflicts,
     the DM lines each one's data reads (its own writes, or lines no rolled iteration -- the template
     included -- has written yet), and that a moving access never meets a DMA's line or a pending one
     (``line_ready`` / ``line_read`` and ``t0``: the template iteration's start). -1: not even the template
-    qualifies."""
+    qualifies. ``memo``: the walk's (``Walked.memo``), where the checks that read only its DM side are kept
+    (``_dm_checks``), the same for every re-based copy of it."""
     if k_max <= 0:
         return 0
     m = np.arange(1, k_max + 1, dtype=np.int64)
-    m_all = np.arange(0, k_max + 1, dtype=np.int64)
     ok = np.ones(k_max, bool)
-    dm, bank = hw.dm_bytes, hw.bank_bytes
     lo32, hi32 = -(1 << 31), (1 << 31) - 1
     dma_lines = np.zeros(hw.dm_lines, bool)
     for e in events:
@@ -758,8 +805,6 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
             is_out, tiled, re, red, rs, n_r, rowbytes, tb = e.extra
             total = n_r * rowbytes
             dma_lines[e.addr // LINE_BYTES:(e.addr + total + LINE_BYTES - 1) // LINE_BYTES] = True
-    by_step: dict[int, list] = {}
-    mem: list[Event] = []
     for e in events:
         if e.kind == "br":  # the branch goes the template's way (``follow``)
             ok &= (((e.addr + e.delta * m) & 0xFFFFFFFF) == 0) == e.extra[0]
@@ -778,11 +823,40 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
                 if len(idx):
                     shift = (red // 2) * m
                     ok &= (idx.min() + shift >= 0) & (idx.max() + shift < H)
-            continue
-        mem.append(e)
+    dm = None if memo is None else memo.get(("dm checks", k_max))
+    if dm is None:
+        dm = _dm_checks(ops, [e for e in events if e.kind not in ("br", "dma")], k_max, hw)
+        if memo is not None and sum(lc.size for lc, _, _ in dm[1]) <= DM_MEMO_MAX:
+            memo[("dm checks", k_max)] = dm
+    static_ok, moving = dm
+    # a moving access's lines idle: no DMA's, none pending at the start (the state's part, per call)
+    for lc, inside, st in moving:
+        idle = inside & ~dma_lines[lc] & (line_ready[lc] <= t0)
+        idle &= ~st[:, None] | (line_read[lc] <= t0)
+        if not idle[:, 0].all():
+            return -1
+        ok &= np.all(idle[:, 1:], axis=0)
+    ok &= static_ok
+    bad = np.flatnonzero(~ok)
+    return int(bad[0]) if len(bad) else k_max
+
+
+def _dm_checks(ops: list[Op], mem: list[Event], k_max: int, hw: VLIWConfig) -> tuple[np.ndarray, list]:
+    """The checks of ``iterations_ok`` that read only the walk's DM side -- its loads' and stores' addresses and
+    deltas, its operations' DM lines -- which a re-based walk keeps (its sinks are EXT addresses, rows and
+    registers): (per iteration 1..k_max whether bounds, alignment, bank conflicts and the data's lines pass,
+    per slice of moving accesses (their clipped lines over iterations 0..k_max, whether they lie in DM, whether
+    each is a store)) for the idle-line check against the pre-pass's state."""
+    m = np.arange(1, k_max + 1, dtype=np.int64)
+    m_all = np.arange(0, k_max + 1, dtype=np.int64)
+    ok = np.ones(k_max, bool)
+    dm, bank = hw.dm_bytes, hw.bank_bytes
+    by_step: dict[int, list] = {}
+    for e in mem:
         by_step.setdefault(e.step, []).append(e)
-    # loads and stores: bounds and alignment; a moving one's lines idle (no DMA's, none pending at the start),
-    # as arrays over accesses x iterations, a slice of accesses at a time (memory)
+    # loads and stores: bounds and alignment; a moving one's lines, as arrays over accesses x iterations, a slice
+    # of accesses at a time (memory)
+    moving: list = []
     per = max(1, EVENT_CHUNK // (k_max + 1))
     for at in range(0, len(mem), per):
         part = mem[at:at + per]
@@ -794,13 +868,8 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
         mv = d[:, 0] != 0
         if mv.any():
             ln = (a[mv] + d[mv] * m_all[None, :]) // LINE_BYTES
-            lc = np.clip(ln, 0, hw.dm_lines - 1)
-            idle = (ln >= 0) & (ln < hw.dm_lines) & ~dma_lines[lc] & (line_ready[lc] <= t0)
             st = np.asarray([e.kind == "st" for e in part], bool)[mv]
-            idle &= ~st[:, None] | (line_read[lc] <= t0)
-            if not idle[:, 0].all():
-                return -1
-            ok &= np.all(idle[:, 1:], axis=0)
+            moving.append((np.clip(ln, 0, hw.dm_lines - 1), (ln >= 0) & (ln < hw.dm_lines), st))
     # bank conflicts: per bundle with two or more accesses, its count of same-bank pairs as the template's
     multi = [evs for evs in by_step.values() if len(evs) > 1]
     if multi:
@@ -853,8 +922,7 @@ def iterations_ok(ops: list[Op], events: list[Event], k_max: int, hw: VLIWConfig
             ok &= _last_writer_is_own(ln_r[local], np.asarray([readers[row] for row in local.tolist()], np.int64),
                                       np.asarray([ops[readers[row]].local_r for row in local.tolist()], np.int64),
                                       lw_m, w_n, w_at)
-    bad = np.flatnonzero(~ok)
-    return int(bad[0]) if len(bad) else k_max
+    return ok, moving
 
 
 def _last_writer_is_own(ln: np.ndarray, at: np.ndarray, own: np.ndarray, lw_m: np.ndarray, w_n: np.ndarray,
@@ -918,31 +986,55 @@ def _ext_elements(re: int, rs: int, width: int, per_strip: int, tot_e: int) -> n
     return re // 2 + (within // width) * (rs // 2) + (e // per_strip) * width + within % width
 
 
-def ext_disjoint(events: list[Event], k: int) -> bool:
+def ext_disjoint(events: list[Event], k: int, memo: dict | None = None) -> bool:
     """DMA outs of the rolled iterations write EXT elements no other rolled DMA (in or out) touches (the template,
     iteration 0, included: it runs in the segment too, and the data path runs each operation for every iteration
-    before the next operation)."""
-    outs = [e for e in events if e.kind == "dma" and e.extra[0]]
-    if not outs:
+    before the next operation). Two DMAs whose element ranges over the iterations do not overlap are not
+    enumerated; whether one DMA out meets itself depends only on its geometry, kept in ``memo`` (the walk's)."""
+    dmas = [e.extra for e in events if e.kind == "dma"]
+    if not any(x[0] for x in dmas):
         return True
-    sets = []
-    n = 0
-    for e in events:
-        if e.kind != "dma":
-            continue
-        is_out, tiled, re, red, rs, n_r, rowbytes, tb = e.extra
+    if sum(max(x[5] * x[6] // 2, 0) for x in dmas) * k > EXT_CHECK_MAX:
+        return False
+    spans = []
+    for _, tiled, re, red, rs, n_r, rowbytes, tb in dmas:
+        width = max((tb if tiled else rowbytes) // 2, 1)
+        lo, hi = _ext_span(re, rs, width, n_r, n_r * rowbytes // 2)
+        move = (red // 2) * k
+        spans.append((lo + min(move, 0), hi + max(move, 0)))
+
+    def elements(x: tuple) -> np.ndarray:
+        is_out, tiled, re, red, rs, n_r, rowbytes, tb = x
         width = max((tb if tiled else rowbytes) // 2, 1)
         idx = _ext_elements(re, rs, width, max(n_r * width, 1), n_r * rowbytes // 2)
-        n += len(idx) * k
-        if n > EXT_CHECK_MAX:
+        return (idx[None, :] + (red // 2) * np.arange(0, k + 1, dtype=np.int64)[:, None]).reshape(-1)
+
+    for a, x in enumerate(dmas):
+        if not x[0]:
+            continue
+        key = ("ext self", k, x[2] % 2, x[1], *x[3:])
+        alone = None if memo is None else memo.get(key)
+        if alone is None:
+            w = elements(x)
+            alone = len(np.unique(w)) == len(w)
+            if memo is not None:
+                memo[key] = alone
+        if not alone:
             return False
-        all_m = (idx[None, :] + (red // 2) * np.arange(0, k + 1, dtype=np.int64)[:, None]).reshape(-1)
-        sets.append((is_out, all_m))
-    w = np.concatenate([s for o, s in sets if o])
-    if len(np.unique(w)) != len(w):
-        return False
-    r = [s for o, s in sets if not o]
-    return not r or not np.isin(np.concatenate(r), w).any()
+        for b, y in enumerate(dmas):
+            if b == a or (y[0] and b < a) or spans[b][1] < spans[a][0] or spans[a][1] < spans[b][0]:
+                continue  # (a pair of outs once; ranges apart)
+            if np.isin(elements(y), elements(x)).any():
+                return False
+    return True
+
+
+def _ext_span(re: int, rs: int, width: int, n_r: int, tot_e: int) -> tuple[int, int]:
+    """Bounds on the EXT elements of a DMA (``_ext_elements``: row ``within // width`` of ``n_r``, strip
+    ``e // per_strip``, column ``within % width``) without enumerating them: every element lies in them."""
+    strips = -(-max(tot_e, 0) // max(n_r * width, 1))
+    rows = (max(n_r, 1) - 1) * (rs // 2)
+    return re // 2 + min(0, rows), re // 2 + max(0, rows) + max(strips - 1, 0) * width + width - 1
 
 
 def _remapped(v: np.ndarray, remap: dict) -> np.ndarray:
@@ -1033,6 +1125,11 @@ def build(ops: list[Op], wk: Walked, k: int, roll_base: int, table: np.ndarray, 
     seg = Rolled(kind, a0, a1, md_, s0, mm, cnt, n, tb, seq_step, seq0, seq0 + seq_step * (k + 1) - 1,
                  np.asarray(pcs, np.int32), lv)
     return seg, xs, cs, dict(lines)
+
+
+def iterations(seg: Rolled) -> int:
+    """The iterations a segment runs, the template's included."""
+    return int((seg.m0 + seg.cnt).max(initial=0))
 
 
 def expand(seg: Rolled) -> np.ndarray:

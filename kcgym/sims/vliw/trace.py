@@ -30,6 +30,7 @@ from jax import lax
 
 from kcgym.limits import CYCLE_LIMIT
 from kcgym.sims import groups
+from kcgym.sims.gc_pause import collector_paused
 from kcgym.sims.interpreter import bf16
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.trace_cache import TraceCache
@@ -1055,8 +1056,8 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
                         rolled.ROLL_ROWS // max(wk.n_local, 1) - 1,
                         (CYCLE_LIMIT - max(t_issue, t_end)) // period)  # none past CYCLE_LIMIT: the tail faults
             k = rolled.iterations_ok(t_ops, events, k_max, hw, limit, H, np.asarray(prev[2], np.int64),
-                                     np.asarray(prev[3], np.int64), T0)
-            if k >= rolled.ROLL_MIN and rolled.ext_disjoint(events, k):
+                                     np.asarray(prev[3], np.int64), T0, wk.memo)
+            if k >= rolled.ROLL_MIN and rolled.ext_disjoint(events, k, wk.memo):
                 break
         else:
             continue
@@ -1688,16 +1689,26 @@ def plan(tr: Trace, rows: int, ext: int) -> Plan:
     assert ops is not None
     parts: list = []
     at = 0
-    # rolled segments run levelled where their operations, one per iteration, number EXPAND_MIN_LANES or more and
-    # stay within EXPAND_MAX_OPS with the rest (``rolled.expand``); then no chunk is mixed and parts take wide groups
+    # rolled segments run levelled (``rolled.expand``) where their operations, one per iteration, number
+    # EXPAND_MIN_LANES or more and stay within EXPAND_MAX_OPS with the rest; then no chunk is mixed and parts take
+    # wide groups
+    # (whole), and each segment of fewer than EXPAND_BELOW iterations, whose rolled groups would run half empty, as
+    # far as EXPAND_MAX_OPS goes; a trace with no segment left rolled has no mixed chunk
     lanes = sum(int(seg.cnt[seg.kind >= 0].sum()) for _, seg in tr.rolls)
-    mixed = bool(tr.rolls) and not rolled.EXPAND_MIN_LANES <= lanes <= rolled.EXPAND_MAX_OPS - len(ops)
-    for n_before, seg in (*tr.rolls, (len(ops), None)):
+    whole = rolled.EXPAND_MIN_LANES <= lanes <= rolled.EXPAND_MAX_OPS - len(ops)
+    expanded, room = [], rolled.EXPAND_MAX_OPS - len(ops)
+    for _, seg in tr.rolls:  # (within EXPAND_MAX_OPS too: memory)
+        n = int(seg.cnt[seg.kind >= 0].sum())
+        flat = whole or (rolled.iterations(seg) < rolled.EXPAND_BELOW and n <= room)
+        room -= n if flat and not whole else 0
+        expanded.append(flat)
+    mixed = not all(expanded)
+    for (n_before, seg), flat in zip((*tr.rolls, (len(ops), None)), (*expanded, True), strict=True):
         if n_before > at or (seg is None and not parts):
             parts.append(schedule(ops[at:n_before], part_chunk if mixed else chunk_size, not mixed))
         at = n_before
         if seg is not None:
-            parts.append(seg if mixed else schedule(rolled.expand(seg), chunk_size, True))
+            parts.append(schedule(rolled.expand(seg), part_chunk if mixed else chunk_size, not mixed) if flat else seg)
     n = sum(int(g.n) for g in parts)
     nbytes = sum(a.nbytes for g in parts for a in (g[:5] if isinstance(g, Groups) else g[:7]))
     return Plan(tuple(parts), n, np.ascontiguousarray(ops[:, 1]), np.ascontiguousarray(ops[:, 2]), nbytes, rows,
@@ -1713,8 +1724,9 @@ _TRACES = TraceCache(TRACE_CACHE_SIZE, TRACE_CACHE_BYTES, _entry_bytes)
 
 def _prepassed(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: int, count: int | None) -> Trace:
     """The pre-pass of a program of ``count`` dynamic bundles (``static_count``): rolling its steady loops
-    from ``ROLL_ABOVE``."""
-    return prepass(words, hw, limit, max_steps, H, count is None or count > ROLL_ABOVE)
+    from ``ROLL_ABOVE``, with the cyclic garbage collector paused (``gc_pause``)."""
+    with collector_paused():
+        return prepass(words, hw, limit, max_steps, H, count is None or count > ROLL_ABOVE)
 
 
 def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, done: tuple | None = None):

@@ -371,8 +371,11 @@ def _trace_path(monkeypatch):
 @pytest.fixture(params=["levelled", "rolled"])
 def data_path(request, monkeypatch):
     """Both data paths of a rolled segment: expanded into levelled groups (the default, ``rolled.expand``) and
-    unrolled on the device a chunk at a time (``trace.unrolled``: a trace past ``rolled.EXPAND_MAX_OPS``)."""
+    unrolled on the device a chunk at a time (``trace.unrolled``: a trace past ``rolled.EXPAND_MAX_OPS``, even its
+    segments of few iterations, ``rolled.EXPAND_BELOW``)."""
     monkeypatch.setattr(rolled, "EXPAND_MIN_LANES", 1 if request.param == "levelled" else rolled.EXPAND_MAX_OPS + 1)
+    if request.param == "rolled":
+        monkeypatch.setattr(rolled, "EXPAND_BELOW", 0)
     return request.param
 
 
@@ -500,14 +503,14 @@ def test_rolled_kernel_batch_matmul_large(monkeypatch, index):
 @pytest.mark.slow
 @pytest.mark.parametrize("index", [3, 4])
 def test_batch_matmul_expert_rolls_two_slabs_at_a_time(monkeypatch, index):
-    """batch_matmul's C3 and C4 experts (0.6M and 2.2M bundles) against the interpreter, rolling from 4
-    iterations left (C5's 64 slabs roll by default; on the interpreter it takes minutes). The W buffers swap
-    every slab, so at C3 the slab loop rolls as iterations of two slabs, each block reading what the one before
-    prefetched; at C4 two slabs (K = 512: 2 x ~4,300 bundles) are past ``rolled.WALK_MAX`` and are stepped."""
-    monkeypatch.setattr(rolled, "ROLL_MIN", 4)
+    """batch_matmul's C3 and C4 experts (0.6M and 3.6M bundles) against the interpreter (C5's 64 slabs a batch roll
+    too; on the interpreter it takes minutes). The W buffers swap every slab, so the slab loop rolls as iterations
+    of two slabs, each block reading what the one before prefetched: at C3 6 of them a batch, at C4 (K = 512:
+    2 x ~4,300 bundles, within ``rolled.WALK_MAX``) 6 of 8; both segments of few iterations, run levelled
+    (``rolled.EXPAND_BELOW``)."""
     tr, _ = _compare_kernel(monkeypatch, "batch_matmul", index, 1, kind="expert")
     halves = [np.split(seg.pcs, 2) for _, seg in tr.rolls]
-    assert all(len(a) > 2000 and np.array_equal(a, b) for a, b in halves) and bool(tr.rolls) == (index == 3)
+    assert tr.rolls and all(len(a) > 2000 and np.array_equal(a, b) for a, b in halves)
 
 
 def test_a_path_dependent_loop_that_never_rolls_is_given_up(monkeypatch):
@@ -587,6 +590,87 @@ def test_rolled_segments_within_the_bounds_run_levelled(monkeypatch, lanes):
     _compare(NESTED_BOTH)
     ((_, plan, _),) = trace._TRACES.values()
     assert plan.mixed
+
+
+# an inner loop of 12 iterations a few of which roll, then a loop of 90
+SHORT_AND_LONG = """DMAI p0, r0, r0, 1, 8192
+PMOVI p1, 16384
+LOOPI 12, short
+VLD x0, p0, 64
+VADD x2, x0, x0
+NOP
+VST x2, p1, 64
+short:
+PMOVI p0, 0
+LOOPI 90, long
+VLD x0, p0, 64
+VMUL x3, x0, x0
+NOP
+VST x3, p1, 64
+long:
+"""
+
+
+@pytest.mark.parametrize("below", [0, None])
+def test_segments_of_few_iterations_run_levelled(monkeypatch, below):
+    """A segment of fewer than ``rolled.EXPAND_BELOW`` iterations is expanded into levelled groups of its own part
+    even where the trace's other segments stay rolled (the plan stays mixed: one data-path function), bit for bit
+    as the interpreter; with the bound at 0 both stay rolled."""
+    bound = rolled.EXPAND_BELOW
+    if below is not None:
+        monkeypatch.setattr(rolled, "EXPAND_BELOW", below)
+    tr = _compare(SHORT_AND_LONG)
+    ((_, plan, chunks),) = trace._TRACES.values()
+    counts = sorted(rolled.iterations(seg) for _, seg in tr.rolls)
+    assert len(counts) == 2 and counts[0] < bound <= counts[1]
+    rolled_parts = [p for p in plan.parts if isinstance(p, rolled.Rolled)]
+    assert plan.mixed and all(mixed for mixed, _ in chunks)
+    assert len(rolled_parts) == (1 if below is None else 2)
+    assert rolled.iterations(rolled_parts[-1]) == counts[1]
+
+
+def _ext_disjoint_by_enumeration(events: list, k: int) -> bool:
+    """``rolled.ext_disjoint`` by its definition: every element of every rolled DMA over iterations 0..k."""
+    sets = []
+    if not any(e.extra[0] for e in events):
+        return True
+    if sum(max(e.extra[5] * e.extra[6] // 2, 0) for e in events) * k > rolled.EXT_CHECK_MAX:
+        return False
+    for e in events:
+        is_out, tiled, re, red, rs, n_r, rowbytes, tb = e.extra
+        width = max((tb if tiled else rowbytes) // 2, 1)
+        idx = rolled._ext_elements(re, rs, width, max(n_r * width, 1), n_r * rowbytes // 2)
+        sets.append((is_out, (idx[None, :] + (red // 2) * np.arange(k + 1)[:, None]).reshape(-1)))
+    w = np.concatenate([x for out, x in sets if out])
+    reads = [x for out, x in sets if not out]
+    return len(np.unique(w)) == len(w) and not (reads and np.isin(np.concatenate(reads), w).any())
+
+
+def test_ext_disjoint_against_enumeration():
+    """``rolled.ext_disjoint`` (pairs of DMAs enumerated only where their ranges meet, a DMA out against itself
+    kept per geometry) against the enumeration of every element, on random DMAs: tiled or not, strides of
+    either sign and odd ones, starts and moves of either parity, empty ones; and ``_ext_span`` bounds each."""
+    rng = np.random.default_rng(16)
+    seen = {True: 0, False: 0}
+    for _ in range(4000):
+        events = []
+        for _ in range(int(rng.integers(1, 5))):
+            extra = (bool(rng.random() < 0.5), bool(rng.random() < 0.4), int(rng.integers(-20, 400)),
+                     int(rng.choice([0, 2, 4, 8, 64, 128, 256, -64, 1, 3])),
+                     int(rng.choice([-64, -8, -3, 0, 2, 3, 4, 8, 16, 32, 64, 128])), int(rng.integers(0, 6)),
+                     int(rng.choice([0, 2, 4, 8, 16, 32, 64])), int(rng.choice([2, 4, 8, 16])))
+            events.append(rolled.Event(0, "dma", 0, 0, extra))
+            is_out, tiled, re, red, rs, n_r, rowbytes, tb = extra
+            width = max((tb if tiled else rowbytes) // 2, 1)
+            idx = rolled._ext_elements(re, rs, width, max(n_r * width, 1), n_r * rowbytes // 2)
+            lo, hi = rolled._ext_span(re, rs, width, n_r, n_r * rowbytes // 2)
+            assert not len(idx) or lo <= idx.min() <= idx.max() <= hi
+        k = int(rng.integers(1, 12))
+        want = _ext_disjoint_by_enumeration(events, k)
+        memo: dict = {}
+        assert rolled.ext_disjoint(events, k, memo) == want == rolled.ext_disjoint(events, k, memo)
+        seen[want] += 1
+    assert min(seen.values()) > 1000
 
 
 def test_expand_is_unrolled_on_the_host():
