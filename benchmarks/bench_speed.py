@@ -118,8 +118,9 @@ COLD_KERNELS = {
     "RVV": (("matmul", 1), ("matmul", 3), ("conv2d", 5)),
     "CPU": (("dotprod", 1), ("dotprod", 3), ("qsort", 5)),
 }
-COLD_EXPERTS = {"VLIW": (("batch_matmul", 5),)}  # expert kernels timed the same way (``--cold``): the VLIW's longest
-# first simulate is an expert's (double-buffered loops: they roll as iterations of two passes, rolled.PERIOD_MAX)
+COLD_EXPERTS = {"VLIW": (("batch_matmul", 4), ("batch_matmul", 5))}  # expert kernels timed the same way
+# (``--cold``): the VLIW's longest first simulates are experts' (double-buffered loops: they roll as iterations of two
+# passes, rolled.PERIOD_MAX)
 COLD_TARGET_S = 5.0  # issue 16: the first simulate of a fresh process, cache cold, at most this
 
 
@@ -304,8 +305,9 @@ def cold_row(machine: str, name: str, index: int, base: Path | None, repeats: in
 
 # ---- the VLIW pre-pass alone (``--prepass``): this tree against a checkout of the tree before ------------------
 PREPASS_KERNELS = (("matmul", 3, "compiler"), ("batch_matmul", 3, "expert"), ("decoder_llama", 3, "compiler"),
-                   ("softmax", 3, "compiler"), ("decoder_llama", 5, "compiler"),
-                   ("batch_matmul", 5, "expert"))  # (task, config, kernel); C5: the longest first simulates
+                   ("softmax", 3, "compiler"), ("decoder_llama", 5, "compiler"), ("batch_matmul", 4, "compiler"),
+                   ("batch_matmul", 4, "expert"), ("batch_matmul", 5, "compiler"),
+                   ("batch_matmul", 5, "expert"))  # (task, config, kernel); C4, C5: the longest first simulates
 PREPASS_QUICK = (("matmul", 3, "compiler"), ("softmax", 3, "compiler"))
 PREPASS_CALLS = 3  # pre-pass calls timed after the first simulate, in the same process (their median)
 

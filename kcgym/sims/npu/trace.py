@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import os
 from typing import Any, NamedTuple
 
@@ -29,6 +30,7 @@ from jax import lax
 from kcgym.limits import CYCLE_LIMIT
 from kcgym.sims import groups
 from kcgym.sims.device_inputs import on_device
+from kcgym.sims.gc_pause import collector_paused
 from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.npu import machine as M
 from kcgym.sims.npu.config import NPUConfig
@@ -499,6 +501,21 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
     for i, op in enumerate(ops):
         k = op[0]
         f = op[3:]
+        if k == K_MM:  # (most operations of a long kernel: the general path below, inline)
+            a, s = o_a + f[0], f[1]
+            tile = (o_ms + f[2], B if f[4] else L)
+            lvl = tile_write.get(tile)
+            if lvl is None:
+                lvl = tile_write[tile] = max(lw[tile[0]:tile[0] + tile[1]])
+            lvl = max(lvl, lw[a], lr[a], *lw[s:s + B]) + 1
+            levels[i] = lvl
+            if tile_read.get(tile, 0) < lvl:
+                tile_read[tile] = lvl
+            lr[a] = lw[a] = lvl
+            for r in range(s, s + B):
+                if lr[r] < lvl:
+                    lr[r] = lvl
+            continue
         if k == K_SFP:
             sub = f[3]
             rd = (o_s + f[1], o_s + f[2]) if sub <= 3 else (o_s + f[1],) if sub <= 6 else ()
@@ -574,7 +591,8 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
     del R
     width = N_FIELDS + 3  # each operation padded to (kind, seq, pc, N_FIELDS fields)
     pad = [(0,) * k for k in range(width + 1)]
-    table = np.array([op + pad[width - len(op)] for op in ops], np.int32).reshape(len(ops), width)
+    table = np.fromiter(itertools.chain.from_iterable([op + pad[width - len(op)] for op in ops]), np.int32,
+                        count=len(ops) * width).reshape(len(ops), width)  # (fromiter: a quarter less than np.array)
     kinds, seqs, pcs, fields = table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy(), table[:, 3:].copy()
     return Levelled(kinds, seqs, np.asarray(levels), fields, pcs)
 
@@ -834,8 +852,9 @@ def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps
     hit = _TRACES.get(key)
     if hit is not None:
         return hit
-    tr = prepass(words, hw, int(limit), int(max_steps))
-    groups = None if tr.exotic else schedule(tr.ops, hw, dims_of(hw, H))
+    with collector_paused():  # (``gc_pause``: its millions of tuples hold no cycles)
+        tr = prepass(words, hw, int(limit), int(max_steps))
+        groups = None if tr.exotic else schedule(tr.ops, hw, dims_of(hw, H))
     tr = tr._replace(ops=[])  # scheduled: the cache keeps only what a run needs
     ch = chunk_size(0 if groups is None else int(groups.n))
     chunks = None if groups is None else jax.device_put([  # one call for every array: it costs per call
