@@ -114,7 +114,8 @@ MACHINES = {
 # CPU) at C1 and C3 and one large kernel (and a VLIW kernel short enough for its interpreter: NPU matmul C1 is)
 COLD_KERNELS = {
     "NPU": (("matmul", 1), ("matmul", 3), ("decoder_llama", 5)),
-    "VLIW": (("relu", 1), ("matmul", 1), ("matmul", 3), ("decoder_llama", 5)),  # relu: short, on the interpreter
+    "VLIW": (("relu", 1), ("matmul", 1), ("matmul", 3), ("decoder_llama", 5), ("batch_matmul", 4)),  # relu: short,
+    # on the interpreter
     "RVV": (("matmul", 1), ("matmul", 3), ("conv2d", 5)),
     "CPU": (("dotprod", 1), ("dotprod", 3), ("qsort", 5)),
 }
@@ -719,6 +720,12 @@ def readme_sweep(rows: list[dict]) -> str:
     out += [_sweep_cell(r) for r in sorted(rows, key=_sweep_key, reverse=True)[:10]]
     out += ["", "The slowest of each machine:", "", *head]
     out += [_sweep_cell(max((r for r in rows if r["machine"] == m), key=_sweep_key)) for m in machines]
+    slow_first = sorted((r for r in rows if r["status"] == "ok" and r["first_s"] > COLD_TARGET_S),
+                        key=lambda r: -r["first_s"])
+    out += ["", f"{len(slow_first)} with a first simulate over {COLD_TARGET_S:g} s (the process's first of that "
+            "kernel, JAX's persistent cache as the box had it: a compile where the shape bucket was new to the process)"
+            + (": " + "; ".join(f"{r['machine']} {r['task']} C{r['config']} {r['kernel']} {r['first_s']:.1f} s"
+                                for r in slow_first) if slow_first else "") + "."]
     runs: dict = {}
     for r in rows:
         runs.setdefault((r.get("date", ""), r.get("command", ""), r.get("commit", "")), []).append(r.get("load1"))
