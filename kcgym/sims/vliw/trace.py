@@ -1190,6 +1190,14 @@ def part_chunk(n_groups: int) -> int:
     return SMALL_CHUNK
 
 
+def levelled_part_chunk(n_groups: int) -> int:
+    """The chunk of one part of a levelled plan with expanded segments (not mixed): a part of fewer than
+    GROUP_CHUNK groups in SMALL_CHUNKs, a longer one in GROUP_CHUNKs. Such a plan has a part per segment and
+    between segments (swiglu C5's expert: 321 parts of a few hundred groups each); ``chunk_size`` would pad each one
+    of them to a GROUP_CHUNK, six times the groups it runs, sent to the device and packed on the host."""
+    return GROUP_CHUNK if n_groups >= GROUP_CHUNK else SMALL_CHUNK
+
+
 def schedule(ops: np.ndarray, chunk=chunk_size, wide: bool = True) -> Groups:
     """Pack each level's operations of one kind, in program order, into groups of that kind's width.
     Operations of one level touch disjoint rows (the pre-pass levelled them), so a group's lanes can
@@ -1703,16 +1711,23 @@ def plan(tr: Trace, rows: int, ext: int) -> Plan:
         room -= n if flat and not whole else 0
         expanded.append(flat)
     mixed = not all(expanded)
+    chunk = _plan_chunk(mixed, bool(tr.rolls))
     for (n_before, seg), flat in zip((*tr.rolls, (len(ops), None)), (*expanded, True), strict=True):
         if n_before > at or (seg is None and not parts):
-            parts.append(schedule(ops[at:n_before], part_chunk if mixed else chunk_size, not mixed))
+            parts.append(schedule(ops[at:n_before], chunk, not mixed))
         at = n_before
         if seg is not None:
-            parts.append(schedule(rolled.expand(seg), part_chunk if mixed else chunk_size, not mixed) if flat else seg)
+            parts.append(schedule(rolled.expand(seg), chunk, not mixed) if flat else seg)
     n = sum(int(g.n) for g in parts)
     nbytes = sum(a.nbytes for g in parts for a in (g[:5] if isinstance(g, Groups) else g[:7]))
     return Plan(tuple(parts), n, np.ascontiguousarray(ops[:, 1]), np.ascontiguousarray(ops[:, 2]), nbytes, rows,
                 ext, tuple(seg for _, seg in tr.rolls), mixed)
+
+
+def _plan_chunk(mixed: bool, segments: bool):
+    """How a plan's parts are chunked: mixed ones (``part_chunk``), levelled ones with expanded segments
+    (``levelled_part_chunk``), or one levelled trace (``chunk_size``)."""
+    return part_chunk if mixed else levelled_part_chunk if segments else chunk_size
 
 
 def _entry_bytes(entry) -> int:
@@ -1754,7 +1769,7 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, 
         chunks = []
         fill = _mixed_fillers(hw_json) if pl.mixed else None  # (with rolled segments every chunk is mixed)
         for g in pl.parts:
-            ch = (part_chunk if pl.mixed else chunk_size)(int(g.n))
+            ch = _plan_chunk(pl.mixed, bool(pl.segs))(int(g.n))
             table = None if isinstance(g, Groups) else jax.device_put(g.table)  # (one per segment)
             for c in range(0, max(int(g.n), 1), ch):
                 part = slice(c, c + ch)

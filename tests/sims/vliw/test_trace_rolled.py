@@ -629,6 +629,23 @@ def test_segments_of_few_iterations_run_levelled(monkeypatch, below):
     assert rolled.iterations(rolled_parts[-1]) == counts[1]
 
 
+# 600 iterations of 8 adds and 8 stores to one line: a part of about 150 groups once expanded
+MANY_LANES = "VBCST x1, 1.0\nPMOVI p1, 8192\nLOOPI 600, end\n" + "".join(
+    f"VADD x{k}, x1, x1\nVST x{k}, p1, 0\n" for k in range(2, 10)) + "end:\n"
+
+
+def test_levelled_parts_are_chunked_by_their_size(monkeypatch):
+    """A levelled plan with expanded segments chunks a part of fewer than GROUP_CHUNK groups in SMALL_CHUNKs
+    (``trace.levelled_part_chunk``), not padded to a GROUP_CHUNK (swiglu C5's expert: 321 parts of a few hundred
+    groups, six times their groups packed and sent)."""
+    monkeypatch.setattr(rolled, "EXPAND_MIN_LANES", 1)
+    tr = _compare(MANY_LANES)
+    ((_, plan, chunks),) = trace._TRACES.values()
+    big = [int(g.n) for g in plan.parts if trace.SMALL_CHUNK < int(g.n) < trace.GROUP_CHUNK]
+    assert tr.rolls and not plan.mixed and big
+    assert {len(part[0]) for _, part in chunks} == {trace.SMALL_CHUNK}
+
+
 def _ext_disjoint_by_enumeration(events: list, k: int) -> bool:
     """``rolled.ext_disjoint`` by its definition: every element of every rolled DMA over iterations 0..k."""
     sets = []
