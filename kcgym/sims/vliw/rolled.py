@@ -64,7 +64,7 @@ DYNAMIC_TRIES = 2 * ROLL_TRIES  # back-edges a loop whose path depends on regist
 # long body costs about what stepping it does, and a loop that did not roll in two instances rarely does in the
 # next (speed only: a loop not tried is stepped)
 WALK_MAX = 16384  # bundles of one iteration the symbolic walk follows (longer bodies are stepped): 2 x 2,278 for
-# batch_matmul C5's expert
+# batch_matmul C5's expert, 2 x ~4,300 for C4's (past 8,192: its slab loop was stepped, first simulate 10.4 s cold)
 PERIOD_MAX = 2  # back-edges one rolled iteration may span: a body whose state repeats every second back-edge
 # (a double buffer: the buffers swap each iteration) rolls as iterations of two passes
 EXT_CHECK_MAX = 1 << 22  # EXT elements the DMA-out disjointness check may enumerate
