@@ -1697,11 +1697,10 @@ def plan(tr: Trace, rows: int, ext: int) -> Plan:
     assert ops is not None
     parts: list = []
     at = 0
-    # rolled segments run levelled (``rolled.expand``) where their operations, one per iteration, number
-    # EXPAND_MIN_LANES or more and stay within EXPAND_MAX_OPS with the rest; then no chunk is mixed and parts take
-    # wide groups
-    # (whole), and each segment of fewer than EXPAND_BELOW iterations, whose rolled groups would run half empty, as
-    # far as EXPAND_MAX_OPS goes; a trace with no segment left rolled has no mixed chunk
+    # rolled segments run levelled (``rolled.expand``): all of them where their operations, one per iteration,
+    # number EXPAND_MIN_LANES or more and stay within EXPAND_MAX_OPS with the rest (``whole``), else each segment of
+    # fewer than EXPAND_BELOW iterations (its rolled groups would run half empty) as far as EXPAND_MAX_OPS goes; a
+    # plan with no segment left rolled has no mixed chunk, and its parts take wide groups
     lanes = sum(int(seg.cnt[seg.kind >= 0].sum()) for _, seg in tr.rolls)
     whole = rolled.EXPAND_MIN_LANES <= lanes <= rolled.EXPAND_MAX_OPS - len(ops)
     expanded, room = [], rolled.EXPAND_MAX_OPS - len(ops)
