@@ -160,6 +160,7 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int, whole:
     mv_slot, next_mv = 0, 1
     U_S, U_V, U_M, U_D = M.U_SCALAR, M.U_VECTOR, M.U_MATRIX, M.U_DMA
     mm_occ, mv_occ = hw.mm_occupancy, hw.mv_occupancy
+    mm_av_max = min(vsize - B * V, vrows * V)  # an M_MM vector operand at most here is in VSRAM, with no wrap
 
     def clip(x: int, lo: int, hi: int) -> int:
         return lo if x < lo else hi if x > hi else x
@@ -191,7 +192,9 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int, whole:
                 elif sub == 2:
                     gp[f0] = f1
                 elif sub == 3:
-                    dec = _w(gp[f0] - 1)
+                    dec = gp[f0] - 1
+                    if dec < -0x80000000:
+                        dec = _w(dec)
                     gp[f0] = dec
                     if dec != 0:
                         pc = f1
@@ -199,8 +202,9 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int, whole:
                     halted = 1
             elif sub < 5:  # S_ADD/ADDI/SUB/MUL/LUI_INT
                 a = gp[f1 & 15]
-                gp[f0] = _w(a + f2) if sub == 1 else _w(a + gp[f2 & 15]) if sub == 0 else \
-                    _w(a - gp[f2 & 15]) if sub == 2 else _w(a * gp[f2 & 15]) if sub == 3 else _w(f1 << 12)
+                x = a + f2 if sub == 1 else a + gp[f2 & 15] if sub == 0 else a - gp[f2 & 15] if sub == 2 else \
+                    a * gp[f2 & 15] if sub == 3 else f1 << 12
+                gp[f0] = x if -0x80000000 <= x <= 0x7FFFFFFF else _w(x)  # (_w only where it wraps)
             else:  # S_LD_INT / S_ST_INT
                 idx = _w(gp[f1 & 15] + f2)
                 if not 0 <= idx < hw.intsram_size:
@@ -214,6 +218,38 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int, whole:
                 halted, fault, fault_pc, fault_detail = 1, M.F_CYCLE_LIMIT, cur, t_end
             gp[0] = 0
             continue
+        if cls == 5:  # M_MM (most data operations of a long kernel): in bounds and aligned, the path below inline
+            am, av = gp[f0], gp[f1]
+            tmm = sub == 1
+            nr = B if tmm else L
+            if 0 <= av <= mm_av_max and av % V == 0 and am >= 0 and am // L + nr <= mrows and (
+                    am % L == 0 if tmm else am % B == 0):
+                rv, mrow = av // V, am // L
+                key = (mrow, nr)
+                v = ms_ready_max.get(key)
+                if v is None:
+                    v = ms_ready_max[key] = int(ms_ready[mrow:mrow + nr].max())
+                dep = max(0, max(vs_ready[rv:rv + B]), v)
+                uf = unit_free[U_M]
+                start = t_issue if t_issue > uf else uf
+                if dep > start:
+                    start = dep
+                occ = occ_t[op]
+                end, ready = start + occ, start + lat_t[op]
+                t_issue = start + 1
+                t_end = max(t_end, end, ready)
+                unit_free[U_M] = end
+                busy[U_M] += occ
+                if t_end <= CYCLE_LIMIT:
+                    ops.append((K_MM, steps, cur, acc_slot, rv, mrow, 0 if tmm else am % L, 1 if tmm else 0))
+                else:
+                    halted, fault, fault_pc, fault_detail = 1, M.F_CYCLE_LIMIT, cur, t_end
+                acc_ready = ready
+                t = start + mm_occ
+                vs_read[rv:rv + B] = [t if x < t else x for x in vs_read[rv:rv + B]]
+                if ms_read_pending.get(key, -1) < t:
+                    ms_read_pending[key] = t
+                continue
         checks: list = []
         # ---- dependencies and unit (the handler's _schedule arguments) ----
         unit, dep, occ, lat = U_S, 0, occ_t[op], lat_t[op]
@@ -500,10 +536,9 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
 
     for i, op in enumerate(ops):
         k = op[0]
-        f = op[3:]
         if k == K_MM:  # (most operations of a long kernel: the general path below, inline)
-            a, s = o_a + f[0], f[1]
-            tile = (o_ms + f[2], B if f[4] else L)
+            a, s = o_a + op[3], op[4]
+            tile = (o_ms + op[5], B if op[7] else L)
             lvl = tile_write.get(tile)
             if lvl is None:
                 lvl = tile_write[tile] = max(lw[tile[0]:tile[0] + tile[1]])
@@ -516,6 +551,7 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
                 if lr[r] < lvl:
                     lr[r] = lvl
             continue
+        f = op[3:]
         if k == K_SFP:
             sub = f[3]
             rd = (o_s + f[1], o_s + f[2]) if sub <= 3 else (o_s + f[1],) if sub <= 6 else ()

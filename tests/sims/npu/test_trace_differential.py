@@ -357,3 +357,41 @@ def test_misjudged_loop_goes_on_to_the_trace_path(monkeypatch):
     ctl = np.asarray(st.ctl)[0]
     assert ctl[M.HALTED] and ctl[M.FAULT] == 0 and ctl[M.STEPS] > trace.ORACLE_MAX_INSTRUCTIONS
     trace._TRACES.clear()
+
+
+def test_int32_wrap_around_in_scalar_code():
+    """Scalar results that pass int32 wrap as the interpreter's do (the pre-pass wraps only where a result
+    leaves the range): ADDI/ADD/SUB/MUL overflow, and a loop counter decremented past INT_MIN (it keeps
+    looping until the step budget stops it)."""
+    src = ("S_LUI_INT gp4, 524287\nS_ADDI_INT gp4, gp4, 4095\nS_ADDI_INT gp5, gp4, 1\nS_ADD_INT gp2, gp5, gp5\n"
+           "S_ADDI_INT gp11, gp0, 3\nS_SUB_INT gp3, gp5, gp11\nS_MUL_INT gp6, gp4, gp4\nC_LOOP_START gp13, 2\n"
+           "S_ADDI_INT gp7, gp7, 1\nS_ADD_INT gp13, gp5, gp0\nC_LOOP_END gp13\n")
+    program = ACCELERATOR.assemble(src, HW)
+    hw_json = HW.model_dump_json()
+    new = _run_state(trace.batched_runner(hw_json)[1], program, _hbm(0), 400)
+    assert_same_state(new, _run_state(M.oracle_runner(hw_json)[1], program, _hbm(0), 400))
+    gp = np.asarray(new.gp)[0]
+    assert gp[4] == (1 << 31) - 1 and gp[5] == -(1 << 31) and gp[2] == 0 and gp[3] == (1 << 31) - 3
+    assert gp[6] == 1 and gp[7] > 100  # (INT_MAX squared wraps to 1; the wrapped counter kept the loop going)
+
+
+def test_matmul_past_the_cycle_limit_faults_at_the_matmul(monkeypatch):
+    """An in-bounds M_MM (the pre-pass's inline path) whose time passes CYCLE_LIMIT faults there, as on the
+    interpreter: a loop of M_MMs of 4096 cycles each keeps the matrix unit busy past the limit."""
+    from kcgym.limits import CYCLE_LIMIT, MAX_HW_CYCLES
+
+    hw = NPUConfig(mm_occupancy=MAX_HW_CYCLES)
+    task = TASKS["matmul"]
+    cfg = task.config("NPU", 1)
+    inputs = Evaluator(ACCELERATOR, task, cfg, hw).input_sets(0, 1)
+    n = CYCLE_LIMIT // (8 * MAX_HW_CYCLES) + 2
+    src = f"C_LOOP_START gp15, {n}\n" + "M_MM gp0, gp0\n" * 8 + "C_LOOP_END gp15\nC_HALT\n"
+    program = ACCELERATOR.assemble(src, hw)
+
+    def run(mode: str):
+        monkeypatch.setenv(trace.SIM_ENV, mode)
+        return ACCELERATOR.run(program, task, cfg, hw, inputs, 10_000_000)
+
+    new = run("trace")
+    assert new[0].fault is not None and new[0].fault.name == "CYCLE_LIMIT" and "M_MM" in new[0].fault.source
+    assert_same_results(new, run("oracle"))
