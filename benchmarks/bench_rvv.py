@@ -225,6 +225,7 @@ def kinds(name: str, index: int) -> None:
 
     from kcgym.sims.rvv import trace
     from kcgym.sims.rvv.accelerator import machine_inputs
+    from kcgym.sims.xla_options import older_fusion_emitters
 
     hw = ACCELERATOR.make_hw()
     task = tasks_for("int8")[name]
@@ -246,7 +247,7 @@ def kinds(name: str, index: int) -> None:
     dp = trace.DataPath(hw, mems.shape[1])
     names = trace.KIND_NAMES
     counts = collections.Counter(ops[:, trace.R_KIND].tolist())
-    for label, opts in (("DATA_PATH_XLA_OPTIONS", trace.xla_options()), ("XLA defaults", {})):
+    for label, opts in (("DATA_PATH_XLA_OPTIONS", older_fusion_emitters()), ("XLA defaults", {})):
         chunk = jax.jit(functools.partial(dp.run_chunk, vmem=True, rare=True), compiler_options=opts)
 
         def us_per_op(sel: np.ndarray, chunk=chunk) -> float:

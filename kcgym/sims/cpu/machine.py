@@ -41,6 +41,7 @@ from kcgym.sims.jax_cache import enable_persistent_cache
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import machine as R
 from kcgym.sims.rvv.machine import FAULT, FAULT_DETAIL, FAULT_PC, HALTED, PC, STEPS
+from kcgym.sims.xla_options import older_fusion_emitters
 
 FAULT_NAMES = ("NONE", "OOB", "MISALIGNED", "BAD_JUMP", "STEP_BUDGET", "CYCLE_LIMIT")
 F_OOB, F_MISALIGNED, F_BAD_JUMP, F_STEP_BUDGET, F_CYCLE_LIMIT = range(1, 6)
@@ -456,7 +457,8 @@ class Machine:
 def tracer(hw_json: str, n: int) -> Any:
     """``jit(Machine.trace)`` for ``n`` steps on one config (tests and debugging)."""
     machine = Machine(CPUConfig.model_validate_json(hw_json))
-    return jax.jit(lambda words, mem, prog_len, ext_size: machine.trace(words, mem, prog_len, ext_size, n))
+    return jax.jit(lambda words, mem, prog_len, ext_size: machine.trace(words, mem, prog_len, ext_size, n),
+                   compiler_options=older_fusion_emitters())
 
 
 @functools.lru_cache(maxsize=8)
@@ -465,9 +467,12 @@ def runner(hw_json: str, batched: bool = False, profile: bool = False) -> tuple[
 
     Unbatched (the default), input sets run one after another and ``lax.switch`` stays a real branch;
     ``batched=True`` vmaps over the memory images (``mem[B, M]``): the same results, state for state.
+    Compiled with XLA's older fusion emitters (``xla_options``): half the compile, the first simulate's most.
     """
     enable_persistent_cache()
     machine = Machine(CPUConfig.model_validate_json(hw_json), profile)
+    options = older_fusion_emitters()
     if batched:
-        return machine, jax.jit(jax.vmap(machine.run_one, in_axes=(None, 0, None, None, None)))
-    return machine, jax.jit(machine.run_one, donate_argnums=(1,))
+        return machine, jax.jit(jax.vmap(machine.run_one, in_axes=(None, 0, None, None, None)),
+                                compiler_options=options)
+    return machine, jax.jit(machine.run_one, donate_argnums=(1,), compiler_options=options)

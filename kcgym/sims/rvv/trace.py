@@ -54,6 +54,7 @@ from kcgym.sims.rvv import machine as M
 from kcgym.sims.rvv import rolled
 from kcgym.sims.rvv.config import DTCM_BASE, EXT_BASE, VLENB, RVVConfig
 from kcgym.sims.trace_cache import TraceCache
+from kcgym.sims.xla_options import OLDER_FUSION_EMITTERS, older_fusion_emitters
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + ext size + budget, :func:`_halted`)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their operation arrays
@@ -1458,7 +1459,7 @@ def data_runner(hw_json: str, mem_size: int, vmem: bool = True, rare: bool = Tru
     enable_persistent_cache()
     dp = DataPath(RVVConfig.model_validate_json(hw_json), mem_size)
     run = functools.partial(dp.run_chunk, vmem=vmem, rare=rare)
-    return dp.initial, jax.jit(run, donate_argnums=(0,), compiler_options=xla_options())
+    return dp.initial, jax.jit(run, donate_argnums=(0,), compiler_options=older_fusion_emitters())
 
 
 # XLA:CPU's options for the data path. The loop runs up to a dozen small fused kernels per operation, so what
@@ -1466,17 +1467,7 @@ def data_runner(hw_json: str, mem_size: int, vmem: bool = True, rare: bool = Tru
 # call here: softmax C3's vector arithmetic 2.0 -> 1.2 us per operation, the whole stream 1.3 -> 0.9
 # (``benchmarks/bench_rvv.py --kinds softmax:3`` prints both). Integer semantics are XLA's either way (the
 # differential tests compare every bit).
-DATA_PATH_XLA_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
-
-
-@functools.lru_cache(maxsize=1)
-def xla_options() -> dict:
-    """:data:`DATA_PATH_XLA_OPTIONS` where this XLA knows them (an older or newer one may not: then none)."""
-    try:
-        jax.jit(lambda v: v + 1, compiler_options=DATA_PATH_XLA_OPTIONS).lower(np.int32(0)).compile()
-    except Exception:  # "No such compile option": the defaults, which give the same results
-        return {}
-    return dict(DATA_PATH_XLA_OPTIONS)
+DATA_PATH_XLA_OPTIONS = OLDER_FUSION_EMITTERS  # (where this XLA knows them: ``older_fusion_emitters``)
 
 
 RARE_CLASSES = frozenset((C_VRED, C_VPERM, C_VMASK, C_VMOVE))  # their branches are compiled only where they occur

@@ -1763,23 +1763,36 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, 
             rows, W = sizes
         pl = plan(tr, rows, W)
     tr = tr._replace(ops=None)  # scheduled: the cache keeps only what a run needs
-    chunks: list[tuple[bool, tuple]] | None = None
-    if pl is not None:
-        chunks = []
-        fill = _mixed_fillers(hw_json) if pl.mixed else None  # (with rolled segments every chunk is mixed)
-        for g in pl.parts:
-            ch = _plan_chunk(pl.mixed, bool(pl.segs))(int(g.n))
-            table = None if isinstance(g, Groups) else jax.device_put(g.table)  # (one per segment)
-            for c in range(0, max(int(g.n), 1), ch):
-                part = slice(c, c + ch)
-                if isinstance(g, Groups):
-                    pack = jax.device_put(pack_groups(g, part))
-                    chunks.append((False, (pack,)) if fill is None else (True, (pack, *fill[1:4])))
-                else:
-                    assert fill is not None
-                    chunks.append((True, (fill[0], jax.device_put(pack_rolled(g, part)), table, fill[4])))
+    chunks: list[tuple[bool, tuple]] | None = None if pl is None else _device_chunks(pl, hw_json)
     _TRACES.put(key, (tr, pl, chunks))
     return tr, pl, chunks
+
+
+def _device_chunks(pl: Plan, hw_json: str) -> list[tuple[bool, tuple]]:
+    """A plan's chunks as ``(mixed, arguments)`` on the device: every array sent in one ``device_put`` (it
+    costs per call; batch_matmul C5's plan has thousands of segments)."""
+    fill = _mixed_fillers(hw_json) if pl.mixed else None  # (with rolled segments every chunk is mixed)
+    host: list[np.ndarray] = []
+    layout: list[tuple[bool, int, int]] = []  # (rolled?, index of its pack in host, of its segment's table)
+    for g in pl.parts:
+        ch = _plan_chunk(pl.mixed, bool(pl.segs))(int(g.n))
+        table = -1
+        if not isinstance(g, Groups):
+            host.append(g.table)  # (one per segment)
+            table = len(host) - 1
+        for c in range(0, max(int(g.n), 1), ch):
+            part = slice(c, c + ch)
+            host.append(pack_groups(g, part) if isinstance(g, Groups) else pack_rolled(g, part))
+            layout.append((table >= 0, len(host) - 1, table))
+    dev = jax.device_put(host)
+    chunks: list[tuple[bool, tuple]] = []
+    for rolled_part, at, table in layout:
+        if not rolled_part:
+            chunks.append((False, (dev[at],)) if fill is None else (True, (dev[at], *fill[1:4])))
+        else:
+            assert fill is not None
+            chunks.append((True, (fill[0], dev[at], dev[table], fill[4])))
+    return chunks
 
 
 def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps,

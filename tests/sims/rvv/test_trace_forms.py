@@ -20,6 +20,7 @@ from jax import lax
 from kcgym.sims.rvv import ACCELERATOR, trace
 from kcgym.sims.rvv import isa as I
 from kcgym.sims.rvv import machine as M
+from kcgym.sims.xla_options import older_fusion_emitters
 
 HW = ACCELERATOR.make_hw()
 MEM = 256
@@ -76,7 +77,7 @@ def _runner(form: tuple | None):
     def run(d: trace.Data, rows: jax.Array):
         return lax.map(lambda f: dp._packed(branch, d, f), rows)
 
-    return jax.jit(run, compiler_options=trace.xla_options())
+    return jax.jit(run, compiler_options=older_fusion_emitters())
 
 
 @pytest.mark.parametrize("i", range(len(trace.VARITH_FORMS)),
