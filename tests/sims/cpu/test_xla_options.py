@@ -35,7 +35,8 @@ def _states(name: str, index: int, kind: str, monkeypatch: pytest.MonkeyPatch):
     if source is None:
         pytest.skip(f"no {kind} kernel for {name} C{index}")
     program = CPU.assemble(source, hw)
-    images = np.stack([CPU.ext_image(task, cfg, hw, inputs) for inputs in Evaluator(CPU, task, cfg, hw).input_sets(0, 2)])
+    sets = Evaluator(CPU, task, cfg, hw).input_sets(0, 2)
+    images = np.stack([CPU.ext_image(task, cfg, hw, inputs) for inputs in sets])
     steps = HACK_STEPS if kind in HACKS else MAX_STEPS
     ours = A.simulate_images(program, images, hw, steps)
     with monkeypatch.context() as m:

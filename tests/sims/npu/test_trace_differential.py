@@ -375,6 +375,7 @@ def test_int32_wrap_around_in_scalar_code():
     assert gp[6] == 1 and gp[7] > 100  # (INT_MAX squared wraps to 1; the wrapped counter kept the loop going)
 
 
+@pytest.mark.slow  # (about 30 s: it runs a kernel up to the cycle limit on both paths)
 def test_matmul_past_the_cycle_limit_faults_at_the_matmul(monkeypatch):
     """An in-bounds M_MM (the pre-pass's inline path) whose time passes CYCLE_LIMIT faults there, as on the
     interpreter: a loop of M_MMs of 4096 cycles each keeps the matrix unit busy past the limit."""
