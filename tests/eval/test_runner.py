@@ -149,6 +149,8 @@ def test_ray_backend_gives_the_same_records_as_local(tmp_path):
     ray = pytest.importorskip("ray")
     specs = fake_plan(configs=[1, 2, 3])
     run_eval(specs, ["compiler", "search"], tmp_path / "local", progress=False, options={"search_budget": 3})
+    sigterm = signal.getsignal(signal.SIGTERM)  # (ray.init replaces it with sys.exit: a later SIGTERM would
+    # fail whatever test runs then instead of stopping the run)
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}})
     try:
@@ -156,6 +158,7 @@ def test_ray_backend_gives_the_same_records_as_local(tmp_path):
                  plugins=["tests.eval.fake_suite"], options={"search_budget": 3}, concurrency=2)
     finally:
         ray.shutdown()
+        signal.signal(signal.SIGTERM, sigterm)
 
     def comparable(run: str) -> dict:
         out = {}
