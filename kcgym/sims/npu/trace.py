@@ -20,6 +20,8 @@ import functools
 import hashlib
 import itertools
 import os
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any, NamedTuple
 
 import jax
@@ -28,7 +30,7 @@ import numpy as np
 from jax import lax
 
 from kcgym.limits import CYCLE_LIMIT
-from kcgym.sims import groups
+from kcgym.sims import compile_ahead, groups
 from kcgym.sims.device_inputs import on_device
 from kcgym.sims.gc_pause import collector_paused
 from kcgym.sims.jax_cache import enable_persistent_cache
@@ -39,6 +41,12 @@ from kcgym.sims.trace_cache import TraceCache
 
 TRACE_CACHE_SIZE = 32  # pre-passed programs kept per process (program + hw + HBM limit + budget)
 TRACE_CACHE_BYTES = 256 << 20  # and at most this much of their schedules (a C5 composite's is tens of MB)
+# A program of more dynamic instructions than this (``dynamic_count``) is streamed on its first run (``_streamed``):
+# every STREAM_PART_OPS data operations (at the next loop back-edge) are levelled, packed and sent, and their
+# groups run on another core while the pre-pass goes on. A part's groups do not share levels with the next
+# part's (a few more groups); both constants tune speed only.
+STREAM_ABOVE = 500_000
+STREAM_PART_OPS = 1 << 16
 GROUP_WIDTH = 16  # data operations executed together in one loop step (a level's ops of one kind)
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
@@ -93,10 +101,13 @@ def _costs(hw_json: str) -> tuple[list[int], list[int]]:
     return [int(x) for x in isa.table("occupancy", hw)], [int(x) for x in isa.table("latency", hw)]
 
 
-def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int, whole: bool = True) -> Trace:
+def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int, whole: bool = True,
+            sink: Callable[[list], None] | None = None) -> Trace:
     """Run the control side of ``words`` (a padded program) exactly as ``Machine.run_one`` does.
     ``whole=False``: the final scoreboard rows and INT SRAM (``vs_ready`` .. ``im``, which no run result
-    reads) come back empty, which spares converting thousands of list entries per program."""
+    reads) come back empty, which spares converting thousands of list entries per program. ``sink``: the data
+    operations so far are handed to it, in order, at a loop's back-edge once there are ``STREAM_PART_OPS`` of
+    them (``_streamed``: their groups run while the pre-pass goes on); the Trace keeps only the rest."""
     occ_t, lat_t = _costs(hw.model_dump_json())
     V, L, B, R = hw.VLEN, hw.MLEN, hw.BLEN, hw.v_prefetch_rows
     kv = max(B, R)
@@ -198,6 +209,9 @@ def prepass(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int, whole:
                     gp[f0] = dec
                     if dec != 0:
                         pc = f1
+                        if sink is not None and len(ops) >= STREAM_PART_OPS:
+                            sink(ops)
+                            ops = []
                 elif sub == 5:
                     halted = 1
             elif sub < 5:  # S_ADD/ADDI/SUB/MUL/LUI_INT
@@ -513,124 +527,140 @@ def levelled(ops: list, hw: NPUConfig, d: Dims) -> Levelled:
     write-after-read on rows, words and value slots), then pack each level's operations of one kind
     into groups of GROUP_WIDTH. Operations in one level touch disjoint state, so a group's lanes can
     gather, compute and scatter at once; levels run in order, so every value is the oracle's."""
-    B, L, R = hw.BLEN, hw.MLEN, hw.v_prefetch_rows
-    o_ms = d.vs
-    o_h = o_ms + d.ms
-    o_f = o_h + d.hbm
-    o_s = o_f + d.fpm
-    o_a = o_s + d.fp
-    o_m = o_a + d.acc
-    n_res = o_m + d.mv
-    lw = [0] * n_res  # level of the last write of each resource
-    lr = [0] * n_res  # highest level that read it
-    levels = [0] * len(ops)
-    tile_write: dict = {}  # (first MSRAM resource, rows) -> highest write level, until the next tile load
-    tile_read: dict = {}  # (first MSRAM resource, rows) -> highest level that read it, folded into lr at a load
-    tile = (0, 0)
-    nblk = hw.VLEN // B
-    lw_full = [0] * d.vs  # VSRAM rows: level of the last whole-row write (lw: of any write, partial included)
-    lw_blk: dict[int, int] = {}  # VSRAM (row, BLEN column block): level of the last M_MM_WO into it (0: none)
+    return Leveller(hw, d).level(ops)
 
-    def rows(base: int, n: int, step: int) -> range:
-        return range(o_h + base, o_h + base + n * step, step) if step else range(o_h + base, o_h + base + 1)
 
-    for i, op in enumerate(ops):
-        k = op[0]
-        if k == K_MM:  # (most operations of a long kernel: the general path below, inline)
-            a, s = o_a + op[3], op[4]
-            tile = (o_ms + op[5], B if op[7] else L)
-            lvl = tile_write.get(tile)
-            if lvl is None:
-                lvl = tile_write[tile] = max(lw[tile[0]:tile[0] + tile[1]])
-            lvl = max(lvl, lw[a], lr[a], *lw[s:s + B]) + 1
+class Leveller:
+    """:func:`levelled` a part at a time: the parts of one program's operations, in order, get the levels one
+    call on all of them would give (each part's levels continue from the state the parts before it left)."""
+
+    def __init__(self, hw: NPUConfig, d: Dims):
+        self.hw, self.d = hw, d
+        o_m = d.vs + d.ms + d.hbm + d.fpm + d.fp + d.acc
+        self.lw = [0] * (o_m + d.mv)  # level of the last write of each resource
+        self.lr = [0] * (o_m + d.mv)  # highest level that read it
+        self.tile_write: dict = {}  # (first MSRAM resource, rows) -> highest write level, until the next tile
+        # load; (first MSRAM resource, rows) -> highest level that read it, folded into lr at a load
+        self.tile_read: dict = {}
+        self.tile = (0, 0)
+        self.lw_full = [0] * d.vs  # VSRAM rows: level of the last whole-row write (lw: of any write, partial too)
+        self.lw_blk: dict[int, int] = {}  # VSRAM (row, BLEN column block): level of the last M_MM_WO into it
+
+    def level(self, ops: list) -> Levelled:
+        """The next part of the program's operations, levelled."""
+        hw, d = self.hw, self.d
+        B, L = hw.BLEN, hw.MLEN
+        o_ms = d.vs
+        o_h = o_ms + d.ms
+        o_f = o_h + d.hbm
+        o_s = o_f + d.fpm
+        o_a = o_s + d.fp
+        o_m = o_a + d.acc
+        lw, lr, tile_write, tile_read = self.lw, self.lr, self.tile_write, self.tile_read
+        tile, lw_full, lw_blk = self.tile, self.lw_full, self.lw_blk
+        levels = [0] * len(ops)
+        nblk = hw.VLEN // B
+
+        def rows(base: int, n: int, step: int) -> range:
+            return range(o_h + base, o_h + base + n * step, step) if step else range(o_h + base, o_h + base + 1)
+
+        for i, op in enumerate(ops):
+            k = op[0]
+            if k == K_MM:  # (most operations of a long kernel: the general path below, inline)
+                a, s = o_a + op[3], op[4]
+                tile = (o_ms + op[5], B if op[7] else L)
+                lvl = tile_write.get(tile)
+                if lvl is None:
+                    lvl = tile_write[tile] = max(lw[tile[0]:tile[0] + tile[1]])
+                lvl = max(lvl, lw[a], lr[a], *lw[s:s + B]) + 1
+                levels[i] = lvl
+                if tile_read.get(tile, 0) < lvl:
+                    tile_read[tile] = lvl
+                lr[a] = lw[a] = lvl
+                for r in range(s, s + B):
+                    if lr[r] < lvl:
+                        lr[r] = lvl
+                continue
+            f = op[3:]
+            if k == K_SFP:
+                sub = f[3]
+                rd = (o_s + f[1], o_s + f[2]) if sub <= 3 else (o_s + f[1],) if sub <= 6 else ()
+                wr = (o_s + f[0],)
+            elif k == K_FLD:
+                rd, wr = (o_f + f[1],), (o_s + f[0],)
+            elif k == K_FST:
+                rd, wr = (o_s + f[1],), (o_f + f[0],)
+            elif k == K_VEC:
+                sub = f[4]
+                rd = (f[1], f[2]) if sub < 4 else (f[1], o_s + f[3]) if sub <= 8 else (f[1],)
+                wr = (f[0],)
+            elif k == K_VRED:
+                rd, wr = (o_s + f[1], f[2]), (o_s + f[0],)
+            elif k == K_MM:
+                rd, wr = (o_a + f[0], *range(f[1], f[1] + B)), (o_a + f[0],)
+                tile = (o_ms + f[2], B if f[4] else L)
+            elif k == K_MV:
+                rd, wr = (o_m + f[0], f[1]), (o_m + f[0],)
+                tile = (o_ms + f[2], L)
+            elif k == K_WOMM:  # partial rows: ordered against whole-row writes, readers and its own column block
+                rd, wr = (o_a + f[0],), (o_a + f[0],)
+            elif k == K_WOMV:
+                rd, wr = (o_m + f[0],), (o_m + f[0], f[1])
+            elif k == K_LDV:
+                rd, wr = rows(f[2], f[1], f[3]), range(f[0], f[0] + f[1])
+            elif k == K_STV:
+                rd, wr = range(f[0], f[0] + f[1]), rows(f[2], f[1], f[3])
+            else:  # K_LDM
+                rd, wr = rows(f[1], L, f[2]), range(o_ms + f[0], o_ms + f[0] + L)
+                for (a, n), v in tile_read.items():  # the tile readers' levels, for this load's write-after-read
+                    lr[a:a + n] = [x if x > v else v for x in lr[a:a + n]]
+                tile_read.clear()
+                tile_write.clear()
+            lvl = 0
+            if k in (K_MM, K_MV):  # MSRAM rows change only at tile loads: their write levels per block, cached
+                lvl = tile_write.get(tile)
+                if lvl is None:
+                    lvl = tile_write[tile] = max(lw[tile[0]:tile[0] + tile[1]])
+            for r in rd:
+                if lw[r] > lvl:
+                    lvl = lw[r]
+            for r in wr:
+                if lw[r] > lvl:
+                    lvl = lw[r]
+                if lr[r] > lvl:
+                    lvl = lr[r]
+            if k == K_WOMM:
+                blocks = range(f[1] * nblk + f[2] // B, (f[1] + B) * nblk, nblk)
+                for r in range(f[1], f[1] + B):
+                    lvl = max(lvl, lw_full[r], lr[r])
+                for c in blocks:
+                    b = lw_blk.get(c, 0)
+                    if b > lvl:
+                        lvl = b
+            lvl += 1
             levels[i] = lvl
-            if tile_read.get(tile, 0) < lvl:
+            if k in (K_MM, K_MV) and tile_read.get(tile, 0) < lvl:
                 tile_read[tile] = lvl
-            lr[a] = lw[a] = lvl
-            for r in range(s, s + B):
+            for r in rd:
                 if lr[r] < lvl:
                     lr[r] = lvl
-            continue
-        f = op[3:]
-        if k == K_SFP:
-            sub = f[3]
-            rd = (o_s + f[1], o_s + f[2]) if sub <= 3 else (o_s + f[1],) if sub <= 6 else ()
-            wr = (o_s + f[0],)
-        elif k == K_FLD:
-            rd, wr = (o_f + f[1],), (o_s + f[0],)
-        elif k == K_FST:
-            rd, wr = (o_s + f[1],), (o_f + f[0],)
-        elif k == K_VEC:
-            sub = f[4]
-            rd = (f[1], f[2]) if sub < 4 else (f[1], o_s + f[3]) if sub <= 8 else (f[1],)
-            wr = (f[0],)
-        elif k == K_VRED:
-            rd, wr = (o_s + f[1], f[2]), (o_s + f[0],)
-        elif k == K_MM:
-            rd, wr = (o_a + f[0], *range(f[1], f[1] + B)), (o_a + f[0],)
-            tile = (o_ms + f[2], B if f[4] else L)
-        elif k == K_MV:
-            rd, wr = (o_m + f[0], f[1]), (o_m + f[0],)
-            tile = (o_ms + f[2], L)
-        elif k == K_WOMM:  # partial rows: ordered against whole-row writes, readers and its own column block
-            rd, wr = (o_a + f[0],), (o_a + f[0],)
-        elif k == K_WOMV:
-            rd, wr = (o_m + f[0],), (o_m + f[0], f[1])
-        elif k == K_LDV:
-            rd, wr = rows(f[2], f[1], f[3]), range(f[0], f[0] + f[1])
-        elif k == K_STV:
-            rd, wr = range(f[0], f[0] + f[1]), rows(f[2], f[1], f[3])
-        else:  # K_LDM
-            rd, wr = rows(f[1], L, f[2]), range(o_ms + f[0], o_ms + f[0] + L)
-            for (a, n), v in tile_read.items():  # the tile readers' levels, for this load's write-after-read
-                lr[a:a + n] = [x if x > v else v for x in lr[a:a + n]]
-            tile_read.clear()
-            tile_write.clear()
-        lvl = 0
-        if k in (K_MM, K_MV):  # MSRAM rows change only at tile loads: their write levels per block, cached
-            lvl = tile_write.get(tile)
-            if lvl is None:
-                lvl = tile_write[tile] = max(lw[tile[0]:tile[0] + tile[1]])
-        for r in rd:
-            if lw[r] > lvl:
-                lvl = lw[r]
-        for r in wr:
-            if lw[r] > lvl:
-                lvl = lw[r]
-            if lr[r] > lvl:
-                lvl = lr[r]
-        if k == K_WOMM:
-            blocks = range(f[1] * nblk + f[2] // B, (f[1] + B) * nblk, nblk)
-            for r in range(f[1], f[1] + B):
-                lvl = max(lvl, lw_full[r], lr[r])
-            for c in blocks:
-                b = lw_blk.get(c, 0)
-                if b > lvl:
-                    lvl = b
-        lvl += 1
-        levels[i] = lvl
-        if k in (K_MM, K_MV) and tile_read.get(tile, 0) < lvl:
-            tile_read[tile] = lvl
-        for r in rd:
-            if lr[r] < lvl:
-                lr[r] = lvl
-        for r in wr:
-            lw[r] = lvl
-            if r < d.vs:
-                lw_full[r] = lvl
-        if k == K_WOMM:
-            for r in range(f[1], f[1] + B):
-                if lw[r] < lvl:
-                    lw[r] = lvl
-            for c in blocks:
-                lw_blk[c] = lvl
-    del R
-    width = N_FIELDS + 3  # each operation padded to (kind, seq, pc, N_FIELDS fields)
-    pad = [(0,) * k for k in range(width + 1)]
-    table = np.fromiter(itertools.chain.from_iterable([op + pad[width - len(op)] for op in ops]), np.int32,
-                        count=len(ops) * width).reshape(len(ops), width)  # (fromiter: a quarter less than np.array)
-    kinds, seqs, pcs, fields = table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy(), table[:, 3:].copy()
-    return Levelled(kinds, seqs, np.asarray(levels), fields, pcs)
+            for r in wr:
+                lw[r] = lvl
+                if r < d.vs:
+                    lw_full[r] = lvl
+            if k == K_WOMM:
+                for r in range(f[1], f[1] + B):
+                    if lw[r] < lvl:
+                        lw[r] = lvl
+                for c in blocks:
+                    lw_blk[c] = lvl
+        self.tile = tile
+        width = N_FIELDS + 3  # each operation padded to (kind, seq, pc, N_FIELDS fields)
+        pad = [(0,) * k for k in range(width + 1)]
+        table = np.fromiter(itertools.chain.from_iterable([op + pad[width - len(op)] for op in ops]), np.int32,
+                            count=len(ops) * width).reshape(len(ops), width)  # (fromiter: a quarter less than np.array)
+        kinds, seqs, pcs, fields = table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy(), table[:, 3:].copy()
+        return Levelled(kinds, seqs, np.asarray(levels), fields, pcs)
 
 
 def chunk_size(n_groups: int) -> int:
@@ -869,7 +899,9 @@ def data_runner(hw_json: str, H: int, programs: int = 1, private: int = 0):
 
 
 def _entry_bytes(entry) -> int:
-    return 0 if entry[1] is None else sum(a.nbytes for a in entry[1][:5])  # the arrays of Groups
+    if entry[1] is None:
+        return 0  # the arrays of Groups and of the chunks sent (a streamed trace keeps only these)
+    return sum(a.nbytes for a in entry[1][:5]) + sum(a.nbytes for part in entry[2] for a in part)
 
 
 _TRACES = TraceCache(TRACE_CACHE_SIZE, TRACE_CACHE_BYTES, _entry_bytes)
@@ -880,24 +912,70 @@ def _config(hw_json: str) -> NPUConfig:
     return NPUConfig.model_validate_json(hw_json)
 
 
-def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps: int, H: int):
+def traced(words: np.ndarray, hw: NPUConfig, hw_json: str, limit: int, max_steps: int, H: int,
+           feed: _Feed | None = None):
     """(Trace, Groups, chunks) of a program, cached by program, config, HBM limit and bucket, and step
-    budget; ``chunks``: the groups as device arrays, a chunk at a time (sent once, not per run)."""
+    budget; ``chunks``: the groups as device arrays, a chunk at a time (sent once, not per run). ``feed``:
+    where the program is not cached and runs more than ``STREAM_ABOVE`` instructions, it is streamed
+    (:func:`_streamed`): each part's chunks are handed to ``feed`` as they are sent, so a run of them overlaps
+    the rest of the pre-pass (its groups then come back without their host arrays: the chunks hold them)."""
     words = np.ascontiguousarray(words, np.int32)
     key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, hw_json, int(limit), int(max_steps), H)
     hit = _TRACES.get(key)
     if hit is not None:
         return hit
     with collector_paused():  # (``gc_pause``: its millions of tuples hold no cycles)
-        tr = prepass(words, hw, int(limit), int(max_steps))
-        groups = None if tr.exotic else schedule(tr.ops, hw, dims_of(hw, H))
+        if feed is not None and dynamic_count(words, STREAM_ABOVE) > STREAM_ABOVE:
+            tr, groups, chunks = _streamed(words, hw, int(limit), int(max_steps), dims_of(hw, H), feed)
+        else:
+            tr = prepass(words, hw, int(limit), int(max_steps))
+            groups = None if tr.exotic else schedule(tr.ops, hw, dims_of(hw, H))
+            chunks = None if groups is None else _sent(groups, chunk_size(int(groups.n)))
     tr = tr._replace(ops=[])  # scheduled: the cache keeps only what a run needs
-    ch = chunk_size(0 if groups is None else int(groups.n))
-    chunks = None if groups is None else jax.device_put([  # one call for every array: it costs per call
-        (groups.kind[c:c + ch], groups.fields[c:c + ch], groups.seq[c:c + ch], np.int32(min(ch, groups.n - c)))
-        for c in range(0, max(int(groups.n), 1), ch)])
     _TRACES.put(key, (tr, groups, chunks))
     return tr, groups, chunks
+
+
+def _sent(g: Groups, ch: int) -> list:
+    """The groups on the device, ``ch`` to a chunk, each with its count of groups in use."""
+    return jax.device_put([  # one call for every array: it costs per call
+        (g.kind[c:c + ch], g.fields[c:c + ch], g.seq[c:c + ch], np.int32(min(ch, g.n - c)))
+        for c in range(0, max(int(g.n), 1), ch)])
+
+
+def _streamed(words: np.ndarray, hw: NPUConfig, limit: int, max_steps: int, d: Dims,
+              feed: _Feed) -> tuple[Trace, Groups | None, list | None]:
+    """A long program's pre-pass with its schedule made a part at a time (``prepass``'s ``sink``): each part
+    levelled where the parts before it left off (``Leveller``: the levels of one call), packed into groups of
+    its own, sent, and handed to ``feed``, whose asynchronous data-path calls then run on another core while
+    the pre-pass goes on. A part's groups run after the parts before it, so every dependency holds (its levels
+    only order it within the part): results bit for bit as :func:`traced`'s. An exotic program (left to the
+    oracle) comes back without groups, whatever was fed."""
+    feed.begin()
+    lev = Leveller(hw, d)
+    chunks: list = []
+    seqs: list[np.ndarray] = []
+    pcs: list[np.ndarray] = []
+    n = 0
+
+    def sink(ops: list) -> None:
+        nonlocal n
+        lv = lev.level(ops)
+        g_kind, g_fields, g_seq, n_g = groups.pack(lv.kinds, lv.seqs, lv.levels, lv.fields, lv.seqs, WIDTH,
+                                                   N_KINDS, GROUP_WIDTH, lambda _: GROUP_CHUNK)
+        part = _sent(Groups(g_kind, g_fields, g_seq, lv.seqs, lv.pcs, np.int32(n_g)), GROUP_CHUNK)
+        feed(part)
+        chunks.extend(part)
+        seqs.append(lv.seqs)
+        pcs.append(lv.pcs)
+        n += n_g
+
+    tr = prepass(words, hw, limit, max_steps, sink=sink)
+    if tr.exotic:
+        return tr, None, None
+    if tr.ops or not chunks:
+        sink(tr.ops)
+    return tr, Groups(_EMPTY, _EMPTY, _EMPTY, np.concatenate(seqs), np.concatenate(pcs), np.int32(n)), chunks
 
 
 def _state(tr: Trace, data: Data, first: np.ndarray, p: int, d: Dims, op_seq: np.ndarray, op_pc: np.ndarray,
@@ -1063,19 +1141,75 @@ def run(hw_json: str, words: np.ndarray, hbm: np.ndarray, fpm: np.ndarray, limit
     hw = _config(hw_json)
     hbm, fpm = on_device(hbm), on_device(fpm)
     N, H = hbm.shape
-    tr, groups, chunks = traced(words, hw, hw_json, int(limit), int(max_steps), H)
+    feed = _Feed(hw_json, H, hbm, fpm)
+    tr, groups, chunks = traced(words, hw, hw_json, int(limit), int(max_steps), H, feed)
     if groups is None:
         return None
-    initial, chunk = data_runner(hw_json, H)
-    data = initial(hbm, fpm)
-    for part in chunks:
-        data = chunk(data, *part)
+    if feed.data is not None or feed.pending:
+        data = feed.finish()
+    else:
+        initial, chunk = data_runner(hw_json, H)
+        data = initial(hbm, fpm)
+        for part in chunks:
+            data = chunk(data, *part)
     data = jax.device_get(data)
     d = dims_of(hw, H)
     mem = np.asarray(data.mem)
     o_h = d.vs + d.ms
     return _state(tr, data, np.asarray(data.nan_seq), 0, d, groups.op_seq, groups.op_pc, mem[:, :d.vs],
                   mem[:, d.vs:o_h], mem[:, o_h:o_h + d.hbm].reshape(N, H), mem[:, o_h + d.hbm + tr.mv_slot])
+
+
+class _Feed:
+    """A run's data path fed by a streamed pre-pass (``_streamed``): ``begin`` starts compiling its functions
+    for this run's shapes on the background thread (``compile_ahead``), each part's chunks are queued until
+    that is done and then dispatched (asynchronously: they run while the pre-pass goes on), ``finish`` sends
+    the rest and returns the final state."""
+
+    def __init__(self, hw_json: str, H: int, hbm: jax.Array, fpm: jax.Array):
+        self.hw_json, self.H, self.hbm, self.fpm = hw_json, H, hbm, fpm
+        self.compiled: Future | None = None
+        self.data: Any = None
+        self.pending: list = []
+
+    def begin(self) -> None:
+        key = ("npu", self.hw_json, self.H, self.hbm.shape, self.fpm.shape)
+        shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (self.hbm, self.fpm)]
+        self.compiled = compile_ahead.ahead(key, functools.partial(_compile_data_path, self.hw_json, self.H, *shapes))
+
+    def __call__(self, part: list) -> None:
+        self.pending.extend(part)
+        if self.data is None and (self.compiled is None or self.compiled.done()):
+            self._start()
+        if self.data is not None:
+            self._dispatch()
+
+    def _start(self) -> None:
+        if self.compiled is not None:
+            compile_ahead.wait(self.compiled)
+        self.data = data_runner(self.hw_json, self.H)[0](self.hbm, self.fpm)
+
+    def _dispatch(self) -> None:
+        chunk = data_runner(self.hw_json, self.H)[1]
+        for g in self.pending:
+            self.data = chunk(self.data, *g)
+        self.pending.clear()
+
+    def finish(self) -> Any:
+        if self.data is None:
+            self._start()
+        self._dispatch()
+        return self.data
+
+
+def _compile_data_path(hw_json: str, H: int, hbm: jax.ShapeDtypeStruct, fpm: jax.ShapeDtypeStruct) -> None:
+    """``data_runner``'s functions compiled for a run on these images with GROUP_CHUNK chunks (``_Feed``)."""
+    initial, chunk = data_runner(hw_json, H)
+    initial.lower(hbm, fpm).compile()
+    i32 = jnp.int32
+    chunk.lower(jax.eval_shape(initial, hbm, fpm), jax.ShapeDtypeStruct((GROUP_CHUNK,), i32),
+                jax.ShapeDtypeStruct((GROUP_CHUNK, GROUP_WIDTH, N_FIELDS), i32),
+                jax.ShapeDtypeStruct((GROUP_CHUNK, GROUP_WIDTH), i32), jax.ShapeDtypeStruct((), i32)).compile()
 
 
 def _bucket_rows(n: int) -> int:
