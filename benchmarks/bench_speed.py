@@ -120,7 +120,7 @@ COLD_KERNELS = {
     "RVV": (("matmul", 1), ("matmul", 3), ("conv2d", 5)),
     "CPU": (("dotprod", 1), ("dotprod", 3), ("qsort", 5)),
 }
-COLD_EXPERTS = {"VLIW": (("batch_matmul", 4), ("batch_matmul", 5))}  # expert kernels timed the same way
+COLD_EXPERTS = {"VLIW": (("batch_matmul", 4), ("batch_matmul", 5), ("swiglu", 5))}  # expert kernels timed the same way
 # (``--cold``): the VLIW's longest first simulates are experts' (double-buffered loops: they roll as iterations of two
 # passes, rolled.PERIOD_MAX)
 COLD_TARGET_S = 5.0  # issue 16: the first simulate of a fresh process, cache cold, at most this

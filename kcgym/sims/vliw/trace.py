@@ -62,6 +62,11 @@ GROUP_WIDTH = 32  # data operations executed together in one loop step (a level'
 WIDE_WIDTH = 64
 WIDE_BELOW = 0.65
 GROUP_CHUNK = 2048  # groups per call of the jitted data path: one compile serves programs of any length
+# A trace of at least this many operations and rolled groups is planned and sent a few parts at a time on its first
+# run (``_streamed``: at least STREAM_SEND_GROUPS groups a send), each send's chunks run while the next parts are
+# scheduled and packed; both constants tune speed only
+STREAM_MIN_OPS = 200_000
+STREAM_SEND_GROUPS = 4096
 SMALL_CHUNK = 128  # ... except programs of at most this many groups, whose one call sends a smaller array
 X_SLOTS = 16384  # renamed vector-register values (a slot is reused after X_SLOTS writes; levels keep it safe)
 C_SLOTS = 8192  # renamed accumulator values (a tile of VMMULs takes one per VMMUL)
@@ -1693,30 +1698,48 @@ def plan(tr: Trace, rows: int, ext: int) -> Plan:
     """Schedule the levelled operations between rolled segments, part by part (each part runs after the
     one before it, so its levels need not know the others'). Without segments: one part, as before.
     ``rows``, ``ext``: the compact state the trace's rows are numbered for (``compact``)."""
+    expanded, mixed = _plan_layout(tr)
+    return _plan_of(tr, list(_plan_parts(tr, expanded, mixed)), rows, ext, mixed)
+
+
+def _plan_layout(tr: Trace) -> tuple[list[bool], bool]:
+    """Which rolled segments of a trace run levelled (``rolled.expand``), and whether any stays rolled (then every
+    chunk is a mixed one): all of them where their operations, one per iteration, number EXPAND_MIN_LANES or more
+    and stay within EXPAND_MAX_OPS with the rest (``whole``), else each segment of fewer than EXPAND_BELOW
+    iterations (its rolled groups would run half empty) as far as EXPAND_MAX_OPS goes (memory); a plan with no
+    segment left rolled has no mixed chunk, and its parts take wide groups."""
     ops = tr.ops
     assert ops is not None
-    parts: list = []
-    at = 0
-    # rolled segments run levelled (``rolled.expand``): all of them where their operations, one per iteration,
-    # number EXPAND_MIN_LANES or more and stay within EXPAND_MAX_OPS with the rest (``whole``), else each segment of
-    # fewer than EXPAND_BELOW iterations (its rolled groups would run half empty) as far as EXPAND_MAX_OPS goes; a
-    # plan with no segment left rolled has no mixed chunk, and its parts take wide groups
     lanes = sum(int(seg.cnt[seg.kind >= 0].sum()) for _, seg in tr.rolls)
     whole = rolled.EXPAND_MIN_LANES <= lanes <= rolled.EXPAND_MAX_OPS - len(ops)
     expanded, room = [], rolled.EXPAND_MAX_OPS - len(ops)
-    for _, seg in tr.rolls:  # (within EXPAND_MAX_OPS too: memory)
+    for _, seg in tr.rolls:
         n = int(seg.cnt[seg.kind >= 0].sum())
         flat = whole or (rolled.iterations(seg) < rolled.EXPAND_BELOW and n <= room)
         room -= n if flat and not whole else 0
         expanded.append(flat)
-    mixed = not all(expanded)
+    return expanded, not all(expanded)
+
+
+def _plan_parts(tr: Trace, expanded: list[bool], mixed: bool):
+    """The parts of a plan (``plan``), one at a time, in program order."""
+    ops = tr.ops
+    assert ops is not None
     chunk = _plan_chunk(mixed, bool(tr.rolls))
+    at, first = 0, True
     for (n_before, seg), flat in zip((*tr.rolls, (len(ops), None)), (*expanded, True), strict=True):
-        if n_before > at or (seg is None and not parts):
-            parts.append(schedule(ops[at:n_before], chunk, not mixed))
+        if n_before > at or (seg is None and first):
+            first = False
+            yield schedule(ops[at:n_before], chunk, not mixed)
         at = n_before
         if seg is not None:
-            parts.append(schedule(rolled.expand(seg), chunk, not mixed) if flat else seg)
+            first = False
+            yield schedule(rolled.expand(seg), chunk, not mixed) if flat else seg
+
+
+def _plan_of(tr: Trace, parts: list, rows: int, ext: int, mixed: bool) -> Plan:
+    ops = tr.ops
+    assert ops is not None
     n = sum(int(g.n) for g in parts)
     nbytes = sum(a.nbytes for g in parts for a in (g[:5] if isinstance(g, Groups) else g[:7]))
     return Plan(tuple(parts), n, np.ascontiguousarray(ops[:, 1]), np.ascontiguousarray(ops[:, 2]), nbytes, rows,
@@ -1743,11 +1766,14 @@ def _prepassed(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H:
         return prepass(words, hw, limit, max_steps, H, count is None or count > ROLL_ABOVE)
 
 
-def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, done: tuple | None = None):
+def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, done: tuple | None = None,
+           feed: _Feed | None = None):
     """(Trace, Groups, chunks) of a program, cached by program, config, EXT limit and bucket, and step
     budget; ``chunks``: the groups as device arrays, a chunk at a time (sent once, not per run). ``done``:
     the program's pre-pass where the caller made it (``run_many``: a program it leaves to run alone), as
-    ``(trace, None)`` or compacted, ``(trace, (rows, W))``."""
+    ``(trace, None)`` or compacted, ``(trace, (rows, W))``. ``feed``: where the trace is not cached and holds at
+    least STREAM_MIN_OPS operations and rolled groups, its plan is made, sent and handed to ``feed`` a few parts
+    at a time (``_streamed``), so a run of the first parts overlaps the scheduling of the rest."""
     words = np.ascontiguousarray(words, np.int32)
     key = (hashlib.sha1(words.tobytes()).hexdigest(), words.shape, hw_json, int(limit), int(max_steps), H)
     hit = _TRACES.get(key)
@@ -1755,27 +1781,83 @@ def traced(words: np.ndarray, hw_json: str, limit: int, max_steps: int, H: int, 
         return hit
     hw = _config(hw_json)
     tr, sizes = done or (_prepassed(words, hw, int(limit), int(max_steps), H, static_count(words)), None)
-    pl = None
+    pl = chunks = None
     if not tr.exotic and tr.ops is not None:
         if sizes is None:
             tr, rows, W = compact(tr, hw, H)
         else:
             rows, W = sizes
-        pl = plan(tr, rows, W)
+        size = len(tr.ops) + sum(len(seg.kind) for _, seg in tr.rolls)
+        if feed is not None and size >= STREAM_MIN_OPS and feed.begin(tr, rows, W):
+            pl, chunks = _streamed(tr, rows, W, hw_json, feed)
+        else:
+            pl = plan(tr, rows, W)
+            chunks = _device_chunks(pl.parts, pl.mixed, bool(pl.segs), hw_json)
     tr = tr._replace(ops=None)  # scheduled: the cache keeps only what a run needs
-    chunks: list[tuple[bool, tuple]] | None = None if pl is None else _device_chunks(pl, hw_json)
     _TRACES.put(key, (tr, pl, chunks))
     return tr, pl, chunks
 
 
-def _device_chunks(pl: Plan, hw_json: str) -> list[tuple[bool, tuple]]:
-    """A plan's chunks as ``(mixed, arguments)`` on the device: every array sent in one ``device_put`` (it
-    costs per call; batch_matmul C5's plan has thousands of segments)."""
-    fill = _mixed_fillers(hw_json) if pl.mixed else None  # (with rolled segments every chunk is mixed)
+def _streamed(tr: Trace, rows: int, W: int, hw_json: str, feed: _Feed) -> tuple[Plan, list]:
+    """``plan`` and ``_device_chunks`` a few parts at a time (at least STREAM_SEND_GROUPS groups a send), each
+    send handed to ``feed`` (its data-path calls are asynchronous: they run on another core while the next parts
+    are scheduled and packed). The same parts and chunks as ``plan`` makes, so the same results."""
+    expanded, mixed = _plan_layout(tr)
+    parts: list = []
+    chunks: list = []
+    at = 0
+    for part in _plan_parts(tr, expanded, mixed):
+        parts.append(part)
+        if sum(int(g.n) for g in parts[at:]) >= STREAM_SEND_GROUPS:
+            sent = _device_chunks(parts[at:], mixed, bool(tr.rolls), hw_json)
+            feed(sent)
+            chunks += sent
+            at = len(parts)
+    if at < len(parts) or not parts:
+        sent = _device_chunks(parts[at:], mixed, bool(tr.rolls), hw_json)
+        feed(sent)
+        chunks += sent
+    return _plan_of(tr, parts, rows, W, mixed), chunks
+
+
+class _Feed:
+    """A run's data path fed by a streamed plan (``_streamed``): ``begin`` sets it up once the compact state is
+    known (False where the run will leave the program to the interpreter: nothing to feed), each call
+    dispatches the chunks sent."""
+
+    def __init__(self, hw_json: str, ext: np.ndarray, ext_limit: int):
+        self.hw_json, self.ext, self.ext_limit = hw_json, ext, ext_limit
+        self.state = None
+
+    def begin(self, tr: Trace, rows: int, W: int) -> bool:
+        if tr.mmul and not _bf16_inputs(self.ext, self.ext_limit):
+            return False
+        N, H = self.ext.shape
+        self.fns = data_runner(self.hw_json, H, rows, W)
+        self.state = self.fns[0](self.ext if W == H else self.ext[:, :W])
+        return True
+
+    def __call__(self, chunks: list) -> None:
+        _, chunk, _, mixed = self.fns
+        for is_mixed, part in chunks:
+            self.state = (mixed if is_mixed else chunk)(self.state, *part)
+
+
+def _bf16_inputs(ext: np.ndarray, ext_limit: int) -> bool:
+    """Whether EXT below the limit holds bf16 values only (VMMUL's fused multiply-adds match the interpreter's
+    bit for bit when its operands are bf16, as every task's inputs are: products are exact. A DMA reads EXT below
+    ext_limit only)."""
+    return not np.any(ext[:, : int(ext_limit)].view(np.uint32) & 0xFFFF)
+
+
+def _device_chunks(parts: list, mixed: bool, segments: bool, hw_json: str) -> list[tuple[bool, tuple]]:
+    """A plan's chunks (of ``parts``, a plan's or some of them) as ``(mixed, arguments)`` on the device: every
+    array sent in one ``device_put`` (it costs per call; batch_matmul C5's plan has thousands of segments)."""
+    fill = _mixed_fillers(hw_json) if mixed else None  # (with rolled segments every chunk is mixed)
     host: list[np.ndarray] = []
     layout: list[tuple[bool, int, int]] = []  # (rolled?, index of its pack in host, of its segment's table)
-    for g in pl.parts:
-        ch = _plan_chunk(pl.mixed, bool(pl.segs))(int(g.n))
+    for g in parts:
+        ch = _plan_chunk(mixed, segments)(int(g.n))
         table = -1
         if not isinstance(g, Groups):
             host.append(g.table)  # (one per segment)
@@ -1808,16 +1890,17 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps,
     count = static_count(words, rolled.ROLL_TRIES + 2)
     if count is not None and count > TRACE_MAX_OPS:
         return None  # too long a trace (its LOOPI counts say so): the interpreter, without a wasted pre-pass
-    tr, groups, chunks = traced(words, hw_json, int(ext_limit), int(max_steps), H)
-    if groups is None or (tr.mmul and np.any(ext[:, : int(ext_limit)].view(np.uint32) & 0xFFFF)):
-        return None  # (VMMUL's fused multiply-adds match the interpreter's bit for bit when its operands are
-        # bf16, which they are when EXT holds bf16 values, as every task's inputs do: products are exact.
-        # A DMA reads EXT below ext_limit only.)
+    feed = _Feed(hw_json, ext, int(ext_limit))
+    tr, groups, chunks = traced(words, hw_json, int(ext_limit), int(max_steps), H, feed=feed)
+    if groups is None or (tr.mmul and not _bf16_inputs(ext, int(ext_limit))):
+        return None
     W = groups.ext
     initial, chunk, final, mixed = data_runner(hw_json, H, groups.rows, W)
-    state = initial(ext if W == H else ext[:, :W])
-    for is_mixed, part in chunks:
-        state = (mixed if is_mixed else chunk)(state, *part)
+    state = feed.state
+    if state is None:  # (not streamed: the chunks now)
+        state = initial(ext if W == H else ext[:, :W])
+        for is_mixed, part in chunks:
+            state = (mixed if is_mixed else chunk)(state, *part)
     x, c, dm, ext_w, first = (np.asarray(a) for a in jax.device_get(
         final(state, np.asarray(tr.x_rows, np.int32), np.asarray(tr.c_rows, np.int32), tr.line_rows)))
     cols = H if whole else max(int(ext_limit), W)
