@@ -29,7 +29,7 @@ import numpy as np
 from jax import lax
 
 from kcgym.limits import CYCLE_LIMIT
-from kcgym.sims import groups
+from kcgym.sims import compile_ahead, groups
 from kcgym.sims.gc_pause import collector_paused
 from kcgym.sims.interpreter import bf16
 from kcgym.sims.jax_cache import enable_persistent_cache
@@ -1821,26 +1821,59 @@ def _streamed(tr: Trace, rows: int, W: int, hw_json: str, feed: _Feed) -> tuple[
 
 
 class _Feed:
-    """A run's data path fed by a streamed plan (``_streamed``): ``begin`` sets it up once the compact state is
-    known (False where the run will leave the program to the interpreter: nothing to feed), each call
-    dispatches the chunks sent."""
+    """A run's data path fed by a streamed plan (``_streamed``). ``begin`` sets it up once the compact state is
+    known (False where the run will leave the program to the interpreter: nothing to feed); each call queues the
+    chunks sent, and the data-path function each needs is compiled for its shapes on the background thread
+    (``compile_ahead``; at once where this process compiled it before), so a compile overlaps the scheduling of
+    the next parts too; queued chunks are dispatched in order as their functions are ready (``finish``: all)."""
 
     def __init__(self, hw_json: str, ext: np.ndarray, ext_limit: int):
         self.hw_json, self.ext, self.ext_limit = hw_json, ext, ext_limit
         self.state = None
+        self.started = False
+        self.pending: list = []
 
     def begin(self, tr: Trace, rows: int, W: int) -> bool:
         if tr.mmul and not _bf16_inputs(self.ext, self.ext_limit):
             return False
-        N, H = self.ext.shape
+        H = self.ext.shape[1]
+        self.key = ("vliw", self.hw_json, H, rows, W)
         self.fns = data_runner(self.hw_json, H, rows, W)
-        self.state = self.fns[0](self.ext if W == H else self.ext[:, :W])
+        self.window = self.ext if W == H else self.ext[:, :W]
+        spec = jax.ShapeDtypeStruct(self.window.shape, self.window.dtype)
+        self.ready = compile_ahead.ahead((*self.key, "initial", spec.shape), lambda: self.fns[0].lower(spec).compile())
+        self.state_spec = None
+        self.started = True
         return True
 
     def __call__(self, chunks: list) -> None:
         _, chunk, _, mixed = self.fns
         for is_mixed, part in chunks:
-            self.state = (mixed if is_mixed else chunk)(self.state, *part)
+            fn = mixed if is_mixed else chunk
+            shapes = tuple((tuple(a.shape), str(a.dtype)) for a in part)
+            self.pending.append((fn, part, compile_ahead.ahead((*self.key, is_mixed, shapes),
+                                                               functools.partial(self._compile, fn, part))))
+        self._dispatch(wait=False)
+
+    def _compile(self, fn, part: tuple) -> None:
+        if self.state_spec is None:
+            self.state_spec = jax.eval_shape(self.fns[0], self.window)
+        fn.lower(self.state_spec, *part).compile()
+
+    def _dispatch(self, wait: bool) -> None:
+        if self.state is None:
+            if not (wait or self.ready.done()):
+                return
+            compile_ahead.wait(self.ready)
+            self.state = self.fns[0](self.window)
+        while self.pending and (wait or self.pending[0][2].done()):
+            fn, part, fut = self.pending.pop(0)
+            compile_ahead.wait(fut)
+            self.state = fn(self.state, *part)
+
+    def finish(self):
+        self._dispatch(wait=True)
+        return self.state
 
 
 def _bf16_inputs(ext: np.ndarray, ext_limit: int) -> bool:
@@ -1896,8 +1929,9 @@ def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps,
         return None
     W = groups.ext
     initial, chunk, final, mixed = data_runner(hw_json, H, groups.rows, W)
-    state = feed.state
-    if state is None:  # (not streamed: the chunks now)
+    if feed.started:
+        state = feed.finish()
+    else:  # (not streamed: the chunks now)
         state = initial(ext if W == H else ext[:, :W])
         for is_mixed, part in chunks:
             state = (mixed if is_mixed else chunk)(state, *part)
