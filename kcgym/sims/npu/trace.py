@@ -539,8 +539,9 @@ class Leveller:
         o_m = d.vs + d.ms + d.hbm + d.fpm + d.fp + d.acc
         self.lw = [0] * (o_m + d.mv)  # level of the last write of each resource
         self.lr = [0] * (o_m + d.mv)  # highest level that read it
-        self.tile_write: dict = {}  # (first MSRAM resource, rows) -> highest write level, until the next tile
-        # load; (first MSRAM resource, rows) -> highest level that read it, folded into lr at a load
+        # (first MSRAM resource, rows) -> highest write level, until the next tile load
+        self.tile_write: dict = {}
+        # (first MSRAM resource, rows) -> highest level that read it, folded into lr at a load
         self.tile_read: dict = {}
         self.tile = (0, 0)
         self.lw_full = [0] * d.vs  # VSRAM rows: level of the last whole-row write (lw: of any write, partial too)
@@ -1173,7 +1174,7 @@ class _Feed:
         self.pending: list = []
 
     def begin(self) -> None:
-        key = ("npu", self.hw_json, self.H, self.hbm.shape, self.fpm.shape)
+        key = ("npu", self.hw_json, self.H, self.hbm.shape, self.fpm.shape, GROUP_CHUNK)
         shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (self.hbm, self.fpm)]
         self.compiled = compile_ahead.ahead(key, functools.partial(_compile_data_path, self.hw_json, self.H, *shapes))
 
