@@ -21,6 +21,7 @@ import functools
 import hashlib
 import os
 from array import array
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import jax
@@ -1883,7 +1884,7 @@ def _bf16_inputs(ext: np.ndarray, ext_limit: int) -> bool:
     return not np.any(ext[:, : int(ext_limit)].view(np.uint32) & 0xFFFF)
 
 
-def _device_chunks(parts: list, mixed: bool, segments: bool, hw_json: str) -> list[tuple[bool, tuple]]:
+def _device_chunks(parts: Sequence, mixed: bool, segments: bool, hw_json: str) -> list[tuple[bool, tuple]]:
     """A plan's chunks (of ``parts``, a plan's or some of them) as ``(mixed, arguments)`` on the device: every
     array sent in one ``device_put`` (it costs per call; batch_matmul C5's plan has thousands of segments)."""
     fill = _mixed_fillers(hw_json) if mixed else None  # (with rolled segments every chunk is mixed)
