@@ -56,3 +56,17 @@ def check_trace_is_cached_across_input_sets(acc, trace, hw, max_steps: int) -> N
     acc.run(program, task, cfg, hw, ev.input_sets(0, 1), max_steps)
     acc.run(program, task, cfg, hw, ev.input_sets(1, 3), max_steps)
     assert len(trace._TRACES) == 1
+
+
+def recorded(monkeypatch, owner, name: str, value) -> list:
+    """``owner.name`` patched to record ``value(*args)`` of each call, and to work as before (streamed runs:
+    what each part or send held)."""
+    seen: list = []
+    real = getattr(owner, name)
+
+    def spy(*args):
+        seen.append(value(*args))
+        return real(*args)
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen

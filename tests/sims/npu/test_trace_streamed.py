@@ -20,7 +20,7 @@ from kcgym.sims.npu.accelerator import ACCELERATOR
 from kcgym.sims.npu.config import NPUConfig
 from kcgym.tasks import TASKS
 from tests.sims.npu.test_trace_differential import _hbm, _run_state, assert_same_state, generated_program
-from tests.sims.trace_contract import assert_same_results
+from tests.sims.trace_contract import assert_same_results, recorded
 
 HW = NPUConfig()
 MAX_STEPS = 50_000_000
@@ -36,14 +36,7 @@ def streamed(monkeypatch):
     monkeypatch.setattr(trace, "STREAM_ABOVE", 0)
     monkeypatch.setattr(trace, "STREAM_PART_OPS", 5)
     monkeypatch.setattr(trace, "GROUP_CHUNK", 8)
-    parts: list[int] = []
-    real = trace._sent
-
-    def spy(g, ch):
-        parts.append(int(g.n))
-        return real(g, ch)
-
-    monkeypatch.setattr(trace, "_sent", spy)
+    parts = recorded(monkeypatch, trace, "_sent", lambda g, ch: int(g.n))
     trace._TRACES.clear()
     yield parts
     trace._TRACES.clear()

@@ -15,7 +15,7 @@ from kcgym.sims.vliw import rolled, trace
 from kcgym.sims.vliw.accelerator import ACCELERATOR
 from kcgym.sims.vliw.config import VLIWConfig
 from kcgym.tasks import TASKS
-from tests.sims.trace_contract import assert_same_results
+from tests.sims.trace_contract import assert_same_results, recorded
 from tests.sims.vliw.test_trace_rolled import CASES, _compare, generated_loop
 
 HW = VLIWConfig()
@@ -29,14 +29,7 @@ def streamed(monkeypatch):
     monkeypatch.setattr(trace, "ROLL_ABOVE", 0)
     monkeypatch.setattr(trace, "STREAM_MIN_OPS", 0)
     monkeypatch.setattr(trace, "STREAM_SEND_GROUPS", 1)
-    sends: list[int] = []
-    real = trace._Feed.__call__
-
-    def spy(self, chunks):
-        sends.append(len(chunks))
-        return real(self, chunks)
-
-    monkeypatch.setattr(trace._Feed, "__call__", spy)
+    sends = recorded(monkeypatch, trace._Feed, "__call__", lambda feed, chunks: len(chunks))
     trace._TRACES.clear()
     yield sends
     trace._TRACES.clear()
