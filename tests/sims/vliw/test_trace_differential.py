@@ -343,6 +343,19 @@ def test_non_bf16_ext_with_vmmul_goes_to_the_oracle():
     assert_same_state(new, _run_state(M.batched_runner(hw_json)[1], program, ext, 1000))
 
 
+@pytest.mark.parametrize("at", [None, 0, 1, 4094, 4095, 4096, 9000])
+def test_bf16_check_reads_the_low_halves_below_the_limit(at):
+    """``trace._bf16_inputs`` (a strided view of the low uint16 halves) agrees with its definition, every float32
+    below the limit with its low 16 bits clear: a set bit at either end of the limit, past it, or none."""
+    ext = np.random.default_rng(3).standard_normal((2, 8192)).astype(np.float32)
+    ext = (ext.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+    if at is not None:
+        ext.reshape(-1).view(np.uint32)[at] |= np.uint32(1 << (at % 16))
+    for limit in (1, 4096, 8192):
+        want = not np.any(ext[:, :limit].view(np.uint32) & 0xFFFF)
+        assert trace._bf16_inputs(ext, limit) == want
+
+
 def test_profiling_and_the_switch_use_the_oracle(monkeypatch):
     """``profile=True`` runs on the interpreter (it alone keeps per-bundle counters), with the fast path's
     cycles; ``KCGYM_SIM=oracle`` keeps every run off the trace path."""
