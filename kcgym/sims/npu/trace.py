@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
 import os
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -656,12 +655,21 @@ class Leveller:
                 for c in blocks:
                     lw_blk[c] = lvl
         self.tile = tile
-        width = N_FIELDS + 3  # each operation padded to (kind, seq, pc, N_FIELDS fields)
-        pad = [(0,) * k for k in range(width + 1)]
-        table = np.fromiter(itertools.chain.from_iterable([op + pad[width - len(op)] for op in ops]), np.int32,
-                            count=len(ops) * width).reshape(len(ops), width)  # (fromiter: a quarter less than np.array)
+        table = _table(ops)
         kinds, seqs, pcs, fields = table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy(), table[:, 3:].copy()
         return Levelled(kinds, seqs, np.asarray(levels), fields, pcs)
+
+
+def _table(ops: list) -> np.ndarray:
+    """The operations as int32[ops, 3 + N_FIELDS] (kind, seq, pc, fields; a kind's unused fields 0): one
+    ``np.array`` per tuple length (an M_MM's 8, ...), which converts equal tuples faster than padding each one
+    for ``np.fromiter`` (decoder_t5 C5's 583k operations: 0.36 s against 0.48-0.6 s)."""
+    out = np.zeros((len(ops), 3 + N_FIELDS), np.int32)
+    lens = np.fromiter(map(len, ops), np.int32, count=len(ops))
+    for n in np.unique(lens).tolist():
+        at = np.flatnonzero(lens == n)
+        out[at, :n] = np.array(ops if len(at) == len(ops) else [ops[i] for i in at.tolist()], np.int32)
+    return out
 
 
 def chunk_size(n_groups: int) -> int:

@@ -126,3 +126,17 @@ def test_compile_ahead_once_per_key_and_a_failure_is_quiet():
         raise RuntimeError("no compiler today")
 
     compile_ahead.wait(compile_ahead.ahead(("test", 2), broken))  # (does not raise)
+
+
+def test_operation_table_pads_each_kind_with_zeros():
+    """``trace._table`` (one conversion per tuple length) as padding each operation to 3 + N_FIELDS columns."""
+    task = TASKS["conv_block"]
+    cfg = task.config("NPU", 1)
+    program = ACCELERATOR.assemble(ACCELERATOR.compile(task, cfg, HW), HW)
+    ops = trace.prepass(program.padded(M.bucket(program.length, 1024), M.Machine(HW).halt_row), HW, 1 << 20,
+                        MAX_STEPS).ops
+    ops = [*ops, (trace.K_SFP, 7, 3, -1, -(1 << 31), (1 << 31) - 1, 2, 5), (trace.K_FLD, 8, 4, 0, 9)]
+    assert len({len(op) for op in ops}) >= 3
+    want = np.array([list(op) + [0] * (3 + trace.N_FIELDS - len(op)) for op in ops], np.int32)
+    np.testing.assert_array_equal(trace._table(ops), want)
+    assert trace._table([]).shape == (0, 3 + trace.N_FIELDS)
