@@ -12,6 +12,7 @@ the run's call then compiles as it always did.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -22,6 +23,18 @@ MAX_KEYS = 64  # shape keys remembered per process (a forgotten one compiles aga
 _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kcgym-compile")
 _FUTURES: OrderedDict[Hashable, Future] = OrderedDict()
 _LOCK = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has none of its parent's threads: a new executor (the old one would queue work for a
+    thread that is not there, and a wait on it would never end), no futures, a fresh lock."""
+    global _EXECUTOR, _LOCK
+    _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kcgym-compile")
+    _FUTURES.clear()
+    _LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def ahead(key: Hashable, compile_fn: Callable[[], object]) -> Future:

@@ -140,3 +140,30 @@ def test_operation_table_pads_each_kind_with_zeros():
     want = np.array([list(op) + [0] * (3 + trace.N_FIELDS - len(op)) for op in ops], np.int32)
     np.testing.assert_array_equal(trace._table(ops), want)
     assert trace._table([]).shape == (0, 3 + trace.N_FIELDS)
+
+
+def test_compile_ahead_works_in_a_forked_child():
+    """A child forked after the background thread ran (``gymnasium``'s AsyncVectorEnv forks on Linux) gets a new
+    executor: its own compile-ahead work runs, where the parent's executor would wait for a thread that is gone."""
+    import os
+    import time
+
+    compile_ahead.wait(compile_ahead.ahead(("test", "before fork"), lambda: None))
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            fut = compile_ahead.ahead(("test", "in the child"), lambda: 7)
+            os._exit(0 if fut.result(timeout=20) == 7 else 1)
+        except BaseException:
+            os._exit(2)
+    deadline = time.monotonic() + 30
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's compile-ahead work never ran")
+        time.sleep(0.05)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
