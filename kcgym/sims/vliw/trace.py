@@ -1885,8 +1885,10 @@ def _bf16_inputs(ext: np.ndarray, ext_limit: int) -> bool:
     """Whether EXT below the limit holds bf16 values only (VMMUL's fused multiply-adds match the interpreter's
     bit for bit when its operands are bf16, as every task's inputs are: products are exact. A DMA reads EXT below
     ext_limit only)."""
-    low = ext[:, : int(ext_limit)].view(np.uint16)[:, _LOW_HALF::2]  # (a strided view: no copy of a 64 MB image)
-    return not low.any()
+    below = ext[:, : int(ext_limit)]
+    if below.strides[-1] != below.itemsize:  # (elements not adjacent: no uint16 view; a caller's transposed image)
+        return not np.any(below.view(np.uint32) & 0xFFFF)
+    return not below.view(np.uint16)[:, _LOW_HALF::2].any()  # (a strided view: no copy of a 64 MB image)
 
 
 _LOW_HALF = 0 if sys.byteorder == "little" else 1  # the uint16 half of a float32 that bf16 rounding clears

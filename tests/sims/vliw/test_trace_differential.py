@@ -351,9 +351,10 @@ def test_bf16_check_reads_the_low_halves_below_the_limit(at):
     ext = (ext.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
     if at is not None:
         ext.reshape(-1).view(np.uint32)[at] |= np.uint32(1 << (at % 16))
-    for limit in (1, 4096, 8192):
-        want = not np.any(ext[:, :limit].view(np.uint32) & 0xFFFF)
-        assert trace._bf16_inputs(ext, limit) == want
+    for image in (ext, np.asfortranarray(ext)):  # (and an image whose elements are not adjacent)
+        for limit in (1, 4096, 8192):
+            want = not np.any(image[:, :limit].view(np.uint32) & 0xFFFF)
+            assert trace._bf16_inputs(image, limit) == want
 
 
 def test_profiling_and_the_switch_use_the_oracle(monkeypatch):
