@@ -142,6 +142,7 @@ def test_operation_table_pads_each_kind_with_zeros():
     assert trace._table([]).shape == (0, 3 + trace.N_FIELDS)
 
 
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # (JAX's: the child here runs no JAX)
 def test_compile_ahead_works_in_a_forked_child():
     """A child forked after the background thread ran (``gymnasium``'s AsyncVectorEnv forks on Linux) gets a new
     executor: its own compile-ahead work runs, where the parent's executor would wait for a thread that is gone."""
