@@ -37,7 +37,9 @@ oracle (``tests/sims/vliw/test_trace_rolled.py``).
 
 A body rolled again from another start reuses its walk (:class:`Walks`: the start registers whose values
 decide anything are pinned, the others only flow into fields and are re-based; ``Forms``), and what ``build``
-derives from the walk's operations alone (``Walked.memo``); ``tests/sims/vliw/test_trace_rolled_walks.py``.
+derives from the walk's operations alone (``Walked.memo``); ``tests/sims/vliw/test_trace_rolled_walks.py``. A
+path-dependent body followed again reuses its path (:class:`Follows`: pinned registers agree, every branch goes
+the same way); ``tests/sims/vliw/test_trace_rolled_follows.py``.
 """
 
 from __future__ import annotations
@@ -130,8 +132,8 @@ DYNAMIC = Structure((), (), (), 1)  # (``structure``) a body whose path depends 
 
 
 def follow(dec: list, start: int, end: int, n_dec: int, r0: list | None = None, p0: list | None = None,
-           dr: list | None = None, dp: list | None = None,
-           passes: int = 1) -> tuple[list[int], list[Event]] | Structure | None:
+           dr: list | None = None, dp: list | None = None, passes: int = 1,
+           fm: Forms | None = None) -> tuple[list[int], list[Event]] | Structure | None:
     """One iteration's control: the bundles it runs, in order, and a ``"br"`` event per conditional branch
     whose register moves (``Event.addr`` + ``delta`` * m: its value; ``extra``: (zero at the template,)).
     Inner LOOPIs (and LOOPs whose count register does not move) must nest inside the body, and a taken
@@ -140,7 +142,8 @@ def follow(dec: list, start: int, end: int, n_dec: int, r0: list | None = None, 
     registers and their deltas (as ``walk``), the path is the template's, and each later iteration takes
     it while every ``"br"`` predicate holds (``iterations_ok``). ``passes``: the body run that many times in a
     row as one iteration (a period of ``passes`` back-edges; ``dr``/``dp`` are then the deltas over all of them).
-    None: not a candidate."""
+    ``fm``: the registers' forms, kept alongside (``Follows``): a LOOP count's registers are pinned, and each
+    branch's form, value and outcome kept (``Forms.tests``). None: not a candidate."""
     static = r0 is None
     c_ctl = _CLS["CTL"]
     s_loop, s_loopi, s_j, s_beqz, s_bnez, s_halt = (_SUB[m] for m in ("LOOP", "LOOPI", "J", "BEQZ", "BNEZ", "HALT"))
@@ -170,6 +173,8 @@ def follow(dec: list, start: int, end: int, n_dec: int, r0: list | None = None, 
             if sub in (s_beqz, s_bnez):
                 v, c = r[ctl[3] & 15]
                 zero = v == 0
+                if fm is not None:
+                    fm.tests.append((fm.r[ctl[3] & 15], v, zero, len(branches) if c else -1))
                 if c:
                     branches.append(Event(len(pcs) - 1, "br", v, c, (zero,)))
                 taken = zero if sub == s_beqz else not zero
@@ -179,6 +184,8 @@ def follow(dec: list, start: int, end: int, n_dec: int, r0: list | None = None, 
                 count = ctl[3]
                 if sub == s_loop:
                     count, moves = r[ctl[3] & 15]
+                    if fm is not None:
+                        fm.pin(fm.r[ctl[3] & 15])
                     if moves:
                         return None  # a trip count that changes from iteration to iteration
                 if count <= 0:
@@ -194,7 +201,7 @@ def follow(dec: list, start: int, end: int, n_dec: int, r0: list | None = None, 
                 if not lo <= target < hi:
                     return None
                 nxt = target
-        if not static and not _advance(row, r, p):
+        if not static and not _advance(row, r, p, fm):
             return None
         if taken:
             pass
@@ -213,6 +220,48 @@ def follow(dec: list, start: int, end: int, n_dec: int, r0: list | None = None, 
             nxt = start  # (the loop's own back-edge, inside a period of several passes)
         pc = nxt
     return pcs, branches
+
+
+class Follows:
+    """The paths (``follow``) of one pre-pass's path-dependent loop bodies, each reused where the same body is
+    followed again, with the same deltas, from a start that agrees on every pinned register (``Forms.pins``: a
+    LOOP's count, a MUL operand...) and where every branch's register, moved by its form's change, is zero or
+    not as it was: the same path, its branch events' values moved alike (swiglu C5's expert follows 4 bodies
+    306 times; its counters differ at each, the outcomes do not). Speed only."""
+
+    def __init__(self) -> None:
+        self.memo: dict = {}  # (start, end, passes, dr, dp) -> pins -> pinned values -> [(start, tests, path)]
+        self.hits = 0
+
+    def follow(self, dec: list, start: int, end: int, n_dec: int, r0: list, p0: list, dr: list, dp: list,
+               passes: int) -> tuple[list[int], list[Event]] | Structure | None:
+        at = (*r0, *p0)
+        by_pins = self.memo.setdefault((start, end, passes, tuple(dr), tuple(dp)), {})
+        for pins, seen in by_pins.items():
+            for at0, tests, got in seen.get(tuple(at[i] for i in pins), ()):
+                hit = _moved(got, tests, [b - a for a, b in zip(at0, at, strict=True)])
+                if hit is not None:
+                    self.hits += 1
+                    return hit
+        fm = Forms()
+        got = follow(dec, start, end, n_dec, r0, p0, dr, dp, passes, fm)
+        pins = tuple(sorted(fm.pins))
+        by_pins.setdefault(pins, {}).setdefault(tuple(at[i] for i in pins), []).append((at, fm.tests, got))
+        return got
+
+
+def _moved(got, tests: list, d: list):
+    """``got`` (a path ``follow`` took, or its failure) from a start moved by ``d``, where each branch in
+    ``tests`` has its outcome still; None where one does not."""
+    events = None if got is None or isinstance(got, Structure) else list(got[1])
+    for f, v, zero, ev in tests:
+        if f:
+            v = _w(v + sum(c * d[k] for k, c in f.items()))
+            if (v == 0) != zero:
+                return None
+            if ev >= 0 and events is not None:
+                events[ev] = events[ev]._replace(addr=v)
+    return got if events is None else (got[0], events)
 
 
 def structure(dec: list, start: int, end: int, n_dec: int) -> Structure | None:
@@ -352,6 +401,7 @@ class Forms:
         self.r: list = [{i: 1} for i in range(16)]
         self.p: list = [{16 + i: 1} for i in range(8)]
         self.pins: set = set()
+        self.tests: list = []  # (``follow``) each branch's (form, value, taken-if-zero outcome, its event or -1)
 
     def pin(self, f: dict | None) -> None:
         if f:

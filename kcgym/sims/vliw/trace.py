@@ -468,6 +468,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
     dyn_tries: dict = {}  # loop -> tries at its path-dependent body since it last rolled
     periods: dict = {}  # loop -> the back-edges of its iterations when it last rolled (``rolled.PERIOD_MAX``)
     walks = rolled.Walks()  # loop bodies walked so far, re-based where one rolls again
+    follows = rolled.Follows()  # path-dependent loop bodies followed so far
     rolls: list = []
     roll_mmul = False
     kinds = (K_LD, K_VEC, K_MOV, K_DMAI, K_DMAO, K_MAC, K_MMUL)
@@ -1042,7 +1043,7 @@ def prepass(words: np.ndarray, hw: VLIWConfig, limit: int, max_steps: int, H: in
             branches: list = []
             if st_body is rolled.DYNAMIC:  # branches or register LOOPs: the path the template took
                 dyn_tries[key] = dyn_tries.get(key, 0) + 1
-                path = rolled.follow(dec, key[0], key[1], n_dec, prev[6], prev[7], dr, dp_, passes)
+                path = follows.follow(dec, key[0], key[1], n_dec, prev[6], prev[7], dr, dp_, passes)
                 if path is None or isinstance(path, rolled.Structure) or len(path[0]) != n_steps:
                     continue
                 pkey = (key, tuple(path[0]))
@@ -1808,17 +1809,17 @@ def _streamed(tr: Trace, rows: int, W: int, hw_json: str, feed: _Feed) -> tuple[
     parts: list = []
     chunks: list = []
     at = 0
+    runs = _Runs()
     for part in _plan_parts(tr, expanded, mixed):
         parts.append(part)
         if sum(int(g.n) for g in parts[at:]) >= STREAM_SEND_GROUPS:
-            sent = _device_chunks(parts[at:], mixed, bool(tr.rolls), hw_json)
+            sent = _device_chunks(parts[at:], mixed, bool(tr.rolls), hw_json, runs, last=False)
             feed(sent)
             chunks += sent
             at = len(parts)
-    if at < len(parts) or not parts:
-        sent = _device_chunks(parts[at:], mixed, bool(tr.rolls), hw_json)
-        feed(sent)
-        chunks += sent
+    sent = _device_chunks(parts[at:], mixed, bool(tr.rolls), hw_json, runs)
+    feed(sent)
+    chunks += sent
     return _plan_of(tr, parts, rows, W, mixed), chunks
 
 
@@ -1894,22 +1895,32 @@ def _bf16_inputs(ext: np.ndarray, ext_limit: int) -> bool:
 _LOW_HALF = 0 if sys.byteorder == "little" else 1  # the uint16 half of a float32 that bf16 rounding clears
 
 
-def _device_chunks(parts: Sequence, mixed: bool, segments: bool, hw_json: str) -> list[tuple[bool, tuple]]:
+def _device_chunks(parts: Sequence, mixed: bool, segments: bool, hw_json: str,
+                   runs: _Runs | None = None, last: bool = True) -> list[tuple[bool, tuple]]:
     """A plan's chunks (of ``parts``, a plan's or some of them) as ``(mixed, arguments)`` on the device: every
-    array sent in one ``device_put`` (it costs per call; batch_matmul C5's plan has thousands of segments)."""
+    array sent in one ``device_put`` (it costs per call; batch_matmul C5's plan has thousands of segments). A
+    levelled plan with expanded segments chunks runs of its parts (``_Runs``; ``runs``: the plan's, where its
+    parts come a few at a time, ``last``: these are the last)."""
     fill = _mixed_fillers(hw_json) if mixed else None  # (with rolled segments every chunk is mixed)
     host: list[np.ndarray] = []
     layout: list[tuple[bool, int, int]] = []  # (rolled?, index of its pack in host, of its segment's table)
-    for g in parts:
-        ch = _plan_chunk(mixed, segments)(int(g.n))
-        table = -1
-        if not isinstance(g, Groups):
-            host.append(g.table)  # (one per segment)
-            table = len(host) - 1
-        for c in range(0, max(int(g.n), 1), ch):
-            part = slice(c, c + ch)
-            host.append(pack_groups(g, part) if isinstance(g, Groups) else pack_rolled(g, part))
-            layout.append((table >= 0, len(host) - 1, table))
+    if not mixed and segments:
+        runs = runs or _Runs()
+        for g in parts:
+            host += runs.add(g)
+        host += runs.close() if last else []
+        layout = [(False, i, -1) for i in range(len(host))]
+    else:
+        for g in parts:
+            ch = _plan_chunk(mixed, segments)(int(g.n))
+            table = -1
+            if not isinstance(g, Groups):
+                host.append(g.table)  # (one per segment)
+                table = len(host) - 1
+            for c in range(0, max(int(g.n), 1), ch):
+                part = slice(c, c + ch)
+                host.append(pack_groups(g, part) if isinstance(g, Groups) else pack_rolled(g, part))
+                layout.append((table >= 0, len(host) - 1, table))
     dev = jax.device_put(host)
     chunks: list[tuple[bool, tuple]] = []
     for rolled_part, at, table in layout:
@@ -1919,6 +1930,89 @@ def _device_chunks(parts: Sequence, mixed: bool, segments: bool, hw_json: str) -
             assert fill is not None
             chunks.append((True, (fill[0], dev[at], dev[table], fill[4])))
     return chunks
+
+
+WIDEN_SHARE = 0.125  # (``_Runs``) narrow groups widened: at most this share of the wide ones, or WIDEN_MIN, so
+WIDEN_MIN = 1024  # their cost stays within ~6% of the data path, or a few ms (a wide group costs ~1.45x a narrow one)
+
+
+class _Runs:
+    """The chunks of a levelled plan with expanded segments: consecutive parts of one group width run as one
+    sequence of groups, chunked in GROUP_CHUNKs (the last padded to one) where it holds that many, else in
+    SMALL_CHUNKs, as ``levelled_part_chunk`` chunks a part; and narrow parts (a loop's prologue, the stepped
+    bundles between segments) are widened to join the wide groups beside them while the narrow groups widened
+    stay within WIDEN_SHARE of the wide ones (or WIDEN_MIN). So a plan of wide segments takes one chunk shape,
+    one compile: batch_matmul C5's expert took three (its narrow prologue; the SMALL_CHUNK tails of its 64 parts),
+    1.7 s of compile each. The groups run in the parts' order, each as it was, so the results are the same."""
+
+    def __init__(self) -> None:
+        self.held: list[Groups] = []  # the open run's parts not yet chunked (the first from ``self.at`` on)
+        self.at = 0
+        self.n = 0  # groups held
+        self.full = False  # the open run sent a GROUP_CHUNK
+        self.wide_n = self.widened = 0
+
+    def add(self, g: Groups) -> list[np.ndarray]:
+        """The chunks ``g`` completes."""
+        out: list[np.ndarray] = []
+        n, wide = int(g.n), g.fields.shape[1] == WIDE_WIDTH
+        self.wide_n += n if wide else 0
+        if self.held and (self.held[0].fields.shape[1] == WIDE_WIDTH) != wide:
+            narrow = self.n if wide else n  # the groups to widen: the held run's, or g's
+            if (wide and self.full) or self.widened + narrow > max(WIDEN_SHARE * self.wide_n, WIDEN_MIN):
+                out += self.close()
+            elif wide:
+                self.held = [_widened(h) for h in self.held]
+                self.widened += narrow
+            else:
+                g = _widened(g)
+                self.widened += narrow
+        self.held.append(g)
+        self.n += n
+        while self.n >= GROUP_CHUNK:
+            out.append(self._take(GROUP_CHUNK))
+            self.full = True
+        return out
+
+    def close(self) -> list[np.ndarray]:
+        """The open run's last chunks."""
+        out: list[np.ndarray] = []
+        if self.n and self.full:
+            out.append(self._take(GROUP_CHUNK))
+        while self.n > 0:
+            out.append(self._take(SMALL_CHUNK))
+        self.held, self.at, self.n, self.full = [], 0, 0, False
+        return out
+
+    def _take(self, ch: int) -> np.ndarray:
+        """The next ``ch`` groups held, packed (``pack_groups``), padded where fewer are held."""
+        packs, want = [], ch
+        while want and self.held:
+            g = self.held[0]
+            k = min(int(g.n) - self.at, want)
+            packs.append(pack_groups(g, slice(self.at, self.at + k)))
+            want -= k
+            self.n -= k
+            self.at += k
+            if self.at == int(g.n):
+                self.held.pop(0)
+                self.at = 0
+        if want:
+            pad = np.zeros((want, *packs[0].shape[1:]), np.int32)
+            pad[:, :, N_FIELDS] = NO_SEQ
+            pad[:, :, N_FIELDS + 1] = -1
+            packs.append(pad)
+        return packs[0] if len(packs) == 1 else np.concatenate(packs)
+
+
+def _widened(g: Groups) -> Groups:
+    """Narrow groups as wide ones: the same lanes, then padding lanes (no step: their writes are dumped)."""
+    n, w = g.fields.shape[:2]
+    fields = np.zeros((n, WIDE_WIDTH, g.fields.shape[2]), np.int32)
+    fields[:, :w] = g.fields
+    seq = np.full((n, WIDE_WIDTH), NO_SEQ, np.int32)
+    seq[:, :w] = g.seq
+    return g._replace(fields=fields, seq=seq)
 
 
 def run(hw_json: str, words: np.ndarray, ext: np.ndarray, ext_limit, max_steps,

@@ -82,4 +82,5 @@ def test_streamed_plan_is_the_plan(streamed):
     tr = _compare(CASES["banks"][0])
     ((_, pl, chunks),) = trace._TRACES.values()
     assert len(streamed) >= 2 and sum(streamed) == len(chunks)
-    assert len(pl.parts) == len(streamed) and pl.segs and len(pl.segs) == len(tr.rolls)
+    assert len(pl.parts) <= len(streamed) <= len(pl.parts) + 1  # (a part a send, and the held groups' send)
+    assert pl.segs and len(pl.segs) == len(tr.rolls)
