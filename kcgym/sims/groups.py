@@ -72,3 +72,45 @@ def pack(kinds: np.ndarray, order_key: np.ndarray | None, levels: np.ndarray, fi
     g_seq = np.full(total * group_width, NO_SEQ, np.int32)
     g_seq[slot] = seqs
     return g_kind, g_fields.reshape(total, group_width, -1), g_seq.reshape(total, group_width), n_groups
+
+
+def pack_items(kinds: np.ndarray, levels: np.ndarray, counts: np.ndarray, widths: Sequence[int], n_kinds: int,
+               group_width: int, chunk_size: Callable[[int], int],
+               wider: tuple[Sequence[int], float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """``pack``'s layout of *items*, each ``counts[i]`` operations in a row of one kind and level (a rolled loop's
+    template operation over its iterations), without the operations one by one: ``(item order, each operation's
+    slot in that order, group kinds, real groups, group width)``. The same groups as ``pack`` of the operations
+    expanded item by item in index order: items sorted stably by level and kind, so an item's operations stay
+    together and in order. The caller computes the operations' fields in item order and scatters them to the
+    slots (``vliw.trace.schedule_rolled``)."""
+    n_i = len(kinds)
+    order = np.lexsort((np.arange(n_i), kinds, levels))
+    k_s, l_s, c_s = kinds[order], levels[order], counts[order].astype(np.int64)
+    new_run = np.ones(n_i, bool)
+    new_run[1:] = (k_s[1:] != k_s[:-1]) | (l_s[1:] != l_s[:-1])
+    starts = np.flatnonzero(new_run)
+    run_len = np.add.reduceat(c_s, starts) if n_i else np.zeros(0, np.int64)
+    run_kind = k_s[starts]
+    if wider is not None and n_i:
+        n_wide, n_narrow = (int(np.sum(-(-run_len // np.asarray(ws, np.int64)[run_kind]))) for ws in (wider[0], widths))
+        if n_wide <= wider[1] * n_narrow:
+            widths, group_width = wider[0], max(wider[0])
+    w = np.asarray(widths, np.int64)[run_kind]
+    run_groups = -(-run_len // w)
+    g_start = np.cumsum(run_groups) - run_groups
+    n_groups = int(run_groups.sum())
+    n = int(c_s.sum())
+    idx = np.int64 if n >= 1 << 31 else np.int32
+    op_start = np.cumsum(run_len) - run_len
+    pos = np.arange(n, dtype=idx) - np.repeat(op_start.astype(idx), run_len)  # each operation's place in its run
+    if np.all(w == group_width):  # (a run's operations fill its groups' lanes in a row)
+        slot = pos + np.repeat((g_start * group_width).astype(np.int64 if n_groups * group_width >= 1 << 31 else idx),
+                               run_len)
+    else:
+        w_op = np.repeat(w.astype(idx), run_len)
+        slot = (np.repeat(g_start.astype(np.int64), run_len) + pos // w_op) * group_width + pos % w_op
+    ch = chunk_size(n_groups)
+    total = max(1, -(-n_groups // ch)) * ch
+    g_kind = np.full(total, -1, np.int32)
+    g_kind[:n_groups] = np.repeat(run_kind, run_groups)
+    return order, slot, g_kind, n_groups, group_width

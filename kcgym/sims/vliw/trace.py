@@ -1181,8 +1181,6 @@ class Groups(NamedTuple):
     kind: np.ndarray  # int32[G] (-1: padding)
     fields: np.ndarray  # int32[G, GROUP_WIDTH or WIDE_WIDTH, N_FIELDS]
     seq: np.ndarray  # int32[G, GROUP_WIDTH or WIDE_WIDTH]: dynamic step of each lane (NO_SEQ on padding)
-    op_seq: np.ndarray  # int32[ops]: the dynamic step of each data operation, ascending
-    op_pc: np.ndarray  # int32[ops]: its bundle (for the first non-finite value's line)
     n: np.int32  # groups in use (the rest pad the chunk)
 
 
@@ -1212,10 +1210,28 @@ def schedule(ops: np.ndarray, chunk=chunk_size, wide: bool = True) -> Groups:
     gather, compute and scatter at once; levels run in order, so every value is the oracle's. ``wide``: 64-lane
     groups where the levels fill them (``WIDE``); a trace with rolled segments keeps GROUP_WIDTH, the width its
     rolled chunks unroll to (one shape for both kinds of chunk: ``DataPath.packed_mixed``)."""
-    kinds, seqs, pcs = ops[:, 0], ops[:, 1], ops[:, 2]
-    g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, None, ops[:, 3], ops[:, 4:], seqs, WIDTH,
+    g_kind, g_fields, g_seq, n_groups = groups.pack(ops[:, 0], None, ops[:, 3], ops[:, 4:], ops[:, 1], WIDTH,
                                                     N_KINDS, GROUP_WIDTH, chunk, WIDE if wide else None)
-    return Groups(g_kind, g_fields, g_seq, np.ascontiguousarray(seqs), np.ascontiguousarray(pcs), np.int32(n_groups))
+    return Groups(g_kind, g_fields, g_seq, np.int32(n_groups))
+
+
+def schedule_rolled(seg: rolled.Rolled, chunk=chunk_size, wide: bool = True) -> Groups:
+    """``schedule(rolled.expand(seg), chunk, wide)`` without the expanded operations (millions for batch_matmul
+    C5's expert): the segment's template operations laid out as items of their iterations (``groups.pack_items``),
+    each lane's fields and step computed in its slot's order and scattered once. The same Groups
+    (``tests/sims/vliw/test_trace_rolled.py``)."""
+    assert seg.level is not None
+    g = np.flatnonzero((seg.kind >= 0) & (seg.cnt > 0))
+    order, slot, g_kind, n_groups, width = groups.pack_items(seg.kind[g], seg.level[g], seg.cnt[g], WIDTH, N_KINDS,
+                                                             GROUP_WIDTH, chunk, WIDE if wide else None)
+    g = g[order]
+    cnt, m = rolled.lanes(seg, g)
+    total = len(g_kind)
+    g_fields = np.zeros((total * width, N_FIELDS), np.int32)  # padding lanes: their writes dumped
+    g_fields[slot] = rolled.lane_fields(seg, g, cnt, m)
+    g_seq = np.full(total * width, NO_SEQ, np.int32)
+    g_seq[slot] = rolled.lane_steps(seg, g, cnt, m)
+    return Groups(g_kind, g_fields.reshape(total, width, N_FIELDS), g_seq.reshape(total, width), np.int32(n_groups))
 
 
 # ---- the compact data-path state: only the rows and EXT elements a trace touches --------------------------
@@ -1737,14 +1753,14 @@ def _plan_parts(tr: Trace, expanded: list[bool], mixed: bool):
         at = n_before
         if seg is not None:
             first = False
-            yield schedule(rolled.expand(seg), chunk, not mixed) if flat else seg
+            yield schedule_rolled(seg, chunk, not mixed) if flat else seg
 
 
 def _plan_of(tr: Trace, parts: list, rows: int, ext: int, mixed: bool) -> Plan:
     ops = tr.ops
     assert ops is not None
     n = sum(int(g.n) for g in parts)
-    nbytes = sum(a.nbytes for g in parts for a in (g[:5] if isinstance(g, Groups) else g[:7]))
+    nbytes = sum(a.nbytes for g in parts for a in (g[:3] if isinstance(g, Groups) else g[:7]))
     return Plan(tuple(parts), n, np.ascontiguousarray(ops[:, 1]), np.ascontiguousarray(ops[:, 2]), nbytes, rows,
                 ext, tuple(seg for _, seg in tr.rolls), mixed)
 
@@ -2157,7 +2173,7 @@ def _run_merged(hw_json: str, part: list[_Merging], ext: np.ndarray, limit: int,
     g_kind, g_fields, g_seq, n_groups = groups.pack(kinds, np.arange(len(ops)), ops[:, 3],
                                                     np.concatenate([f, prog[:, None]], axis=1), ops[:, 1], WIDTH,
                                                     N_KINDS, GROUP_WIDTH, chunk_size, WIDE)
-    g = Groups(g_kind, g_fields, g_seq, ops[:, 1], ops[:, 2], np.int32(n_groups))
+    g = Groups(g_kind, g_fields, g_seq, np.int32(n_groups))
     initial, chunk, final, _ = data_runner(hw_json, H, rows, slots * Wm, slots)
     state = initial(ext[:, :Wm])
     ch = chunk_size(n_groups)

@@ -715,6 +715,45 @@ def test_expand_is_unrolled_on_the_host():
     assert seen >= 10
 
 
+def _segments(seeds: range = range(12)) -> list:
+    """The rolled segments of the rolled cases and of generated loops."""
+    segs = []
+    for src in [src for src, rolls in CASES.values() if rolls] + [generated_loop(seed) for seed in seeds]:
+        segs += [seg for _, seg in _compare(src).rolls]
+    return segs
+
+
+def _with_levels(seg: rolled.Rolled, rng: np.random.Generator) -> list[rolled.Rolled]:
+    """``seg``, and copies whose levels, counts and kinds are shuffled (runs of a level and kind that span
+    groups, empty and padding groups between them, as no pre-pass makes them)."""
+    out = [seg]
+    for _ in range(3):
+        n = len(seg.kind)
+        level = rng.integers(0, 4, n).astype(np.int32)
+        kind = np.where(rng.random(n) < 0.1, -1, rng.integers(0, trace.N_KINDS, n)).astype(np.int32)
+        cnt = rng.integers(0, 33, n).astype(np.int32)
+        out.append(seg._replace(level=level, kind=kind, cnt=cnt))
+    return out
+
+
+def test_schedule_rolled_is_schedule_of_expand():
+    """``trace.schedule_rolled`` makes the Groups ``schedule(rolled.expand(seg))`` makes, every array, for every
+    segment of the rolled cases and generated loops and shuffled copies of them, at both chunkings and widths."""
+    rng = np.random.default_rng(16)
+    seen = 0
+    for base in _segments():
+        for seg in _with_levels(base, rng):
+            for chunk in (trace.chunk_size, trace.levelled_part_chunk):
+                for wide in (True, False):
+                    want = trace.schedule(rolled.expand(seg), chunk, wide)
+                    got = trace.schedule_rolled(seg, chunk, wide)
+                    assert int(got.n) == int(want.n)
+                    for a, b in zip(got[:3], want[:3], strict=True):
+                        assert a.dtype == b.dtype and np.array_equal(a, b)
+                    seen += 1
+    assert seen >= 200
+
+
 def _last_writer_is_prev_brute(ln, at, src, ln_w, w_n, w_at, n_ops):
     k = ln.shape[1]
     ok = np.ones(k, bool)

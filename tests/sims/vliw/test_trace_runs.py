@@ -26,8 +26,7 @@ def groups(n: int, width: int, pad: int = 3) -> trace.Groups:
     for i, k in enumerate(lanes.tolist()):
         fields[i, :k] = RNG.integers(-1000, 1000, (k, N_FIELDS))
         seq[i, :k] = RNG.integers(0, 1 << 20, k)
-    empty = np.zeros(0, np.int32)
-    return trace.Groups(kind, fields, seq, empty, empty, np.int32(n))
+    return trace.Groups(kind, fields, seq, np.int32(n))
 
 
 def lanes_of(packs: list[np.ndarray]) -> list[tuple]:
